@@ -1,0 +1,79 @@
+// A softmax kernel as the harness sees it: its declarations (what it claims)
+// and a batched run function. Adding a kernel is one small file in impls/src
+// and one registration line in impls/src/registry.cpp.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "softcheck/format.hpp"
+
+namespace softcheck {
+
+// Summary of a row of scaled inputs z = x / temperature that accuracy bounds
+// are written in. Only "contributing" entries count: those with
+// z_max - z_i <= L_T, L_T = (p - emin) ln 2 + ln 2, i.e. exp(z_i - z_max) >=
+// denorm_min/2. Entries below that have an exact softmax that rounds to 0 and a
+// computed one of at most denorm_min, whatever the formula.
+struct RowShape {
+  double n = 0;  // row length (cols)
+  double R = 0;  // range of the contributing finite z: z_max - min z_i
+  double M = 0;  // largest |z_i| over the contributing entries
+  bool temperature_is_one = true;
+};
+
+RowShape row_shape(std::span<const double> x, double temperature, Format f);
+
+// Accuracy contract: the largest componentwise ULP error (in the output format)
+// the kernel promises on a row with finite entries (-inf masks allowed):
+//   K = a + b*n + c*R + (d + t*[temperature != 1]) * M   (first order, in units of u)
+//   bound = K / (1 - K*u)                                (Higham's gamma_K, covers
+//                                                         the second-order terms)
+// t accounts for rounding fl(x/temperature) (and of the temperature itself).
+// Each kernel derives its coefficients next to its code from REFERENCE.md.
+struct Contract {
+  bool declared = false;  // false: "none" (a baseline reported, never gated)
+  double a = 0, b = 0, c = 0, d = 0, t = 0;
+  std::string why;  // derivation or, when none, why there is no useful bound
+
+  double bound_ulps(const RowShape& s, Format f) const;  // +inf when K*u >= 1
+  std::string formula() const;                             // e.g. "2 + 1n + 2R (+4M if T!=1)"
+};
+
+// Batched interface: rows x cols, row-major, x and y point to elements of
+// `format` (double for f64, float for f32, uint16 bit patterns for f16/bf16).
+// cols >= 1 and rows >= 1 are guaranteed by the caller.
+using RunFn = std::function<void(Op op, const void* x, void* y, std::int64_t rows,
+                                 std::int64_t cols, double temperature)>;
+
+struct OpDecl {
+  Op op;
+  Contract contract;
+};
+
+struct Kernel {
+  std::string name;         // e.g. "shifted_log1p_f32"
+  std::string algorithm;    // family, e.g. "shifted_log1p"
+  Format format;            // input and output element format
+  std::vector<OpDecl> ops;  // the ops it provides, each with its contract
+  MaskedRowPolicy masked_policy = MaskedRowPolicy::nan;
+  std::string description;
+  RunFn run;
+  bool available = true;           // false: listed and reported, never run
+  std::string unavailable_reason;  // e.g. "no CUDA device"
+  bool test_only = false;          // deliberately broken kernels for mutation tests
+
+  const OpDecl* find(Op op) const;
+};
+
+// The registry of built-in kernels (in registration order).
+const std::vector<Kernel>& builtin_kernels();
+// Deliberately broken test-only kernels (mutation self-test); never in builtin_kernels().
+const std::vector<Kernel>& mutant_kernels();
+const Kernel* find_kernel(std::string_view name);  // searches builtin, then mutants
+
+}  // namespace softcheck

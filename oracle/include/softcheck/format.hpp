@@ -1,0 +1,79 @@
+// Floating-point formats the harness knows, and the vocabulary shared by every
+// component (ops, masked-row policies). Header-only and free of MPFR so that
+// kernels and fuzzers can use it cheaply.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace softcheck {
+
+enum class Format { f64, f32, f16, bf16 };
+
+// IEEE-style parameters: precision p counts the implicit bit; emin is the
+// exponent of the smallest normal number (2^emin); emax of the largest binade.
+struct FormatInfo {
+  std::string_view name;
+  int precision;
+  int emin;
+  int emax;
+  int width;  // storage bits; Herbie's "bits of error" for a NaN/inf result
+};
+
+constexpr FormatInfo info(Format f) {
+  switch (f) {
+    case Format::f64: return {"f64", 53, -1022, 1023, 64};
+    case Format::f32: return {"f32", 24, -126, 127, 32};
+    case Format::f16: return {"f16", 11, -14, 15, 16};
+    case Format::bf16: return {"bf16", 8, -126, 127, 16};
+  }
+  return {"?", 0, 0, 0, 0};
+}
+
+constexpr std::string_view name(Format f) { return info(f).name; }
+
+inline std::optional<Format> parse_format(std::string_view s) {
+  for (Format f : {Format::f64, Format::f32, Format::f16, Format::bf16})
+    if (info(f).name == s) return f;
+  return std::nullopt;
+}
+
+// u = 2^-p (REFERENCE.md, "Notation").
+inline double unit_roundoff(Format f) { return std::ldexp(1.0, -info(f).precision); }
+// Smallest positive subnormal, 2^(emin - p + 1).
+inline double denorm_min(Format f) { return std::ldexp(1.0, info(f).emin - info(f).precision + 1); }
+// Largest finite value, (2 - 2^(1-p)) * 2^emax.
+inline double max_finite(Format f) {
+  return std::ldexp(2.0 - std::ldexp(1.0, 1 - info(f).precision), info(f).emax);
+}
+inline double lowest(Format f) { return -max_finite(f); }
+
+enum class Op { softmax, log_softmax };
+
+constexpr std::string_view name(Op op) { return op == Op::softmax ? "softmax" : "log_softmax"; }
+inline std::optional<Op> parse_op(std::string_view s) {
+  if (s == "softmax") return Op::softmax;
+  if (s == "log_softmax") return Op::log_softmax;
+  return std::nullopt;
+}
+
+// What a kernel returns for a row whose entries are all -inf (fully masked).
+// The exact softmax is undefined there (0/0); each kernel declares its rule
+// (REFERENCE.md, "What users keep reporting" and "FlashAttention tiling"):
+//   nan:     every output NaN (plain softmax in PyTorch)
+//   zeros:   softmax 0, log-softmax -inf (FlashAttention, PyTorch _safe_softmax)
+//   uniform: softmax 1/n, log-softmax -log n
+enum class MaskedRowPolicy { nan, zeros, uniform };
+
+constexpr std::string_view name(MaskedRowPolicy p) {
+  switch (p) {
+    case MaskedRowPolicy::nan: return "nan";
+    case MaskedRowPolicy::zeros: return "zeros";
+    case MaskedRowPolicy::uniform: return "uniform";
+  }
+  return "?";
+}
+
+}  // namespace softcheck

@@ -1,0 +1,75 @@
+// The arbitrary-precision oracle: exact softmax, log-softmax and log-sum-exp of
+// one row, computed with MPFR (through Boost.Multiprecision) from the exact
+// binary values of the inputs. Deliberately small and boring (LLVM libc MPFR
+// utilities, CORE-MATH): no shortcuts, no cleverness.
+#pragma once
+
+#include <boost/multiprecision/mpfr.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "softcheck/format.hpp"
+
+namespace softcheck::oracle {
+
+// Variable-precision MPFR number without expression templates (REFERENCE.md:
+// never `auto` with expression templates; et_off removes the trap entirely).
+using Real = boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<0>,
+                                           boost::multiprecision::et_off>;
+
+inline constexpr unsigned default_bits = 256;
+
+// Sets the calling thread's default MPFR precision for its lifetime and
+// restores the previous one. Every Real created inside carries `bits` bits
+// (at least: Boost specifies precision in decimal digits, see bits()).
+class PrecisionScope {
+ public:
+  explicit PrecisionScope(unsigned bits);
+  ~PrecisionScope();
+  PrecisionScope(const PrecisionScope&) = delete;
+  PrecisionScope& operator=(const PrecisionScope&) = delete;
+
+ private:
+  unsigned saved_digits_;
+};
+
+// Precision in bits that a Real created now actually gets.
+unsigned current_bits();
+
+enum class RowStatus {
+  ok,          // at least one finite entry; -inf entries are masked (exact 0 / -inf)
+  all_masked,  // every entry -inf: softmax undefined, kernels follow their policy
+  undefined,   // a +inf or NaN entry: no exact value exists
+};
+std::string_view name(RowStatus s);
+
+struct ExactRow {
+  RowStatus status = RowStatus::ok;
+  std::vector<Real> softmax;      // exp(z_i - lse); masked entries exactly 0
+  std::vector<Real> log_softmax;  // z_i - lse;      masked entries -inf
+  Real lse;                       // log sum exp(z_i), z = x / temperature
+};
+
+// Exact results for softmax(x / temperature). x / temperature is formed in
+// `bits` of precision (not rounded to any working format). temperature must be
+// finite and > 0 (throws std::invalid_argument otherwise). For status != ok the
+// vectors are empty.
+ExactRow exact_row(std::span<const double> x, double temperature = 1.0,
+                   unsigned bits = default_bits);
+
+// Correct rounding (to nearest, ties to even) of an exact value to `f`,
+// subnormal-aware, overflowing to +-inf past max + ulp/2; done in one step from
+// the exact value (no double rounding). Returned as the double that holds it
+// (every format here embeds exactly in f64).
+double round_to(const Real& v, Format f);
+
+// ulp_T(v) = 2^(max(e, emin) - p + 1) where 2^e <= |v| < 2^(e+1); for v = 0 the
+// smallest subnormal; past the largest binade the ulp of max_finite
+// (REFERENCE.md, "Error metrics in use").
+Real ulp(const Real& v, Format f);
+
+// Decimal text of v with `digits` significant digits (scientific notation).
+std::string to_string(const Real& v, int digits);
+
+}  // namespace softcheck::oracle
