@@ -1,0 +1,98 @@
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "softcheck/report.hpp"
+
+namespace softcheck {
+
+namespace {
+
+using Json = nlohmann::ordered_json;  // keys in insertion order: deterministic output
+
+// JSON has no NaN or infinity. A bound that is infinite (vacuous, or no
+// contract) is written as null; a non-finite kernel output as its name.
+Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+Json value_or_name(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+Json worst_json(const WorstCase& w) {
+  if (!w.present) return nullptr;
+  return Json{{"family", w.family},   {"cols", w.cols},
+              {"temperature", w.temperature},
+              {"row", w.row},         {"element", w.element},
+              {"got", value_or_name(w.got)},
+              {"exact", w.exact},     {"ulp", number_or_null(w.ulp)},
+              {"bound", number_or_null(w.bound)},
+              {"input", w.input},     {"repro", w.repro}};
+}
+
+Json family_json(const FamilySummary& f) {
+  return Json{{"family", f.family},         {"rows", f.rows},
+              {"max_ulp", f.max_ulp},       {"nonfinite", f.nonfinite},
+              {"violations", f.violations}};
+}
+
+Json kernel_json(const KernelSummary& k) {
+  Json by_family = Json::array();
+  for (const FamilySummary& f : k.by_family) by_family.push_back(family_json(f));
+  Json contract = Json{{"declared", k.contract_declared},
+                       {"formula", k.contract_formula},
+                       {"why", k.contract_why}};
+  return Json{{"kernel", k.kernel},
+              {"algorithm", k.algorithm},
+              {"format", k.format},
+              {"op", k.op},
+              {"description", k.description},
+              {"masked_row_policy", k.masked_policy},
+              {"contract", contract},
+              {"status", k.status},
+              {"unavailable_reason", k.unavailable_reason},
+              {"cases", k.cases},
+              {"rows", k.rows},
+              {"elements", k.elements},
+              {"measured", k.measured},
+              {"max_ulp", k.max_ulp},
+              {"mean_ulp", k.mean_ulp},
+              {"max_bits", k.max_bits},
+              {"mean_bits", k.mean_bits},
+              {"max_rel", number_or_null(k.max_rel)},
+              {"max_normwise", k.max_normwise},
+              {"max_bound_ratio", k.max_bound_ratio},
+              {"nonfinite", k.nonfinite},
+              {"special_mismatch", k.special_mismatch},
+              {"contract_violations", k.contract_violations},
+              {"policy_rows", k.policy_rows},
+              {"policy_violations", k.policy_violations},
+              {"worst", worst_json(k.worst)},
+              {"by_family", by_family}};
+}
+
+}  // namespace
+
+bool Report::all_held() const {
+  for (const KernelSummary& k : kernels)
+    if (k.status == "violated") return false;
+  return true;
+}
+
+std::string to_json(const Report& r) {
+  Json kernels = Json::array();
+  for (const KernelSummary& k : r.kernels) kernels.push_back(kernel_json(k));
+  Json doc = Json{{"schema", "softcheck-report"},
+                  {"schema_version", report_schema_version},
+                  {"tool", Json{{"name", "softcheck"}, {"version", r.tool_version}}},
+                  {"run", Json{{"suite", r.suite},
+                               {"seed", r.seed},
+                               {"oracle_bits", r.oracle_bits},
+                               {"families", r.families},
+                               {"sizes", r.sizes},
+                               {"temperatures", r.temperatures}}},
+                  {"verdict", r.all_held() ? "held" : "violated"},
+                  {"kernels", kernels}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace softcheck

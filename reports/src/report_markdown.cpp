@@ -1,0 +1,77 @@
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "softcheck/report.hpp"
+
+namespace softcheck {
+
+namespace {
+
+std::string num(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{:.4g}", v);
+}
+
+// One short word a reader can scan for; NaN/inf is called out even for a
+// kernel without a contract (that is how `naive` gets flagged).
+std::string verdict(const KernelSummary& k) {
+  if (k.status == "unavailable") return "UNAVAILABLE: " + k.unavailable_reason;
+  std::string v = k.status == "held" ? "held" : k.status == "violated" ? "**VIOLATED**" : "no contract";
+  if (k.nonfinite > 0) v += fmt::format(" (FLAGGED: {} NaN/inf)", k.nonfinite);
+  return v;
+}
+
+void summary_table(std::string& out, const Report& r) {
+  out += "| kernel | op | format | cases | max ULP | mean ULP | max bits | max normwise | NaN/inf | "
+         "contract | verdict |\n";
+  out += "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|\n";
+  for (const KernelSummary& k : r.kernels)
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | `{}` | {} |\n", k.kernel, k.op,
+                       k.format, k.cases, num(k.max_ulp), num(k.mean_ulp), num(k.max_bits),
+                       num(k.max_normwise), k.nonfinite, k.contract_formula, verdict(k));
+}
+
+void kernel_section(std::string& out, const KernelSummary& k) {
+  out += fmt::format("\n### {} ({})\n\n{}\n\n", k.kernel, k.op, k.description);
+  out += fmt::format("- masked-row policy: `{}` ({} fully masked rows, {} policy violations)\n",
+                     k.masked_policy, k.policy_rows, k.policy_violations);
+  out += fmt::format("- contract: `{}` — {}\n", k.contract_formula, k.contract_why);
+  if (k.status == "unavailable") {
+    out += fmt::format("- **not run**: {}\n", k.unavailable_reason);
+    return;
+  }
+  out += fmt::format("- rows {}, elements {} ({} measured), contract violations {}, largest error/bound {}\n",
+                     k.rows, k.elements, k.measured, k.contract_violations, num(k.max_bound_ratio));
+  if (k.worst.present) {
+    const WorstCase& w = k.worst;
+    out += fmt::format("- worst: family `{}`, n = {}, T = {}, row {}, element {}: got {}, exact {}, {} ULP (bound {})\n",
+                       w.family, w.cols, num(w.temperature), w.row, w.element, num(w.got), w.exact,
+                       num(w.ulp), num(w.bound));
+    if (!w.input.empty()) out += fmt::format("  - input: `{}`\n", w.input);
+    out += fmt::format("  - repro: `{}`\n", w.repro);
+  }
+  out += "\n| family | rows | max ULP | NaN/inf | violations |\n|---|---:|---:|---:|---:|\n";
+  for (const FamilySummary& f : k.by_family)
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", f.family, f.rows, num(f.max_ulp), f.nonfinite,
+                       f.violations);
+}
+
+}  // namespace
+
+std::string to_markdown(const Report& r) {
+  std::string out = "# softcheck report\n\n";
+  out += fmt::format("softcheck {}, suite `{}`, seed {}, oracle MPFR {} bits. Verdict: **{}**.\n\n",
+                     r.tool_version, r.suite, r.seed, r.oracle_bits,
+                     r.all_held() ? "every declared contract held" : "a declared contract was violated");
+  out += "ULP errors are componentwise, in the kernel's output format, against the correctly "
+         "computed value (docs/oracle.md). NaN/inf outputs where the exact value is finite are "
+         "counted separately and never averaged.\n\n## Summary\n\n";
+  summary_table(out, r);
+  out += "\n## Kernels\n";
+  for (const KernelSummary& k : r.kernels) kernel_section(out, k);
+  return out;
+}
+
+}  // namespace softcheck
