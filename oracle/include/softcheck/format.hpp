@@ -3,6 +3,7 @@
 // kernels and fuzzers can use it cheaply.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -49,6 +50,22 @@ inline double max_finite(Format f) {
   return std::ldexp(2.0 - std::ldexp(1.0, 1 - info(f).precision), info(f).emax);
 }
 inline double lowest(Format f) { return -max_finite(f); }
+
+// Round a double to the nearest value of `f` (ties to even), subnormal-aware,
+// overflowing to +-inf at max_finite + ulp/2. One rounding from the double:
+// scaling by a power of two is exact and nearbyint rounds once. Used to build
+// inputs that are exact values of a format (the oracle rounds exact results
+// with oracle::round_to instead).
+inline double round_to_format(double v, Format f) {
+  if (!std::isfinite(v) || v == 0) return v;
+  if (f == Format::f64) return v;
+  const FormatInfo fi = info(f);
+  const int e = std::max(std::ilogb(v), fi.emin);  // binade, clamped to the subnormal quantum
+  const double quantum = std::ldexp(1.0, e - fi.precision + 1);
+  const double r = std::nearbyint(v / quantum) * quantum;
+  if (std::fabs(r) > max_finite(f)) return std::copysign(INFINITY, v);
+  return r;
+}
 
 enum class Op { softmax, log_softmax };
 

@@ -1,0 +1,51 @@
+// Input families: the rows the run suite feeds every kernel ("fill" in
+// benchdnn's terms). Each family has a stable name that appears in reports.
+// Every value produced is exactly representable in the requested format.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "softcheck/format.hpp"
+
+namespace softcheck {
+
+// Small, portable, deterministic generator (SplitMix64): the same seed gives
+// the same rows on every platform and standard library (std:: distributions
+// are implementation-defined, so none are used).
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next();
+  double uniform();                    // [0, 1)
+  double uniform(double lo, double hi);
+  double normal(double mean, double sigma);  // Box-Muller
+  std::uint64_t below(std::uint64_t n);      // [0, n)
+
+ private:
+  std::uint64_t state_;
+};
+
+// Stable 64-bit hash (FNV-1a) to derive per-case seeds from names.
+std::uint64_t hash_mix(std::uint64_t h, std::string_view s);
+std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v);
+
+struct Family {
+  std::string name;
+  std::string description;
+  std::int64_t fixed_cols = 0;  // > 0: the family is one fixed row of that length
+  // Fills one row; values are then rounded to the format by fill_rows.
+  void (*fill)(std::span<double> row, Format f, Rng& rng) = nullptr;
+};
+
+const std::vector<Family>& families();
+const Family* find_family(std::string_view name);
+
+// rows x cols values of family `fam` in format `f`, deterministic in `seed`.
+std::vector<double> fill_rows(const Family& fam, Format f, std::int64_t rows, std::int64_t cols,
+                              std::uint64_t seed);
+
+}  // namespace softcheck

@@ -1,0 +1,157 @@
+#include "softcheck/families.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace softcheck {
+
+std::uint64_t Rng::next() {
+  std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+double Rng::uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
+std::uint64_t Rng::below(std::uint64_t n) { return n == 0 ? 0 : next() % n; }
+
+double Rng::normal(double mean, double sigma) {
+  const double u1 = 1.0 - uniform();  // (0, 1]: log(u1) finite
+  const double u2 = uniform();
+  return mean + sigma * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+std::uint64_t hash_mix(std::uint64_t h, std::string_view s) {
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001B3ULL;
+  return h;
+}
+std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xFF)) * 0x100000001B3ULL;
+  return h;
+}
+
+namespace {
+
+template <double Sigma>
+void fill_normal(std::span<double> row, Format, Rng& rng) {
+  for (double& v : row) v = rng.normal(0.0, Sigma);
+}
+
+// oneDNN benchdnn's softmax fill (REFERENCE.md, "How the peers test softmax"):
+// a few entries at 88, 89, 90 (the f32 expf overflow edge), the sign flipped
+// every 64 elements, everything else at the format's lowest value.
+void fill_benchdnn(std::span<double> row, Format f, Rng& rng) {
+  const std::size_t n = row.size();
+  std::fill(row.begin(), row.end(), lowest(f));
+  const std::size_t hot = std::max<std::size_t>(1, std::min<std::size_t>(3, n) + n / 32);
+  for (std::size_t h = 0; h < hot; ++h) {
+    const std::size_t i = rng.below(n);
+    const double sign = ((i / 64) % 2 == 0) ? 1.0 : -1.0;
+    row[i] = sign * (88.0 + static_cast<double>(rng.below(3)));
+  }
+}
+
+// XNNPACK's f32 softmax test range: exp(x) overflows, exp(x - max) does not.
+void fill_xnnpack(std::span<double> row, Format, Rng& rng) {
+  for (double& v : row) v = rng.uniform(90.0, 100.0);
+}
+
+// Attention logits q.k_i / sqrt(d) with q, k_i ~ N(0, I_d).
+template <int D>
+void fill_attention(std::span<double> row, Format, Rng& rng) {
+  double q[D];
+  for (double& qi : q) qi = rng.normal(0.0, 1.0);
+  for (double& v : row) {
+    double dot = 0;
+    for (double qi : q) dot += qi * rng.normal(0.0, 1.0);
+    v = dot / std::sqrt(double{D});
+  }
+}
+
+// One entry far above the rest, so that sum_{i != max} exp(x_i - max) falls
+// below u and log(sum) loses it (Blanchard-Higham's case for log1p).
+void fill_one_dominant(std::span<double> row, Format, Rng& rng) {
+  for (double& v : row) v = rng.normal(0.0, 1.0);
+  row[rng.below(row.size())] = rng.uniform(20.0, 60.0);
+}
+
+void fill_all_equal(std::span<double> row, Format, Rng& rng) {
+  std::fill(row.begin(), row.end(), rng.normal(0.0, 10.0));
+}
+
+// Few distinct values: exercises tie handling and equal outputs.
+void fill_ties(std::span<double> row, Format, Rng& rng) {
+  const double scale = 1.0 + static_cast<double>(rng.below(4));
+  for (double& v : row) v = scale * (static_cast<double>(rng.below(3)) - 1.0);
+}
+
+// Masked rows: about a quarter of the entries replaced by the mask value,
+// always leaving at least one entry unmasked.
+template <bool NegInf>
+void fill_masked(std::span<double> row, Format, Rng& rng) {
+  const double mask = NegInf ? -INFINITY : -1e9;
+  for (double& v : row) v = rng.below(4) == 0 ? mask : rng.normal(0.0, 3.0);
+  row[rng.below(row.size())] = rng.normal(0.0, 3.0);
+}
+
+void fill_fully_masked(std::span<double> row, Format, Rng&) {
+  std::fill(row.begin(), row.end(), -INFINITY);
+}
+
+void fill_seed_1000(std::span<double> row, Format, Rng&) {
+  const double v[] = {1000.0, 1001.0, 1002.0};
+  std::copy(std::begin(v), std::end(v), row.begin());
+}
+
+void fill_seed_1e5(std::span<double> row, Format, Rng&) {
+  const double v[] = {0.0, -1e5, -2e5};
+  std::copy(std::begin(v), std::end(v), row.begin());
+}
+
+}  // namespace
+
+const std::vector<Family>& families() {
+  static const std::vector<Family> all = {
+      {"normal_s1", "N(0, 1)", 0, fill_normal<1.0>},
+      {"normal_s10", "N(0, 10)", 0, fill_normal<10.0>},
+      {"normal_s100", "N(0, 100)", 0, fill_normal<100.0>},
+      {"benchdnn", "oneDNN benchdnn: a few of +-88/89/90 (sign flipped every 64), rest = lowest", 0,
+       fill_benchdnn},
+      {"xnnpack_u90_100", "XNNPACK: U(90, 100), exp overflows without the shift", 0, fill_xnnpack},
+      {"attention_d64", "attention logits q.k/sqrt(64)", 0, fill_attention<64>},
+      {"attention_d128", "attention logits q.k/sqrt(128)", 0, fill_attention<128>},
+      {"one_dominant", "N(0, 1) with one entry at U(20, 60)", 0, fill_one_dominant},
+      {"all_equal", "every entry the same value c ~ N(0, 10): exact result 1/n", 0, fill_all_equal},
+      {"ties", "values in {-k, 0, k}, k in 1..4", 0, fill_ties},
+      {"mask_neg_inf", "N(0, 3), a quarter of the entries -inf", 0, fill_masked<true>},
+      {"mask_neg_1e9", "N(0, 3), a quarter of the entries -1e9 (overflows to -inf in f16)", 0,
+       fill_masked<false>},
+      {"fully_masked", "every entry -inf: checks the declared masked-row policy", 0,
+       fill_fully_masked},
+      {"seed_1000_1001_1002", "the row [1000, 1001, 1002]", 3, fill_seed_1000},
+      {"seed_0_m1e5_m2e5", "the row [0, -1e5, -2e5]", 3, fill_seed_1e5},
+  };
+  return all;
+}
+
+const Family* find_family(std::string_view name) {
+  for (const Family& f : families())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::vector<double> fill_rows(const Family& fam, Format f, std::int64_t rows, std::int64_t cols,
+                              std::uint64_t seed) {
+  std::vector<double> out(static_cast<std::size_t>(rows * cols));
+  Rng rng(seed);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::span<double> row(out.data() + r * cols, static_cast<std::size_t>(cols));
+    fam.fill(row, f, rng);
+    for (double& v : row) v = round_to_format(v, f);
+  }
+  return out;
+}
+
+}  // namespace softcheck
