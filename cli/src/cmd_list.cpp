@@ -1,0 +1,85 @@
+// softcheck list: the registry with each kernel's declarations.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "softcheck/families.hpp"
+#include "softcheck/kernel.hpp"
+
+namespace softcheck::cli {
+
+namespace {
+
+nlohmann::ordered_json kernel_json(const Kernel& k) {
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const OpDecl& d : k.ops)
+    ops.push_back({{"op", name(d.op)},
+                   {"contract", {{"declared", d.contract.declared},
+                                 {"formula", d.contract.declared ? d.contract.formula() : "none"},
+                                 {"a", d.contract.a}, {"b", d.contract.b}, {"c", d.contract.c},
+                                 {"d", d.contract.d}, {"t", d.contract.t},
+                                 {"why", d.contract.why}}}});
+  return {{"name", k.name},
+          {"algorithm", k.algorithm},
+          {"format", name(k.format)},
+          {"masked_row_policy", name(k.masked_policy)},
+          {"available", k.available},
+          {"unavailable_reason", k.unavailable_reason},
+          {"test_only", k.test_only},
+          {"description", k.description},
+          {"ops", ops}};
+}
+
+void print_table(const std::vector<const Kernel*>& ks) {
+  fmt::print("{:<30} {:<14} {:<5} {:<8} {:<12} {:<36} {}\n", "kernel", "algorithm", "fmt", "policy",
+             "op", "contract (max ULP)", "status");
+  for (const Kernel* k : ks)
+    for (const OpDecl& d : k->ops)
+      fmt::print("{:<30} {:<14} {:<5} {:<8} {:<12} {:<36} {}\n", k->name, k->algorithm,
+                 name(k->format), name(k->masked_policy), name(d.op),
+                 d.contract.declared ? d.contract.formula() : "none",
+                 k->available ? (k->test_only ? "test-only (deliberately broken)" : "available")
+                              : "unavailable: " + k->unavailable_reason);
+  fmt::print("\nn = row length, R = range and M = largest magnitude of the contributing x/T "
+             "(docs/kernels.md); [T!=1] applies when the temperature is not 1.\n");
+}
+
+}  // namespace
+
+Command add_list(CLI::App& app) {
+  auto* sub = app.add_subcommand("list", "List kernels (and their declared contracts) or input families");
+  auto json = std::make_shared<bool>(false);
+  auto fams = std::make_shared<bool>(false);
+  auto mutants = std::make_shared<bool>(false);
+  sub->add_flag("--json", *json, "Machine-readable output");
+  sub->add_flag("--families", *fams, "List the input families of the run suite instead");
+  sub->add_flag("--mutants", *mutants, "Include the deliberately broken test-only kernels");
+  return [=] {
+    if (*fams) {
+      if (*json) {
+        nlohmann::ordered_json a = nlohmann::ordered_json::array();
+        for (const Family& f : families())
+          a.push_back({{"name", f.name}, {"description", f.description}, {"fixed_cols", f.fixed_cols}});
+        fmt::print("{}\n", a.dump(2));
+      } else {
+        for (const Family& f : families()) fmt::print("{:<22} {}\n", f.name, f.description);
+      }
+      return exit_ok;
+    }
+    std::vector<const Kernel*> ks;
+    for (const Kernel& k : builtin_kernels()) ks.push_back(&k);
+    if (*mutants)
+      for (const Kernel& k : mutant_kernels()) ks.push_back(&k);
+    if (*json) {
+      nlohmann::ordered_json a = nlohmann::ordered_json::array();
+      for (const Kernel* k : ks) a.push_back(kernel_json(*k));
+      fmt::print("{}\n", a.dump(2));
+    } else {
+      print_table(ks);
+    }
+    return exit_ok;
+  };
+}
+
+}  // namespace softcheck::cli

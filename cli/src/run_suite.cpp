@@ -1,0 +1,407 @@
+#include "run_suite.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "softcheck/metrics.hpp"
+#include "softcheck/oracle.hpp"
+#include "version.hpp"
+
+namespace softcheck {
+
+namespace {
+
+struct SuiteShape {
+  std::vector<std::int64_t> sizes;
+  std::vector<double> temperatures;
+  std::int64_t elements_per_case;  // rows = clamp(elements_per_case / cols, 1, max_rows)
+  std::int64_t max_rows;
+};
+
+// Sizes cover 1..65536 with tile-boundary neighbours (8, 31, 128 ...);
+// temperatures include 1 (x/T exact) and values where fl(x/T) rounds.
+SuiteShape shape_of(const std::string& suite) {
+  if (suite == "quick") return {{1, 2, 3, 8, 31, 128, 1000, 4096, 65536}, {1.0, 0.7}, 2048, 16};
+  if (suite == "full")
+    return {{1, 2, 3, 4, 7, 8, 9, 16, 17, 31, 32, 33, 64, 65, 127, 128, 129, 256, 1000, 1024,
+             4096, 10000, 16384, 65536},
+            {1.0, 0.25, 0.7, 3.7, 100.0},
+            16384,
+            64};
+  throw std::invalid_argument("unknown suite '" + suite + "' (expected quick or full)");
+}
+
+constexpr std::int64_t max_cols = 1 << 20;
+
+}  // namespace
+
+std::vector<SuiteCase> build_suite(const SuiteSelection& sel) {
+  SuiteShape shape = shape_of(sel.suite);
+  for (std::int64_t n : sel.sizes)
+    if (n < 1 || n > max_cols)
+      throw std::invalid_argument(fmt::format("size {} out of range [1, {}]", n, max_cols));
+  for (double t : sel.temperatures)
+    if (!std::isfinite(t) || t <= 0)
+      throw std::invalid_argument(fmt::format("temperature {} must be finite and > 0", t));
+  const auto& sizes = sel.sizes.empty() ? shape.sizes : sel.sizes;
+  const auto& temps = sel.temperatures.empty() ? shape.temperatures : sel.temperatures;
+
+  std::vector<const Family*> fams;
+  if (sel.families.empty()) {
+    for (const Family& f : families()) fams.push_back(&f);
+  } else {
+    for (const std::string& name : sel.families) {
+      const Family* f = find_family(name);
+      if (!f) throw std::invalid_argument("unknown family '" + name + "' (see `softcheck list --families`)");
+      fams.push_back(f);
+    }
+  }
+
+  std::vector<SuiteCase> cases;
+  for (const Family* fam : fams)
+    for (double t : temps) {
+      if (fam->fixed_cols > 0) {
+        cases.push_back({fam, fam->fixed_cols, t, 1});
+        continue;
+      }
+      for (std::int64_t n : sizes)
+        cases.push_back({fam, n, t, std::clamp<std::int64_t>(shape.elements_per_case / n, 1, shape.max_rows)});
+    }
+  return cases;
+}
+
+std::uint64_t case_seed(std::uint64_t seed, const SuiteCase& c, Format f) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  h = hash_mix(h, seed);
+  h = hash_mix(h, c.family->name);
+  h = hash_mix(h, name(f));
+  h = hash_mix(h, static_cast<std::uint64_t>(c.cols));
+  std::uint64_t tbits;
+  std::memcpy(&tbits, &c.temperature, sizeof tbits);
+  return hash_mix(h, tbits);
+}
+
+std::string hex_row(const double* x, std::int64_t n) {
+  std::string s;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (i) s += ',';
+    s += std::isinf(x[i]) ? (x[i] > 0 ? "inf" : "-inf") : fmt::format("{:a}", x[i]);
+  }
+  return s;
+}
+
+namespace {
+
+// One (kernel, op) pair under test.
+struct Target {
+  const Kernel* kernel;
+  const OpDecl* decl;
+};
+
+// Element buffers in a kernel's own format.
+std::vector<unsigned char> pack(const std::vector<double>& x, Format f) {
+  if (f == Format::f64) {
+    std::vector<unsigned char> b(x.size() * sizeof(double));
+    std::memcpy(b.data(), x.data(), b.size());
+    return b;
+  }
+  if (f == Format::f32) {
+    std::vector<unsigned char> b(x.size() * sizeof(float));
+    auto* p = reinterpret_cast<float*>(b.data());
+    for (std::size_t i = 0; i < x.size(); ++i) p[i] = static_cast<float>(x[i]);
+    return b;
+  }
+  throw std::logic_error("format " + std::string(name(f)) + " has no buffer conversion yet");
+}
+
+std::vector<double> unpack(const std::vector<unsigned char>& b, Format f, std::size_t count) {
+  std::vector<double> y(count);
+  if (f == Format::f64) std::memcpy(y.data(), b.data(), count * sizeof(double));
+  else if (f == Format::f32) {
+    const auto* p = reinterpret_cast<const float*>(b.data());
+    for (std::size_t i = 0; i < count; ++i) y[i] = p[i];
+  } else throw std::logic_error("format has no buffer conversion yet");
+  return y;
+}
+
+std::size_t element_size(Format f) { return f == Format::f64 ? 8 : f == Format::f32 ? 4 : 2; }
+
+// Per (case, target) accumulation; merged into KernelSummary in case order.
+struct Accum {
+  std::uint64_t rows = 0, elements = 0, measured = 0;
+  double max_ulp = 0, sum_ulp = 0, max_bits = 0, sum_bits = 0, max_rel = 0, max_normwise = 0;
+  double max_bound_ratio = 0;
+  std::uint64_t nonfinite = 0, special_mismatch = 0, contract_violations = 0;
+  std::uint64_t policy_rows = 0, policy_violations = 0;
+  double worst_key = -1;
+  WorstCase worst;
+};
+
+// Does an all -inf row's output follow the declared policy?
+// (format.hpp: nan -> NaN; zeros -> 0 / -inf; uniform -> 1/n / -log n.)
+bool follows_policy(MaskedRowPolicy p, Op op, const double* y, std::int64_t n, Format f) {
+  const double u = unit_roundoff(f), dn = static_cast<double>(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = y[i];
+    bool ok = false;
+    switch (p) {
+      case MaskedRowPolicy::nan: ok = std::isnan(v); break;
+      case MaskedRowPolicy::zeros: ok = op == Op::softmax ? v == 0 : v == -INFINITY; break;
+      case MaskedRowPolicy::uniform:
+        // 1/n and log n rounded in the kernel's format: within a few u.
+        ok = op == Op::softmax ? std::fabs(v * dn - 1) <= 4 * u
+                               : std::fabs(v + std::log(dn)) <= 4 * u * std::max(1.0, std::log(dn));
+        break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string repro_line(const Kernel& k, Op op, const SuiteCase& c, std::uint64_t seed,
+                       const double* x) {
+  if (c.cols <= 64)
+    return fmt::format("softcheck repro --impl {} --op {} --property accuracy --temperature {} --row {}",
+                       k.name, name(op), c.temperature, hex_row(x, c.cols));
+  return fmt::format("softcheck run --impl {} --family {} --size {} --temperature {} --seed {}", k.name,
+                     c.family->name, c.cols, c.temperature, seed);
+}
+
+void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
+                  const double* y, const oracle::ExactRow& exact, std::uint64_t seed) {
+  const Kernel& k = *t.kernel;
+  const Op op = t.decl->op;
+  a.rows++;
+  a.elements += static_cast<std::uint64_t>(c.cols);
+  double key = 0;
+  WorstCase w;
+  if (exact.status == oracle::RowStatus::all_masked) {
+    a.policy_rows++;
+    if (follows_policy(k.masked_policy, op, y, c.cols, k.format)) return;
+    a.policy_violations++;
+    key = std::numeric_limits<double>::infinity();
+    w.got = y[0];
+    w.exact = "undefined (fully masked row, policy " + std::string(name(k.masked_policy)) + ")";
+    w.bound = INFINITY;
+  } else {
+    const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
+    const RowError e = compare_row({y, static_cast<std::size_t>(c.cols)}, ref, k.format, op);
+    a.measured += e.measured;
+    a.nonfinite += e.nonfinite;
+    a.special_mismatch += e.special_mismatch;
+    a.sum_ulp += e.sum_ulp;
+    a.sum_bits += e.sum_bits;
+    a.max_ulp = std::max(a.max_ulp, e.max_ulp);
+    a.max_bits = std::max(a.max_bits, e.max_bits);
+    a.max_rel = std::max(a.max_rel, e.max_rel);
+    a.max_normwise = std::max(a.max_normwise, e.normwise);
+    const double bound = t.decl->contract.bound_ulps(
+        row_shape({x, static_cast<std::size_t>(c.cols)}, c.temperature, k.format), k.format);
+    const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
+    if (t.decl->contract.declared) {
+      const double ratio = std::isinf(bound) ? 0 : e.max_ulp / bound;
+      a.max_bound_ratio = std::max(a.max_bound_ratio, ratio);
+      if (broken || e.max_ulp > bound) a.contract_violations++;
+      key = broken ? std::numeric_limits<double>::infinity() : ratio;
+    } else {
+      key = broken ? std::numeric_limits<double>::infinity() : e.max_ulp;
+    }
+    const auto idx = e.worst_index;
+    w.got = y[idx];
+    w.exact = oracle::to_string(ref[idx], 21);
+    w.element = static_cast<std::int64_t>(idx);
+    w.ulp = broken ? INFINITY : e.max_ulp;
+    w.bound = bound;
+  }
+  if (key <= a.worst_key) return;  // strictly larger only: the first worst wins (determinism)
+  a.worst_key = key;
+  w.present = true;
+  w.family = c.family->name;
+  w.cols = c.cols;
+  w.temperature = c.temperature;
+  w.row = row;
+  if (c.cols <= 64) w.input = hex_row(x, c.cols);
+  w.repro = repro_line(k, op, c, seed, x);
+  a.worst = std::move(w);
+}
+
+// Runs one (format, case): fill, kernel, oracle, compare.
+std::vector<Accum> run_case(const SuiteCase& c, Format f, const std::vector<Target>& targets,
+                            const RunOptions& opt) {
+  const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, case_seed(opt.seed, c, f));
+  const std::size_t count = x.size();
+  const std::vector<unsigned char> xin = pack(x, f);
+  std::vector<std::vector<double>> outputs;
+  for (const Target& t : targets) {
+    std::vector<unsigned char> yout(count * element_size(f));
+    t.kernel->run(t.decl->op, xin.data(), yout.data(), c.rows, c.cols, c.temperature);
+    outputs.push_back(unpack(yout, f, count));
+  }
+  std::vector<Accum> acc(targets.size());
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    const double* xr = x.data() + r * c.cols;
+    const oracle::ExactRow exact =
+        oracle::exact_row({xr, static_cast<std::size_t>(c.cols)}, c.temperature, opt.oracle_bits);
+    if (exact.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, exact, opt.seed);
+  }
+  return acc;
+}
+
+void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
+  s.cases++;
+  s.rows += a.rows;
+  s.elements += a.elements;
+  s.measured += a.measured;
+  s.max_ulp = std::max(s.max_ulp, a.max_ulp);
+  s.mean_ulp += a.sum_ulp;   // divided by measured at the end
+  s.max_bits = std::max(s.max_bits, a.max_bits);
+  s.mean_bits += a.sum_bits;
+  s.max_rel = std::max(s.max_rel, a.max_rel);
+  s.max_normwise = std::max(s.max_normwise, a.max_normwise);
+  s.max_bound_ratio = std::max(s.max_bound_ratio, a.max_bound_ratio);
+  s.nonfinite += a.nonfinite;
+  s.special_mismatch += a.special_mismatch;
+  s.contract_violations += a.contract_violations;
+  s.policy_rows += a.policy_rows;
+  s.policy_violations += a.policy_violations;
+  fam.rows += a.rows;
+  fam.max_ulp = std::max(fam.max_ulp, a.max_ulp);
+  fam.nonfinite += a.nonfinite;
+  fam.violations += a.contract_violations + a.policy_violations;
+}
+
+KernelSummary describe(const Kernel& k, const OpDecl& d) {
+  KernelSummary s;
+  s.kernel = k.name;
+  s.algorithm = k.algorithm;
+  s.format = std::string(name(k.format));
+  s.op = std::string(name(d.op));
+  s.masked_policy = std::string(name(k.masked_policy));
+  s.description = k.description;
+  s.contract_declared = d.contract.declared;
+  s.contract_formula = d.contract.declared ? d.contract.formula() : "none";
+  s.contract_why = d.contract.why;
+  s.unavailable_reason = k.unavailable_reason;
+  return s;
+}
+
+std::string status_of(const Kernel& k, const KernelSummary& s) {
+  if (!k.available) return "unavailable";
+  if (s.contract_violations > 0 || s.policy_violations > 0) return "violated";
+  return s.contract_declared ? "held" : "no_contract";
+}
+
+}  // namespace
+
+Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& opt) {
+  const std::vector<SuiteCase> cases = build_suite(opt.selection);
+
+  std::vector<Target> targets;
+  for (const Kernel* k : kernels)
+    for (const OpDecl& d : k->ops) targets.push_back({k, &d});
+
+  // Work items: (format, case) for every format that has an available kernel.
+  std::vector<Format> formats;
+  for (const Target& t : targets)
+    if (t.kernel->available && std::find(formats.begin(), formats.end(), t.kernel->format) == formats.end())
+      formats.push_back(t.kernel->format);
+  struct Item {
+    Format format;
+    std::size_t case_index;
+    std::vector<std::size_t> target_index;
+  };
+  std::vector<Item> items;
+  for (Format f : formats) {
+    std::vector<std::size_t> ti;
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      if (targets[i].kernel->available && targets[i].kernel->format == f) ti.push_back(i);
+    for (std::size_t c = 0; c < cases.size(); ++c) items.push_back({f, c, ti});
+  }
+
+  // Items run in any order on any thread; results land in their own slot and
+  // are merged in item order, so the report is identical for every --jobs.
+  std::vector<std::vector<Accum>> results(items.size());
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex progress_mutex;
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < items.size();) {
+      try {
+        std::vector<Target> sel;
+        for (std::size_t t : items[i].target_index) sel.push_back(targets[t]);
+        results[i] = run_case(cases[items[i].case_index], items[i].format, sel, opt);
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = items.size();
+      }
+      const std::size_t d = ++done;
+      if (opt.progress) {
+        std::lock_guard lock(progress_mutex);
+        opt.progress(d, items.size());
+      }
+    }
+  };
+  const unsigned jobs = std::max(1u, std::min<unsigned>(opt.jobs, static_cast<unsigned>(items.size())));
+  std::vector<std::thread> pool;
+  for (unsigned j = 1; j < jobs; ++j) pool.emplace_back(worker);
+  worker();
+  for (std::thread& th : pool) th.join();
+  if (failure) std::rethrow_exception(failure);
+
+  Report report;
+  report.tool_version = softcheck_version;
+  report.suite = opt.selection.suite;
+  report.seed = opt.seed;
+  report.oracle_bits = opt.oracle_bits;
+  for (const SuiteCase& c : cases) {
+    if (std::find(report.families.begin(), report.families.end(), c.family->name) == report.families.end())
+      report.families.push_back(c.family->name);
+    if (c.family->fixed_cols == 0 && std::find(report.sizes.begin(), report.sizes.end(), c.cols) == report.sizes.end())
+      report.sizes.push_back(c.cols);
+    if (std::find(report.temperatures.begin(), report.temperatures.end(), c.temperature) == report.temperatures.end())
+      report.temperatures.push_back(c.temperature);
+  }
+
+  for (std::size_t ti = 0; ti < targets.size(); ++ti) {
+    const Target& t = targets[ti];
+    KernelSummary s = describe(*t.kernel, *t.decl);
+    double worst_key = -1;
+    std::map<std::string, std::size_t> family_slot;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const auto& tis = items[i].target_index;
+      const auto pos = std::find(tis.begin(), tis.end(), ti);
+      if (pos == tis.end()) continue;
+      const Accum& a = results[i][static_cast<std::size_t>(pos - tis.begin())];
+      const std::string& fam = cases[items[i].case_index].family->name;
+      auto [it, fresh] = family_slot.try_emplace(fam, s.by_family.size());
+      if (fresh) s.by_family.push_back({fam});
+      merge(s, s.by_family[it->second], a);
+      if (a.worst.present && a.worst_key > worst_key) {
+        worst_key = a.worst_key;
+        s.worst = a.worst;
+      }
+    }
+    if (s.measured > 0) {
+      s.mean_ulp /= static_cast<double>(s.measured);
+      s.mean_bits /= static_cast<double>(s.measured);
+    }
+    s.status = status_of(*t.kernel, s);
+    report.kernels.push_back(std::move(s));
+  }
+  return report;
+}
+
+}  // namespace softcheck

@@ -1,0 +1,52 @@
+// `softcheck run`: every selected kernel over the built-in input families x
+// sizes x temperatures, compared with the oracle (benchdnn's shape: fill,
+// reference, compare, report).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "softcheck/families.hpp"
+#include "softcheck/kernel.hpp"
+#include "softcheck/report.hpp"
+
+namespace softcheck {
+
+struct SuiteCase {
+  const Family* family = nullptr;
+  std::int64_t cols = 0;
+  double temperature = 1;
+  std::int64_t rows = 0;
+};
+
+struct SuiteSelection {
+  std::string suite = "quick";             // quick | full
+  std::vector<std::string> families;       // empty: all
+  std::vector<std::int64_t> sizes;         // empty: the suite's sizes
+  std::vector<double> temperatures;        // empty: the suite's temperatures
+};
+
+// Throws std::invalid_argument for an unknown suite or family, or a size or
+// temperature out of range.
+std::vector<SuiteCase> build_suite(const SuiteSelection& sel);
+
+struct RunOptions {
+  SuiteSelection selection;
+  std::uint64_t seed = 1;
+  unsigned oracle_bits = 256;
+  unsigned jobs = 1;
+  std::function<void(std::size_t done, std::size_t total)> progress;  // may be empty
+};
+
+// Seed of one case's rows: depends on the run seed, family, format, size and
+// temperature only, so a kernel's rows do not change with the selection.
+std::uint64_t case_seed(std::uint64_t seed, const SuiteCase& c, Format f);
+
+Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& opt);
+
+// Hex-exact text of a row ("0x1.8p+1,-inf,..."), for inputs and repro lines.
+std::string hex_row(const double* x, std::int64_t n);
+
+}  // namespace softcheck

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# End-to-end checks of the built `softcheck` binary: exit codes, messages,
+# report files (none left half-written), determinism.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+pass=0
+
+check() {  # check NAME EXPECTED_RC PATTERN -- command...
+  local name=$1 want=$2 pattern=$3; shift 4
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [[ $rc -ne $want ]]; then
+    echo "FAIL $name: exit $rc, wanted $want"; echo "$out" | head -20; failures=$((failures + 1)); return
+  fi
+  if [[ -n $pattern ]] && ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: output lacks /$pattern/"; echo "$out" | head -20; failures=$((failures + 1)); return
+  fi
+  pass=$((pass + 1))
+}
+
+# oracle: values for scripting, and every kind of bad input.
+# Independent reference: Python's decimal module at 60 digits,
+#   e = Decimal(1).exp(); s = 1 + e + e*e; format(1/s, '.39e'), e/s, e*e/s
+# (softmax is shift-invariant, so [1000, 1001, 1002] has the values of [0, 1, 2]).
+# All 40 printed digits must agree.
+expected='9.003057317038045799802210148449179786793e-02 0.09003057317038046
+2.447284710547976524729596183407627971993e-01 0.24472847105479767
+6.652409557748218895290182801747454049328e-01 0.6652409557748219'
+check oracle_values 0 '' -- bash -c "[[ \"\$('$bin' oracle 1000 1001 1002)\" == \"$expected\" ]]"
+check oracle_lines 0 '' -- bash -c "[[ \$('$bin' oracle 1 2 3 4 | wc -l) -eq 4 ]]"
+check oracle_masked 0 '^0\.0000e\+00 0$' -- "$bin" oracle --digits 5 -- 1 -inf 2
+check oracle_no_values 2 'values is required|required' -- "$bin" oracle
+check oracle_nan 2 'NaN' -- "$bin" oracle 1 nan 2
+check oracle_pinf 2 'undefined' -- "$bin" oracle 1 inf
+check oracle_junk 2 "not a number: 'abc'" -- "$bin" oracle 1 abc
+check oracle_all_masked 2 'every entry is -inf' -- "$bin" oracle -- -inf -inf
+check oracle_bad_temperature 2 'temperature' -- "$bin" oracle --temperature 0 1 2
+check oracle_bad_dtype 2 'dtype' -- "$bin" oracle --dtype f8 1 2
+
+# run: bad input gives exit 2 and writes nothing.
+check run_unknown_impl 2 "unknown kernel 'nosuch'" -- "$bin" run --impl nosuch --out "$tmp/none1"
+[[ ! -e $tmp/none1 ]] || { echo "FAIL run_unknown_impl left $tmp/none1"; failures=$((failures + 1)); }
+mkdir -p "$tmp/ro" && chmod 0555 "$tmp/ro"
+if [[ $(id -u) -eq 0 ]]; then unwritable=/proc/softcheck/out; else unwritable=$tmp/ro/out; fi
+check run_unwritable 2 'cannot create output directory|not writable' -- "$bin" run --impl shifted_f32 --size 4 --out "$unwritable"
+check run_bad_suite 2 'suite' -- "$bin" run --suite nosuch --out "$tmp/none2"
+check run_bad_family 2 "unknown family" -- "$bin" run --family nosuch --out "$tmp/none3"
+check run_bad_size 2 "size" -- "$bin" run --size 0 --out "$tmp/none4"
+[[ ! -e $tmp/none2 && ! -e $tmp/none3 && ! -e $tmp/none4 ]] || { echo "FAIL: bad run created files"; failures=$((failures + 1)); }
+
+# run: a small real run, determinism, and a violation's exit status.
+small=(--impl shifted_f32 --impl naive_f32 --family xnnpack_u90_100 --family normal_s10 --size 3 --size 100 --seed 5)
+check run_small 0 'FLAGGED' -- "$bin" run "${small[@]}" --out "$tmp/a" --jobs 1
+check run_small_again 0 '' -- "$bin" run "${small[@]}" --out "$tmp/b" --jobs 2 --quiet
+check run_deterministic 0 '' -- cmp "$tmp/a/report.json" "$tmp/b/report.json"
+check run_md 0 'softcheck report' -- cat "$tmp/a/report.md"
+check run_no_temporaries 0 '' -- bash -c "[[ \$(ls -A '$tmp/a' | wc -l) -eq 2 ]]"
+check run_violation 1 'VIOLATED' -- "$bin" run --impl mutant_no_max_shift --family xnnpack_u90_100 --size 8 --out "$tmp/c"
+
+# list
+check list_table 0 'shifted_log1p_f32' -- "$bin" list
+check list_json 0 '"masked_row_policy"' -- "$bin" list --json
+check list_families 0 'benchdnn' -- "$bin" list --families
+check no_command 2 '' -- "$bin"
+
+echo "$pass passed, $failures failed"
+[[ $failures -eq 0 ]]

@@ -1,0 +1,98 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "run_suite.hpp"
+#include "softcheck/kernel.hpp"
+
+using namespace softcheck;
+
+namespace {
+
+RunOptions small_run(std::vector<std::string> fams, std::vector<std::int64_t> sizes, unsigned jobs = 1) {
+  RunOptions opt;
+  opt.selection.families = std::move(fams);
+  opt.selection.sizes = std::move(sizes);
+  opt.selection.temperatures = {1.0, 0.7};
+  opt.seed = 42;
+  opt.jobs = jobs;
+  return opt;
+}
+
+std::vector<const Kernel*> kernels(std::initializer_list<const char*> names) {
+  std::vector<const Kernel*> ks;
+  for (const char* n : names) {
+    const Kernel* k = find_kernel(n);
+    EXPECT_NE(k, nullptr) << n;
+    if (k) ks.push_back(k);
+  }
+  return ks;
+}
+
+const KernelSummary& summary(const Report& r, const std::string& kernel, const std::string& op) {
+  for (const KernelSummary& k : r.kernels)
+    if (k.kernel == kernel && k.op == op) return k;
+  throw std::runtime_error("no summary for " + kernel);
+}
+
+}  // namespace
+
+TEST(BuildSuite, RejectsUnknownNamesAndBadValues) {
+  EXPECT_THROW(build_suite({"nosuch", {}, {}, {}}), std::invalid_argument);
+  EXPECT_THROW(build_suite({"quick", {"nosuch_family"}, {}, {}}), std::invalid_argument);
+  EXPECT_THROW(build_suite({"quick", {}, {0}, {}}), std::invalid_argument);
+  EXPECT_THROW(build_suite({"quick", {}, {}, {-1.0}}), std::invalid_argument);
+  EXPECT_THROW(build_suite({"quick", {}, {}, {NAN}}), std::invalid_argument);
+}
+
+TEST(BuildSuite, CoversEveryFamilyAndSizesFromOneTo65536) {
+  const auto cases = build_suite({"quick", {}, {}, {}});
+  for (const Family& f : families())
+    EXPECT_TRUE(std::any_of(cases.begin(), cases.end(), [&](const SuiteCase& c) { return c.family == &f; }))
+        << f.name;
+  auto [lo, hi] = std::minmax_element(cases.begin(), cases.end(),
+                                      [](const SuiteCase& a, const SuiteCase& b) { return a.cols < b.cols; });
+  EXPECT_EQ(lo->cols, 1);
+  EXPECT_EQ(hi->cols, 65536);
+}
+
+TEST(RunSuite, NaiveIsFlaggedOnOverflowFamiliesWhileShiftedHolds) {
+  const Report r = run_suite(kernels({"naive_f32", "shifted_f32", "shifted_log1p_f32"}),
+                             small_run({"xnnpack_u90_100", "seed_1000_1001_1002"}, {1, 7, 100}));
+  const KernelSummary& naive = summary(r, "naive_f32", "softmax");
+  EXPECT_GT(naive.nonfinite, 0u);
+  EXPECT_EQ(naive.status, "no_contract");
+  EXPECT_EQ(summary(r, "shifted_f32", "softmax").status, "held");
+  EXPECT_EQ(summary(r, "shifted_f32", "softmax").nonfinite, 0u);
+  EXPECT_EQ(summary(r, "shifted_log1p_f32", "log_softmax").status, "held");
+  EXPECT_TRUE(r.all_held());
+}
+
+TEST(RunSuite, BrokenKernelViolatesItsContract) {
+  const Report r = run_suite(kernels({"mutant_no_max_shift"}), small_run({"xnnpack_u90_100"}, {16}));
+  EXPECT_EQ(r.kernels.at(0).status, "violated");
+  EXPECT_FALSE(r.all_held());
+  ASSERT_TRUE(r.kernels.at(0).worst.present);
+  EXPECT_NE(r.kernels.at(0).worst.repro.find("mutant_no_max_shift"), std::string::npos);
+}
+
+TEST(RunSuite, FullyMaskedRowsAreCheckedAgainstThePolicy) {
+  const Report r = run_suite(kernels({"shifted_f32", "shifted_log1p_f32", "mutant_masked_nan"}),
+                             small_run({"fully_masked"}, {5}));
+  EXPECT_GT(summary(r, "shifted_f32", "softmax").policy_rows, 0u);
+  EXPECT_EQ(summary(r, "shifted_f32", "softmax").policy_violations, 0u);
+  EXPECT_EQ(summary(r, "shifted_log1p_f32", "softmax").policy_violations, 0u);
+  EXPECT_GT(summary(r, "mutant_masked_nan", "softmax").policy_violations, 0u);
+}
+
+TEST(RunSuite, SameSeedSameReportForAnyJobCount) {
+  const auto ks = kernels({"shifted_f32", "online_f64", "lse_alt_f32"});
+  const auto fams = std::vector<std::string>{"normal_s10", "mask_neg_inf", "one_dominant"};
+  const std::string one = to_json(run_suite(ks, small_run(fams, {3, 33, 300}, 1)));
+  const std::string two = to_json(run_suite(ks, small_run(fams, {3, 33, 300}, 3)));
+  EXPECT_EQ(one, two);
+  RunOptions other = small_run(fams, {3, 33, 300}, 2);
+  other.seed = 43;
+  EXPECT_NE(one, to_json(run_suite(ks, other)));
+}

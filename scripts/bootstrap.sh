@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12 packages), configures and builds into build/.
+# Idempotent: a second run installs nothing, reconfigures nothing and rebuilds
+# only what changed. Nothing is downloaded at build time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Each package and why it is here:
+packages=(
+  g++ cmake make pkg-config   # C++20 toolchain, CMake >= 3.25
+  libboost-dev                # Boost.Multiprecision: the oracle's mpfr_float
+  libmpfr-dev libgmp-dev      # MPFR (and GMP under it): arbitrary-precision arithmetic
+  libgtest-dev                # unit tests
+  librapidcheck-dev           # property tests with shrinking (and its GoogleTest integration)
+  libbenchmark-dev            # performance benchmarks
+  libcli11-dev                # command-line parsing
+  nlohmann-json3-dev          # report JSON
+  libfmt-dev                  # formatting
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+if [[ ! -f build/CMakeCache.txt ]]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+fi
+cmake --build build -j "$jobs"
