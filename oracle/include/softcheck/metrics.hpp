@@ -16,6 +16,10 @@ enum class ElementClass {
   nonfinite,         // exact value finite, result NaN or +-inf: its own category
   special_mismatch,  // exact value is +-inf (a masked log-softmax entry) and the result differs
 };
+// An infinite result for a finite exact value is class `finite` with all errors
+// 0 when it is the correctly rounded value (the format overflows there, e.g. an
+// f32 log-softmax below -max_finite). For `nonfinite` and `special_mismatch`
+// ulp, rel and abs are +inf and bits is the format's width.
 
 struct ElementError {
   ElementClass cls = ElementClass::finite;
@@ -25,14 +29,24 @@ struct ElementError {
   double bits = 0;  // log2(1 + |ord(r) - ord(round_T(v))|); width of T when nonfinite
 };
 
-// `result` is a value of format `f` held in a double.
+// `result` is a value of format `f` held in a double (throws
+// std::invalid_argument if it is not, or if `exact` is NaN). The errors are
+// computed in MPFR and rounded to double (a few units of 2^-53 relative).
+// Thread-safe; allocates nothing after its first call in a thread.
 ElementError compare_element(double result, const oracle::Real& exact, Format f);
 
 // Herbie's ordinal: the index of x among the values of format f, with +-0 both 0
-// (x must be a value of f, finite or infinite).
+// (x must be a value of f, finite or infinite; throws std::invalid_argument
+// otherwise; NaN gives NaN). For f32 and f64 it is the IEEE bit pattern of |x|,
+// negated for negative x. Exact for f32, f16 and bf16; for f64 the ordinals reach
+// 2^63 and the double is the rounded integer (compare_element uses the exact
+// integers internally).
 double ordinal(double x, Format f);
 
-// Per-row aggregate. NaN/inf results never enter the averages.
+// Per-row aggregate. Only elements of class `finite` enter the sums and maxima
+// (ulp, bits, rel, abs, and the numerator of normwise); nonfinite and
+// special_mismatch elements are only counted. Throws std::invalid_argument when
+// the spans differ in length.
 struct RowError {
   std::size_t elements = 0;
   std::size_t measured = 0;          // elements of class `finite`
@@ -42,7 +56,9 @@ struct RowError {
   double max_bits = 0, sum_bits = 0;
   double max_rel = 0, max_abs = 0;
   double normwise = 0;  // max_j |r_j - g_j| / (u * max_j g_j); softmax only, else 0
-  std::size_t worst_index = 0;       // element with the largest ulp error (or first nonfinite)
+  // The first element of class nonfinite or special_mismatch if there is one;
+  // else the first element with the largest ulp error; 0 for an empty row.
+  std::size_t worst_index = 0;
 };
 
 RowError compare_row(std::span<const double> result, std::span<const oracle::Real> exact, Format f,

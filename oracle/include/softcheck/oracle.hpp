@@ -20,9 +20,15 @@ using Real = boost::multiprecision::number<boost::multiprecision::mpfr_float_bac
 
 inline constexpr unsigned default_bits = 256;
 
-// Sets the calling thread's default MPFR precision for its lifetime and
-// restores the previous one. Every Real created inside carries `bits` bits
-// (at least: Boost specifies precision in decimal digits, see bits()).
+// Sets the default precision of new Reals for its lifetime and restores the
+// previous one. Every Real created inside carries `bits` bits (at least: Boost
+// specifies precision in decimal digits; current_bits() tells the real figure).
+// The default is the calling thread's where Boost has thread_default_precision;
+// Boost 1.74 has only the process-wide default_precision, so there concurrent
+// scopes in several threads race. The oracle's own functions never depend on
+// it (every Real they make gets an explicit precision): a scope only matters
+// for a caller's own arithmetic on Reals (Boost 1.74 gives the result of a + b
+// the default precision, 20 digits = 68 bits without a scope).
 class PrecisionScope {
  public:
   explicit PrecisionScope(unsigned bits);
@@ -51,25 +57,33 @@ struct ExactRow {
   Real lse;                       // log sum exp(z_i), z = x / temperature
 };
 
-// Exact results for softmax(x / temperature). x / temperature is formed in
-// `bits` of precision (not rounded to any working format). temperature must be
-// finite and > 0 (throws std::invalid_argument otherwise). For status != ok the
-// vectors are empty.
+// Exact results for softmax(x / temperature), never rounded to any working
+// format. Computed internally with guard bits beyond `bits` (see oracle.cpp) and
+// rounded once to `bits`: every Real returned carries exactly `bits` bits and
+// softmax/log_softmax entries have relative error a few units of 2^-bits.
+// temperature must be finite and > 0, x non-empty, bits in [1, 2^24] (throws
+// std::invalid_argument otherwise). Safe to call from several threads. For
+// status != ok the vectors are empty and lse is -inf (all_masked) or NaN
+// (undefined).
 ExactRow exact_row(std::span<const double> x, double temperature = 1.0,
                    unsigned bits = default_bits);
 
-// Correct rounding (to nearest, ties to even) of an exact value to `f`,
+// Correct rounding (to nearest, ties to even) of an exact value to `f`, NaN
+// kept, the sign of zero kept (also when a tiny value rounds to zero),
 // subnormal-aware, overflowing to +-inf past max + ulp/2; done in one step from
 // the exact value (no double rounding). Returned as the double that holds it
 // (every format here embeds exactly in f64).
 double round_to(const Real& v, Format f);
 
 // ulp_T(v) = 2^(max(e, emin) - p + 1) where 2^e <= |v| < 2^(e+1); for v = 0 the
-// smallest subnormal; past the largest binade the ulp of max_finite
-// (REFERENCE.md, "Error metrics in use").
+// smallest subnormal; past the largest binade (and for +-inf) the ulp of
+// max_finite (REFERENCE.md, "Error metrics in use"). NaN for NaN. Carries v's
+// precision.
 Real ulp(const Real& v, Format f);
 
-// Decimal text of v with `digits` significant digits (scientific notation).
+// Decimal text of v with `digits` significant digits (>= 1, else throws
+// std::invalid_argument), correctly rounded, in C's %.*e layout
+// ("5.922e-01"); "0.000e+00", "-0.000e+00", "inf", "-inf", "nan" for specials.
 std::string to_string(const Real& v, int digits);
 
 }  // namespace softcheck::oracle
