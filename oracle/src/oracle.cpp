@@ -1,0 +1,319 @@
+// The MPFR oracle. Every MPFR variable here gets an explicit precision: nothing
+// depends on Boost's default precision, which in Boost 1.74 is process-wide
+// (see PrecisionScope), so exact_row is safe to call from several threads.
+#include "softcheck/oracle.hpp"
+
+#include <mpfr.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+
+namespace softcheck::oracle {
+
+namespace detail {
+
+// MPFR keeps its exponent range per thread when built with TLS (REFERENCE.md,
+// "MPFR through Boost.Multiprecision"). The default range (about 2^-2^30)
+// would flush exp(-1e9) ~ 2^-1.44e9 to 0, so each thread widens it to the
+// largest range once, before its first MPFR call here. Values still below that
+// range (exp of about -3e18 and less) underflow to 0 in MPFR; every format
+// here rounds them to 0 anyway. MPFR also keeps per-thread caches (constants,
+// memory pools) that only mpfr_free_cache2 releases: done at thread exit, or
+// every worker thread would leak them. The detail functions are declared again
+// in metrics.cpp, their other user.
+struct ThreadState {
+  ThreadState() {
+    // Without TLS MPFR's state is shared and exact_row could not be called from
+    // several threads; Debian's MPFR has it, so this is a configuration check.
+    if (!mpfr_buildopt_tls_p())
+      throw std::runtime_error("softcheck oracle: MPFR was built without thread-local storage");
+    mpfr_set_emin(mpfr_get_emin_min());
+    mpfr_set_emax(mpfr_get_emax_max());
+  }
+  ~ThreadState() { mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); }
+  ThreadState(const ThreadState&) = delete;
+  ThreadState& operator=(const ThreadState&) = delete;
+};
+
+void prepare_mpfr_thread() {
+  thread_local const ThreadState state;
+  (void)state;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::prepare_mpfr_thread;
+
+// ---------------------------------------------------------------- precision
+
+// Boost 1.74 has only the process-wide default_precision; later versions add
+// thread_default_precision, which is what PrecisionScope promises. Use it when
+// it exists (the concept keeps this compiling on both).
+template <class R>
+concept HasThreadDefault = requires(unsigned d) { R::thread_default_precision(d); };
+
+template <class R>
+unsigned default_digits() {
+  if constexpr (HasThreadDefault<R>)
+    return R::thread_default_precision();
+  else
+    return R::default_precision();
+}
+
+template <class R>
+void set_default_digits(unsigned digits) {
+  if constexpr (HasThreadDefault<R>)
+    R::thread_default_precision(digits);
+  else
+    R::default_precision(digits);
+}
+
+unsigned bits_for_digits(unsigned digits) {
+  const Real probe(0, digits);
+  return static_cast<unsigned>(mpfr_get_prec(probe.backend().data()));
+}
+
+// Smallest decimal precision whose MPFR precision is >= bits (Boost converts
+// digits to bits with its own formula; asking it avoids copying that formula).
+unsigned digits_for_bits(unsigned bits) {
+  unsigned digits = std::max(1u, bits * 301u / 1000u);
+  while (digits > 1 && bits_for_digits(digits - 1) >= bits) --digits;
+  while (bits_for_digits(digits) < bits) ++digits;
+  return digits;
+}
+
+mpfr_ptr raw(Real& r) { return r.backend().data(); }
+mpfr_srcptr raw(const Real& r) { return r.backend().data(); }
+
+Real real_with_bits(mpfr_prec_t bits) {
+  Real r;
+  mpfr_set_prec(raw(r), bits);  // leaves NaN: every caller assigns next
+  return r;
+}
+
+// A plain mpfr_t owned by one thread and reused across calls (hot paths).
+struct Scratch {
+  mpfr_t v;
+  explicit Scratch(mpfr_prec_t bits) { mpfr_init2(v, bits); }
+  ~Scratch() { mpfr_clear(v); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
+
+// ---------------------------------------------------------------- exact_row
+
+void check_arguments(std::span<const double> x, double temperature, unsigned bits) {
+  if (!std::isfinite(temperature) || !(temperature > 0))
+    throw std::invalid_argument("exact_row: temperature must be finite and > 0");
+  if (x.empty()) throw std::invalid_argument("exact_row: empty row");
+  if (bits < MPFR_PREC_MIN || bits > (1u << 24))
+    throw std::invalid_argument("exact_row: bits must be in [1, 2^24]");
+}
+
+RowStatus classify(std::span<const double> x) {
+  bool any_finite = false;
+  for (double v : x) {
+    if (std::isnan(v) || v == std::numeric_limits<double>::infinity()) return RowStatus::undefined;
+    any_finite = any_finite || std::isfinite(v);
+  }
+  return any_finite ? RowStatus::ok : RowStatus::all_masked;
+}
+
+std::size_t index_of_max(std::span<const double> x) {
+  return static_cast<std::size_t>(std::max_element(x.begin(), x.end()) - x.begin());
+}
+
+// Extra working bits (row status ok), so that every output ends within a few
+// units of 2^-bits. d_i carries two roundings, an absolute error of at most
+// 2 |d_i| 2^-w, which exp turns into a relative error of e_i of the same size:
+// |d_i| up to 2^62 costs up to 62 bits (beyond, exp underflows MPFR's widest
+// range to 0 exactly). s is a correctly rounded sum of the e_i, so its relative
+// error is at most the largest of theirs plus 2^-w, whatever n. 8 more bits
+// push the sum of these errors well below 2^-bits. Ordinary rows (|d_i| < 63)
+// pay 14 bits or fewer.
+mpfr_prec_t guard_bits(std::span<const double> x, double xmax, double temperature) {
+  double widest = 0;  // max_i |d_i|, in double (only its size matters)
+  for (double v : x)
+    if (std::isfinite(v)) widest = std::max(widest, (xmax - v) / temperature);  // may be inf
+  widest = std::min(widest, 0x1p62);
+  return static_cast<mpfr_prec_t>(std::bit_width(static_cast<std::uint64_t>(std::ceil(widest))) + 8);
+}
+
+// d_i = z_i - a = (x_i - x_k) / T. Subtracting the exact doubles first, then
+// dividing, keeps d_i's relative error at 2 roundings: forming z_i = x_i / T
+// and a = x_k / T separately and subtracting would cancel their errors into d_i
+// (shift invariance would be lost too). -inf entries give d_i = -inf exactly.
+void shifted_logit(mpfr_ptr d, double xi, mpfr_srcptr xk, double temperature) {
+  mpfr_d_sub(d, xi, xk, MPFR_RNDN);
+  mpfr_div_d(d, d, temperature, MPFR_RNDN);
+}
+
+ExactRow undefined_row(RowStatus status, unsigned bits) {
+  ExactRow row;
+  row.status = status;
+  row.lse = real_with_bits(bits);
+  // log sum exp over an all -inf row is log 0 = -inf; +inf/NaN rows have none.
+  if (status == RowStatus::all_masked)
+    mpfr_set_inf(raw(row.lse), -1);
+  else
+    mpfr_set_nan(raw(row.lse));
+  return row;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- PrecisionScope
+
+PrecisionScope::PrecisionScope(unsigned bits) : saved_digits_(default_digits<Real>()) {
+  set_default_digits<Real>(digits_for_bits(bits));
+}
+
+PrecisionScope::~PrecisionScope() { set_default_digits<Real>(saved_digits_); }
+
+unsigned current_bits() {
+  const Real fresh;
+  return static_cast<unsigned>(mpfr_get_prec(fresh.backend().data()));
+}
+
+std::string_view name(RowStatus s) {
+  switch (s) {
+    case RowStatus::ok: return "ok";
+    case RowStatus::all_masked: return "all_masked";
+    case RowStatus::undefined: return "undefined";
+  }
+  return "?";
+}
+
+// Shifted softmax with the max term left out of the sum (REFERENCE.md,
+// Blanchard, Higham & Higham, "their final form"), evaluated in w = bits +
+// guard_bits working precision; each output is then rounded once to `bits`:
+//   d_i = (x_i - x_k) / T           (x_k the max; d_k = 0, d_i <= 0)
+//   e_i = exp(d_i)                  (e_k = 1 exactly; masked entries 0 exactly)
+//   r = sum_{i != k} e_i            (mpfr_sum: correctly rounded)
+//   log s = log1p(r), s = 1 + r     (log1p keeps log s accurate when r is tiny)
+//   softmax_i = e_i / s,  log_softmax_i = d_i - log s,  lse = x_k / T + log s.
+// Every output has relative error a few units of 2^-bits, except lse, whose
+// error is of the order (|x_k / T| + log s) 2^-w.
+ExactRow exact_row(std::span<const double> x, double temperature, unsigned bits) {
+  check_arguments(x, temperature, bits);
+  prepare_mpfr_thread();
+  const RowStatus status = classify(x);
+  if (status != RowStatus::ok) return undefined_row(status, bits);
+
+  const std::size_t n = x.size();
+  const std::size_t k = index_of_max(x);
+  const mpfr_prec_t w = static_cast<mpfr_prec_t>(bits) + guard_bits(x, x[k], temperature);
+
+  Scratch xk(53), d(w), rest(w), log_s(w), s(w);
+  mpfr_set_d(xk.v, x[k], MPFR_RNDN);  // exact: inputs are binary doubles, never decimal text
+
+  std::vector<Real> e;  // e_i in working precision
+  e.reserve(n);
+  std::vector<mpfr_ptr> others;  // e_i for i != k, summed by mpfr_sum
+  others.reserve(n - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    e.push_back(real_with_bits(w));
+    shifted_logit(d.v, x[i], xk.v, temperature);
+    mpfr_exp(raw(e.back()), d.v, MPFR_RNDN);
+    if (i != k) others.push_back(raw(e.back()));
+  }
+  mpfr_sum(rest.v, others.data(), others.size(), MPFR_RNDN);
+  mpfr_log1p(log_s.v, rest.v, MPFR_RNDN);
+  mpfr_add_ui(s.v, rest.v, 1, MPFR_RNDN);
+
+  ExactRow row;
+  row.status = RowStatus::ok;
+  row.softmax.reserve(n);
+  row.log_softmax.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    row.softmax.push_back(real_with_bits(bits));
+    mpfr_div(raw(row.softmax.back()), raw(e[i]), s.v, MPFR_RNDN);
+    row.log_softmax.push_back(real_with_bits(bits));
+    shifted_logit(d.v, x[i], xk.v, temperature);  // recomputed: cheaper than storing n of them
+    mpfr_sub(raw(row.log_softmax.back()), d.v, log_s.v, MPFR_RNDN);
+  }
+  row.lse = real_with_bits(bits);
+  mpfr_div_d(d.v, xk.v, temperature, MPFR_RNDN);  // a = x_k / T
+  mpfr_add(raw(row.lse), d.v, log_s.v, MPFR_RNDN);
+  return row;
+}
+
+// ---------------------------------------------------------------- rounding
+
+namespace detail {
+
+// Correct rounding of v to format `fi`, ties to even, in one step. With 2^E <=
+// |v| < 2^(E+1), the format's quantum there is 2^q, q = max(E, emin) - p + 1
+// (the subnormal quantum denorm_min below 2^emin), so v keeps E - q + 1 bits:
+// p for normals, fewer for subnormals. Rounding v straight to that many bits
+// is the format's rounding with an unbounded exponent; past max_finite that
+// result is +-inf (IEEE 754 overflow under round to nearest).
+double round_to_format(mpfr_srcptr v, Format f) {
+  prepare_mpfr_thread();
+  const FormatInfo fi = info(f);
+  if (!mpfr_regular_p(v)) return mpfr_get_d(v, MPFR_RNDN);  // NaN, +-inf, signed zero: kept
+  const int sign = mpfr_signbit(v) ? -1 : 1;
+  const mpfr_exp_t E = mpfr_get_exp(v) - 1;  // MPFR: |v| = 0.1xxx_2 * 2^exp
+  const mpfr_exp_t q = std::max<mpfr_exp_t>(E, fi.emin) - fi.precision + 1;
+  const mpfr_exp_t kept = E - q + 1;
+  double out;
+  if (kept >= 1) {
+    thread_local Scratch t(64);
+    mpfr_set_prec(t.v, static_cast<mpfr_prec_t>(kept));  // <= 53 bits: fits in its limb
+    mpfr_set(t.v, v, MPFR_RNDN);                         // the single rounding
+    out = mpfr_get_d(t.v, MPFR_RNDN);                    // exact (or inf past 2^1024)
+  } else {
+    // |v| < denorm_min = 2^q: to denorm_min above the midpoint 2^(q-1), to 0
+    // at it (0 is even) or below.
+    const bool above_half = kept == 0 && mpfr_cmp_si_2exp(v, sign, q - 1) != 0;
+    out = above_half ? std::ldexp(1.0, static_cast<int>(q)) : 0.0;
+  }
+  if (std::fabs(out) > max_finite(f)) out = std::numeric_limits<double>::infinity();
+  return std::copysign(std::fabs(out), static_cast<double>(sign));
+}
+
+// ulp exponent q of v in format fi: ulp_T(v) = 2^q (see ulp in oracle.hpp).
+long ulp_exponent(mpfr_srcptr v, Format f) {
+  const FormatInfo fi = info(f);
+  if (mpfr_zero_p(v)) return fi.emin - fi.precision + 1;
+  if (mpfr_inf_p(v)) return fi.emax - fi.precision + 1;
+  const mpfr_exp_t E = mpfr_get_exp(v) - 1;
+  return static_cast<long>(std::clamp<mpfr_exp_t>(E, fi.emin, fi.emax)) - fi.precision + 1;
+}
+
+}  // namespace detail
+
+double round_to(const Real& v, Format f) {
+  return detail::round_to_format(raw(v), f);
+}
+
+Real ulp(const Real& v, Format f) {
+  prepare_mpfr_thread();
+  Real u = real_with_bits(mpfr_get_prec(raw(v)));  // a power of two: any precision holds it
+  if (mpfr_nan_p(raw(v)))
+    mpfr_set_nan(raw(u));
+  else
+    mpfr_set_si_2exp(raw(u), 1, detail::ulp_exponent(raw(v), f), MPFR_RNDN);
+  return u;
+}
+
+// MPFR's printf rounds the decimal digits correctly (to nearest, ties to even)
+// and spells 0, -0, inf and nan like C's %e.
+std::string to_string(const Real& v, int digits) {
+  if (digits < 1) throw std::invalid_argument("to_string: digits must be >= 1");
+  prepare_mpfr_thread();
+  char* text = nullptr;
+  if (mpfr_asprintf(&text, "%.*Re", digits - 1, raw(v)) < 0)
+    throw std::runtime_error("to_string: mpfr_asprintf failed");
+  std::string out(text);
+  mpfr_free_str(text);
+  return out;
+}
+
+}  // namespace softcheck::oracle
