@@ -35,9 +35,16 @@ Json family_json(const FamilySummary& f) {
               {"violations", f.violations}};
 }
 
+Json property_json(const PropertySummary& p) {
+  return Json{{"property", p.property}, {"verdict", p.verdict}, {"tests", p.tests},
+              {"detail", p.detail},     {"repro", p.repro}};
+}
+
 Json kernel_json(const KernelSummary& k) {
   Json by_family = Json::array();
   for (const FamilySummary& f : k.by_family) by_family.push_back(family_json(f));
+  Json properties = Json::array();
+  for (const PropertySummary& p : k.properties) properties.push_back(property_json(p));
   Json contract = Json{{"declared", k.contract_declared},
                        {"formula", k.contract_formula},
                        {"why", k.contract_why}};
@@ -67,14 +74,18 @@ Json kernel_json(const KernelSummary& k) {
               {"policy_rows", k.policy_rows},
               {"policy_violations", k.policy_violations},
               {"worst", worst_json(k.worst)},
-              {"by_family", by_family}};
+              {"by_family", by_family},
+              {"properties", properties}};
 }
 
 }  // namespace
 
 bool Report::all_held() const {
-  for (const KernelSummary& k : kernels)
+  for (const KernelSummary& k : kernels) {
     if (k.status == "violated") return false;
+    for (const PropertySummary& p : k.properties)
+      if (p.verdict == "failed") return false;
+  }
   return true;
 }
 

@@ -36,6 +36,15 @@ struct FamilySummary {
   std::uint64_t violations = 0;  // rows breaking the contract or the masked-row policy
 };
 
+// Verdict of one property (properties/, issue 3) for one (kernel, op).
+struct PropertySummary {
+  std::string property;
+  std::string verdict;  // passed | failed | not_claimed
+  std::string detail;   // why not claimed, or the failure (measured vs allowed)
+  std::string repro;    // for failures: the command that replays the shrunk case
+  std::uint64_t tests = 0;
+};
+
 struct KernelSummary {
   std::string kernel, algorithm, format, op, masked_policy, description;
   bool contract_declared = false;
@@ -50,6 +59,7 @@ struct KernelSummary {
   std::uint64_t contract_violations = 0, policy_violations = 0, policy_rows = 0;
   WorstCase worst;
   std::vector<FamilySummary> by_family;
+  std::vector<PropertySummary> properties;  // empty when properties were not run
 };
 
 struct Report {
