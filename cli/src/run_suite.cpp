@@ -14,6 +14,7 @@
 
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
+#include "softcheck/storage.hpp"
 #include "version.hpp"
 
 namespace softcheck {
@@ -106,34 +107,6 @@ struct Target {
   const Kernel* kernel;
   const OpDecl* decl;
 };
-
-// Element buffers in a kernel's own format.
-std::vector<unsigned char> pack(const std::vector<double>& x, Format f) {
-  if (f == Format::f64) {
-    std::vector<unsigned char> b(x.size() * sizeof(double));
-    std::memcpy(b.data(), x.data(), b.size());
-    return b;
-  }
-  if (f == Format::f32) {
-    std::vector<unsigned char> b(x.size() * sizeof(float));
-    auto* p = reinterpret_cast<float*>(b.data());
-    for (std::size_t i = 0; i < x.size(); ++i) p[i] = static_cast<float>(x[i]);
-    return b;
-  }
-  throw std::logic_error("format " + std::string(name(f)) + " has no buffer conversion yet");
-}
-
-std::vector<double> unpack(const std::vector<unsigned char>& b, Format f, std::size_t count) {
-  std::vector<double> y(count);
-  if (f == Format::f64) std::memcpy(y.data(), b.data(), count * sizeof(double));
-  else if (f == Format::f32) {
-    const auto* p = reinterpret_cast<const float*>(b.data());
-    for (std::size_t i = 0; i < count; ++i) y[i] = p[i];
-  } else throw std::logic_error("format has no buffer conversion yet");
-  return y;
-}
-
-std::size_t element_size(Format f) { return f == Format::f64 ? 8 : f == Format::f32 ? 4 : 2; }
 
 // Per (case, target) accumulation; merged into KernelSummary in case order.
 struct Accum {
