@@ -24,10 +24,11 @@ check() {  # check NAME EXPECTED_RC PATTERN -- command...
 # oracle: values for scripting, and every kind of bad input.
 # Independent reference: Python's decimal module at 60 digits,
 #   e = Decimal(1).exp(); s = 1 + e + e*e; format(1/s, '.39e'), e/s, e*e/s
+# and the rounded column is float(v) of the same Decimal (correctly rounded by Python).
 # (softmax is shift-invariant, so [1000, 1001, 1002] has the values of [0, 1, 2]).
 # All 40 printed digits must agree.
 expected='9.003057317038045799802210148449179786793e-02 0.09003057317038046
-2.447284710547976524729596183407627971993e-01 0.24472847105479767
+2.447284710547976524729596183407627971993e-01 0.24472847105479764
 6.652409557748218895290182801747454049328e-01 0.6652409557748219'
 check oracle_values 0 '' -- bash -c "[[ \"\$('$bin' oracle 1000 1001 1002)\" == \"$expected\" ]]"
 check oracle_lines 0 '' -- bash -c "[[ \$('$bin' oracle 1 2 3 4 | wc -l) -eq 4 ]]"

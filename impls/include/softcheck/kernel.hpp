@@ -16,9 +16,11 @@ namespace softcheck {
 
 // Summary of a row of scaled inputs z = x / temperature that accuracy bounds
 // are written in. Only "contributing" entries count: those with
-// z_max - z_i <= L_T, L_T = (p - emin) ln 2 + ln 2, i.e. exp(z_i - z_max) >=
-// denorm_min/2. Entries below that have an exact softmax that rounds to 0 and a
-// computed one of at most denorm_min, whatever the formula.
+// z_max - z_i <= L_T, L_T = (p - emin) ln 2 + ln 2: exp(-L_T) = denorm_min/4, one
+// factor ln 2 below the rounding threshold denorm_min/2 as a margin (counting
+// more entries only raises R and M, so the bound stays safe). Entries below
+// that have an exact softmax that rounds to 0 and a computed one of at most
+// denorm_min, whatever the formula.
 struct RowShape {
   double n = 0;  // row length (cols)
   double R = 0;  // range of the contributing finite z: z_max - min z_i

@@ -1,0 +1,86 @@
+// Row shapes and contract bounds (impls/include/softcheck/kernel.hpp).
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "softcheck/kernel.hpp"
+
+namespace softcheck {
+
+namespace {
+
+// L_T, the "contributing" cut-off of kernel.hpp: (p - emin) ln 2 + ln 2.
+// exp(-(p - emin) ln 2) = 2^(emin - p) = denorm_min/2, so the header's extra
+// ln 2 keeps one binade of slack below the cut-off (f32: 151 ln 2 ~ 104.7):
+// counting more entries only enlarges R and M, i.e. the bound.
+double contributing_cutoff(Format f) {
+  const FormatInfo fi = info(f);
+  return (fi.precision - fi.emin) * std::log(2.0) + std::log(2.0);
+}
+
+std::string coefficient(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+RowShape row_shape(std::span<const double> x, double temperature, Format f) {
+  RowShape s;
+  s.n = static_cast<double>(x.size());
+  s.temperature_is_one = temperature == 1.0;
+
+  // z_i = x_i / temperature in double: one rounding, |dz_i| <= 2^-53 |z_i|.
+  double z_max = -std::numeric_limits<double>::infinity();
+  for (double xi : x) {
+    const double z = xi / temperature;
+    if (std::isfinite(z)) z_max = std::max(z_max, z);
+  }
+  if (!std::isfinite(z_max)) return s;  // no finite entry: R = M = 0
+
+  const double cutoff = contributing_cutoff(f);
+  double z_min = z_max;
+  double m = 0;
+  for (double xi : x) {
+    const double z = xi / temperature;
+    if (!std::isfinite(z) || z_max - z > cutoff) continue;  // masked or not contributing
+    z_min = std::min(z_min, z);
+    m = std::max(m, std::abs(z));
+  }
+
+  // Keep R and M upper bounds of the exact values despite the roundings of
+  // x_i / temperature and z_max - z_min in double. Each z_i is within
+  // 2^-53 |z_i| of the exact one, so M grows by at most that relative amount
+  // and R by 2^-53 (|z_max| + |z_min|) <= 2^-52 M absolute plus the
+  // subtraction's 2^-53 R: inflating by 2^-50 (relative, plus 2^-50 M for R)
+  // covers both with room to spare. Negligible against any u >= 2^-53 but it
+  // keeps "bound" an upper bound rather than a rounded estimate.
+  const double slack = std::ldexp(1.0, -50);
+  s.M = m * (1 + slack);
+  s.R = (z_max - z_min) * (1 + slack) + slack * s.M;
+  return s;
+}
+
+double Contract::bound_ulps(const RowShape& s, Format f) const {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (!declared) return inf;
+  const double m_coefficient = d + (s.temperature_is_one ? 0.0 : t);
+  const double K = a + b * s.n + c * s.R + m_coefficient * s.M;
+  const double u = unit_roundoff(f);
+  if (!(K * u < 1)) return inf;  // also NaN K
+  return K / (1 - K * u);       // Higham's gamma_K in units of u
+}
+
+std::string Contract::formula() const {
+  if (!declared) return "none";
+  std::string out = coefficient(a);
+  if (b != 0) out += " + " + coefficient(b) + "*n";
+  if (c != 0) out += " + " + coefficient(c) + "*R";
+  if (d != 0) out += " + " + coefficient(d) + "*M";
+  if (t != 0) out += " + " + coefficient(t) + "*M[T!=1]";
+  return out;
+}
+
+}  // namespace softcheck

@@ -1,0 +1,254 @@
+// Private building blocks shared by the CPU kernels (impls/src/*.cpp).
+//
+// Each kernel is written as a "core" that works in place on one row: it
+// receives z = x / temperature in y and leaves the result there. The helpers
+// below are the steps the cores are made of, named after the math they do
+// (REFERENCE.md, Blanchard-Higham-Higham and Milakov-Gimelshein), in the style
+// of FlashAttention's softmax.h: reduce_max, exp_shifted, sum, ...
+//
+// Every operation is done in the element type T (float or double) with plain
+// std::exp / std::log / std::log1p of T, left-to-right recursive summation and
+// no FMA contraction (the project compiles with -ffp-contract=off): the error
+// bounds in the kernels' contracts assume exactly these roundings.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <type_traits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "softcheck/kernel.hpp"
+
+namespace softcheck::kernels {
+
+template <class T>
+inline constexpr T minus_inf = -std::numeric_limits<T>::infinity();
+
+// ---------------------------------------------------------------- row steps
+
+// z_i = x_i / temperature: one rounding in T (the caller already rounded the
+// temperature to T, the second rounding the contracts' t coefficient covers).
+// x and z may alias.
+template <class T>
+void scale_by_temperature(std::span<const T> x, T temperature, std::span<T> z) {
+  for (std::size_t i = 0; i < x.size(); ++i) z[i] = x[i] / temperature;
+}
+
+// a = max_i z_i; -inf for an all -inf row.
+template <class T>
+T reduce_max(std::span<const T> z) {
+  T a = minus_inf<T>;
+  for (T v : z) a = std::max(a, v);
+  return a;
+}
+
+// k = the first index where z_k = max_i z_i (0 for an all -inf row).
+template <class T>
+std::size_t index_of_max(std::span<const T> z) {
+  std::size_t k = 0;
+  for (std::size_t i = 1; i < z.size(); ++i)
+    if (z[i] > z[k]) k = i;
+  return k;
+}
+
+// FlashAttention's rule for fully masked rows (REFERENCE.md, "FlashAttention
+// tiling"): when the row max is -inf shift by 0 instead, so that z_i - a is
+// -inf - 0 = -inf (exp gives 0) rather than -inf - -inf = NaN.
+template <class T>
+T max_or_zero_if_masked(T a) {
+  return a == minus_inf<T> ? T(0) : a;
+}
+
+// v_i <- exp(v_i)
+template <class T>
+void exp_each(std::span<T> v) {
+  for (T& e : v) e = std::exp(e);
+}
+
+// v_i <- exp(v_i - a)
+template <class T>
+void exp_shifted(std::span<T> v, T a) {
+  for (T& e : v) e = std::exp(e - a);
+}
+
+// Sum v_0 + v_1 + ... left to right (recursive summation: error <= (n-1)u).
+template <class T>
+T sum(std::span<const T> v) {
+  T s = 0;
+  for (T e : v) s += e;
+  return s;
+}
+
+// sum_i exp(z_i - a), left to right, without storing the terms.
+template <class T>
+T sum_exp_shifted(std::span<const T> z, T a) {
+  T s = 0;
+  for (T v : z) s += std::exp(v - a);
+  return s;
+}
+
+// s' = sum_{i != k} exp(z_i - a): the shifted sum with the max term (exactly 1)
+// left out (Blanchard-Higham-Higham's final form).
+template <class T>
+T sum_exp_shifted_except(std::span<const T> z, T a, std::size_t k) {
+  T s = 0;
+  for (std::size_t i = 0; i < z.size(); ++i)
+    if (i != k) s += std::exp(z[i] - a);
+  return s;
+}
+
+// v_i <- v_i / d (a true division per element, not a multiply by 1/d).
+template <class T>
+void divide_by(std::span<T> v, T d) {
+  for (T& e : v) e = e / d;
+}
+
+// v_i <- v_i - c
+template <class T>
+void subtract(std::span<T> v, T c) {
+  for (T& e : v) e = e - c;
+}
+
+// Log-softmax in shifted form: v_j <- (v_j - a) - log_sum, two roundings.
+template <class T>
+void log_softmax_shifted(std::span<T> v, T a, T log_sum) {
+  for (T& e : v) e = (e - a) - log_sum;
+}
+
+// --------------------------------------------------- online normaliser state
+
+// d * exp(m_old - m_new): the running sum d = sum exp(z_i - m_old) re-expressed
+// relative to the new max (Milakov & Gimelshein 2018). Nothing accumulated yet
+// (d = 0, m_old = -inf) stays 0 without evaluating exp.
+struct RescaleToNewMax {
+  template <class T>
+  T operator()(T d, T m_old, T m_new) const {
+    return d == T(0) ? T(0) : d * std::exp(m_old - m_new);
+  }
+};
+
+// The (m, d) state of the online softmax: m = running max, d = running
+// sum of exp(z_i - m). Start (m_0, d_0) = (-inf, 0).
+template <class T, class Rescale = RescaleToNewMax>
+struct OnlineNormaliser {
+  T m = minus_inf<T>;
+  T d = 0;
+
+  // m_j = max(m_{j-1}, z_j); d_j = d_{j-1} exp(m_{j-1} - m_j) + exp(z_j - m_j).
+  // A masked entry (z_j = -inf) adds exp(-inf - m_j) = 0 and leaves m
+  // unchanged, so it is skipped: identical to the formula whenever m is finite,
+  // and it avoids -inf - -inf = NaN for masked entries before the first finite
+  // one (a row [-inf, 1, 2] is fine). An all -inf row keeps (m, d) = (-inf, 0).
+  void push(T z) {
+    if (z == minus_inf<T>) return;
+    const T m_new = std::max(m, z);
+    d = Rescale{}(d, m, m_new) + std::exp(z - m_new);
+    m = m_new;
+  }
+};
+
+// ------------------------------------------------------- contracts, families
+
+inline Contract declared_contract(double a, double b, double c, double d, double t,
+                                  std::string why) {
+  Contract k;
+  k.declared = true;
+  k.a = a;
+  k.b = b;
+  k.c = c;
+  k.d = d;
+  k.t = t;
+  k.why = std::move(why);
+  return k;
+}
+
+inline Contract no_contract(std::string why) {
+  Contract k;
+  k.why = std::move(why);
+  return k;
+}
+
+// A core: z in, result out, in place on one row.
+template <class T>
+using Core = std::function<void(Op, std::span<T>)>;
+// The first step of every row: x -> z (scale_by_temperature for real kernels).
+template <class T>
+using ScaleFn = void (*)(std::span<const T>, T, std::span<T>);
+
+// One algorithm, both formats: what registry.cpp turns into NAME_f32/NAME_f64.
+struct Family {
+  std::string algorithm;
+  std::string description;
+  MaskedRowPolicy masked_policy = MaskedRowPolicy::nan;
+  std::vector<OpDecl> ops;
+  Core<float> f32;
+  Core<double> f64;
+};
+
+// The families (one per kernel file).
+Family naive_family();
+Family shifted_family();
+Family shifted_log1p_family();
+Family lse_alt_family();
+Family online_family();
+
+template <class T>
+constexpr Format format_of() {
+  return std::is_same_v<T, float> ? Format::f32 : Format::f64;
+}
+
+// Kernel in format T: run casts x/y to T*, rounds the temperature to T and,
+// for every row, scales x into y and runs the core on y in place.
+template <class T>
+Kernel make_kernel(std::string kernel_name, std::string algorithm, std::string description,
+                   MaskedRowPolicy policy, std::vector<OpDecl> ops, Core<T> core,
+                   ScaleFn<T> scale = &scale_by_temperature<T>) {
+  Kernel k;
+  k.name = std::move(kernel_name);
+  k.algorithm = std::move(algorithm);
+  k.format = format_of<T>();
+  k.ops = std::move(ops);
+  k.masked_policy = policy;
+  k.description = std::move(description);
+  std::vector<Op> provided;
+  for (const OpDecl& d : k.ops) provided.push_back(d.op);
+  k.run = [core = std::move(core), scale, provided, kname = k.name](
+              Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols,
+              double temperature) {
+    if (std::find(provided.begin(), provided.end(), op) == provided.end())
+      throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
+    const T* x = static_cast<const T*>(xv);
+    T* y = static_cast<T*>(yv);
+    const T t = static_cast<T>(temperature);
+    const auto n = static_cast<std::size_t>(cols);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::span<const T> x_row(x + r * cols, n);
+      const std::span<T> y_row(y + r * cols, n);
+      scale(x_row, t, y_row);
+      core(op, y_row);
+    }
+  };
+  return k;
+}
+
+// NAME_f32 / NAME_f64 from a family.
+template <class T>
+Kernel make_kernel(const Family& f) {
+  Core<T> core;
+  if constexpr (std::is_same_v<T, float>)
+    core = f.f32;
+  else
+    core = f.f64;
+  return make_kernel<T>(f.algorithm + "_" + std::string(name(format_of<T>())), f.algorithm,
+                        f.description, f.masked_policy, f.ops, std::move(core));
+}
+
+}  // namespace softcheck::kernels

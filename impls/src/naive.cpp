@@ -1,0 +1,34 @@
+// naive: y_j = exp(z_j) / sum_i exp(z_i), no max shift ("basic softmax" of
+// Blanchard, Higham & Higham; REFERENCE.md). The baseline the report flags:
+// exp overflows for z > ~88.7 in f32 (~709.8 in f64), giving inf/inf = NaN.
+#include "kernel_util.hpp"
+
+namespace softcheck::kernels {
+namespace {
+
+template <class T>
+void naive_core(Op /*softmax only*/, std::span<T> zy) {
+  exp_each(zy);                 // e_i = exp(z_i)
+  divide_by(zy, sum<T>(zy));    // y_j = e_j / sum e
+}
+
+}  // namespace
+
+Family naive_family() {
+  return {
+      .algorithm = "naive",
+      .description = "exp(z_j) / sum exp(z_i) without a max shift (overflows past z ~ 88.7 in f32)",
+      // A fully masked row: every exp(-inf) = 0, 0/0 = NaN.
+      .masked_policy = MaskedRowPolicy::nan,
+      .ops = {{Op::softmax,
+               no_contract("no max shift: exp(z_i) overflows to inf for z > ln(max_finite) "
+                           "(~88.7 in f32, ~709.8 in f64) and underflows to 0 for z < ~-103 "
+                           "(f32), so the output is NaN or 0/0 on ordinary rows; the bound "
+                           "n + 3 of Blanchard-Higham-Higham holds only without "
+                           "overflow/underflow. A baseline, reported but never gated.")}},
+      .f32 = naive_core<float>,
+      .f64 = naive_core<double>,
+  };
+}
+
+}  // namespace softcheck::kernels

@@ -1,0 +1,53 @@
+// online: the one-pass normaliser of Milakov & Gimelshein 2018 (REFERENCE.md,
+// "Online softmax"), then a second pass for the outputs:
+//   m_0 = -inf, d_0 = 0;  m_j = max(m_{j-1}, z_j);
+//   d_j = d_{j-1} exp(m_{j-1} - m_j) + exp(z_j - m_j);  y_j = exp(z_j - m_n) / d_n
+#include "kernel_util.hpp"
+
+namespace softcheck::kernels {
+namespace {
+
+template <class T>
+void online_core(Op /*softmax only*/, std::span<T> zy) {
+  OnlineNormaliser<T> s;
+  for (T z : zy) s.push(z);
+  // A fully masked row ends with (m, d) = (-inf, 0): exp(-inf - -inf) / 0 = NaN.
+  exp_shifted(zy, s.m);
+  divide_by(zy, s.d);
+}
+
+// Softmax contract, first order in u:
+//  - d_n is a chain of n - 1 additions ((n - 1)u) and of rescales; each
+//    rescale with m_j != m_{j-1} multiplies by fl(exp(fl(m_{j-1} - m_j))):
+//    0.502u (exp) + u|dm_j| (its argument) + u (the multiply), at most n - 1
+//    of them, and sum_j |dm_j| = m_n - (first max) <= R (a rescale with
+//    dm = 0 is exp(0) = 1, exact). Each term exp(z_j - m_j): (0.502 + R)u.
+//    Relative error of d_n <= (n - 1)(1 + 1.502) + R + 0.502 + R.
+//  - second pass exp(z_j - m_n): (0.502 + R)u; the division: u.
+//  Total: 2.502n + 3R - 0.5 <= 2 + 3n + 3R. Temperature 4uM (t = 4) as for
+//  shifted. ulp(v) > u|v|; subnormal outputs as for shifted.
+//  (A rescale from a state whose terms are all non-contributing only moves
+//  values far below denorm_min relative to d_n >= 1.)
+Contract softmax_contract() {
+  return declared_contract(2, 3, 3, 0, 4,
+                           "d_n: n - 1 additions plus up to n - 1 rescales, each 0.502u (exp) + "
+                           "u|dm| (argument) + u (multiply), sum|dm| <= R, terms (0.502 + R)u; "
+                           "output exp (0.502 + R)u, division u: 2.502n + 3R - 0.5; "
+                           "temperature 4uM");
+}
+
+}  // namespace
+
+Family online_family() {
+  return {
+      .algorithm = "online",
+      .description = "Milakov-Gimelshein one-pass (max, sum) with rescaling, then "
+                     "exp(z_j - m) / d",
+      .masked_policy = MaskedRowPolicy::nan,
+      .ops = {{Op::softmax, softmax_contract()}},
+      .f32 = online_core<float>,
+      .f64 = online_core<double>,
+  };
+}
+
+}  // namespace softcheck::kernels

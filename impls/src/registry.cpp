@@ -1,0 +1,46 @@
+// The registry of built-in kernels: one line per family, both formats.
+#include <algorithm>
+
+#include "kernel_util.hpp"
+
+namespace softcheck {
+
+namespace {
+
+// NAME_f32 then NAME_f64 from one templated family.
+void register_both_formats(std::vector<Kernel>& out, const kernels::Family& f) {
+  out.push_back(kernels::make_kernel<float>(f));
+  out.push_back(kernels::make_kernel<double>(f));
+}
+
+const Kernel* find_in(const std::vector<Kernel>& ks, std::string_view name) {
+  const auto it = std::find_if(ks.begin(), ks.end(), [&](const Kernel& k) { return k.name == name; });
+  return it == ks.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+const OpDecl* Kernel::find(Op op) const {
+  const auto it = std::find_if(ops.begin(), ops.end(), [&](const OpDecl& d) { return d.op == op; });
+  return it == ops.end() ? nullptr : &*it;
+}
+
+const std::vector<Kernel>& builtin_kernels() {
+  static const std::vector<Kernel> registry = [] {
+    std::vector<Kernel> k;
+    register_both_formats(k, kernels::naive_family());
+    register_both_formats(k, kernels::shifted_family());
+    register_both_formats(k, kernels::shifted_log1p_family());
+    register_both_formats(k, kernels::lse_alt_family());
+    register_both_formats(k, kernels::online_family());
+    return k;
+  }();
+  return registry;
+}
+
+const Kernel* find_kernel(std::string_view name) {
+  if (const Kernel* k = find_in(builtin_kernels(), name)) return k;
+  return find_in(mutant_kernels(), name);
+}
+
+}  // namespace softcheck

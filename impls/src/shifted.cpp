@@ -1,0 +1,69 @@
+// shifted: the three-pass max-shifted softmax (REFERENCE.md, "shifted
+// softmax" with the max term kept in the sum):
+//   a = max_i z_i;  e_i = exp(z_i - a);  y_j = e_j / sum_i e_i
+//   log-softmax_j = (z_j - a) - log(sum_i e_i)
+#include "kernel_util.hpp"
+
+namespace softcheck::kernels {
+namespace {
+
+template <class T>
+void shifted_core(Op op, std::span<T> zy) {
+  const T a = reduce_max<T>(zy);  // -inf for a fully masked row: -inf - -inf = NaN below
+  if (op == Op::softmax) {
+    exp_shifted(zy, a);         // e_i = exp(z_i - a)
+    divide_by(zy, sum<T>(zy));  // y_j = e_j / sum e
+  } else {
+    log_softmax_shifted(zy, a, std::log(sum_exp_shifted<T>(zy, a)));
+  }
+}
+
+// Softmax contract, first order in u (Blanchard-Higham-Higham "shifted
+// softmax" n + 2 + 2R, made componentwise):
+//  - fl(z_j - a) = (z_j - a)(1 + d), |d| <= u: an absolute argument error
+//    u |z_j - a| <= uR, i.e. a relative error uR of exp(z_j - a);
+//  - exp itself 0.502u (glibc expf; exp(double) ~0.51u, same bound);
+//    so each e_j carries (0.502 + R)u;
+//  - S = sum e_i by recursive summation: (n - 1)u plus the terms' own
+//    (0.502 + R)u;
+//  - the division: u.
+//  Total relative error of y_j: (0.502 + R) + (n - 1 + 0.502 + R) + 1
+//    = n + 1.004 + 2R <= 2 + 1n + 2R (in units of u).
+//  - temperature: fl(T) and fl(x / T) give |dz_i| <= 2u|z_i| <= 2uM, and
+//    softmax moves by dy_j / y_j = dz_j - sum_i y_i dz_i, at most 4uM: t = 4.
+//  - relative error -> ULP error: ulp(v) > u|v|, so ulps <= rel / u.
+//  - subnormal outputs: absolute error <= 1 denorm_min (rounding of e_j
+//    and of the quotient, S >= 1) plus the relative part, which in ulps of
+//    denorm_min is at most half the relative bound: covered since a >= 1.
+//  Entries with z_j - a < -L_T (not "contributing", see RowShape) have an
+//  exact value that rounds to 0 and a computed one <= denorm_min: <= 1 ulp.
+Contract softmax_contract() {
+  return declared_contract(2, 1, 2, 0, 4,
+                           "shifted softmax (Blanchard-Higham-Higham n + 2 + 2R): z_j - a "
+                           "costs uR in exp's argument, exp 0.502u, sum (n-1)u plus the "
+                           "terms' errors, division u: n + 1.004 + 2R; temperature: "
+                           "|dz| <= 2u|z| moves softmax by <= 4uM; ulp(v) > u|v|");
+}
+
+}  // namespace
+
+Family shifted_family() {
+  return {
+      .algorithm = "shifted",
+      .description = "three passes: a = max z, e = exp(z - a), y = e / sum e; log-softmax "
+                     "(z - a) - log(sum e)",
+      // A fully masked row: a = -inf and z_i - a = -inf - -inf = NaN.
+      .masked_policy = MaskedRowPolicy::nan,
+      .ops = {{Op::softmax, softmax_contract()},
+              {Op::log_softmax,
+               no_contract("log(sum e) with sum e = 1 + s', s' < u, rounds to log(1) = 0 "
+                           "while the exact value is ~ -s': the dominant entry's "
+                           "log-softmax (~ -s') comes out as exactly 0, an unbounded ULP "
+                           "error (Blanchard-Higham-Higham's reason for log1p, see "
+                           "shifted_log1p)")}},
+      .f32 = shifted_core<float>,
+      .f64 = shifted_core<double>,
+  };
+}
+
+}  // namespace softcheck::kernels
