@@ -58,6 +58,14 @@ void fill_xnnpack(std::span<double> row, Format, Rng& rng) {
   for (double& v : row) v = rng.uniform(90.0, 100.0);
 }
 
+// XNNPACK's f16 softmax test range (REFERENCE.md, "How the peers test
+// softmax"): U(15, 20), where exp(x) is in [3.3e6, 4.9e8], past f16's 65504,
+// while exp(x - max) is not. Rounded to the format by fill_rows (f16 ulp in
+// [16, 32) is 2^-6).
+void fill_xnnpack_f16(std::span<double> row, Format, Rng& rng) {
+  for (double& v : row) v = rng.uniform(15.0, 20.0);
+}
+
 // Attention logits q.k_i / sqrt(d) with q, k_i ~ N(0, I_d).
 template <int D>
 void fill_attention(std::span<double> row, Format, Rng& rng) {
@@ -120,6 +128,8 @@ const std::vector<Family>& families() {
       {"benchdnn", "oneDNN benchdnn: a few of +-88/89/90 (sign flipped every 64), rest = lowest", 0,
        fill_benchdnn},
       {"xnnpack_u90_100", "XNNPACK: U(90, 100), exp overflows without the shift", 0, fill_xnnpack},
+      {"xnnpack_f16_u15_20", "XNNPACK's f16 range: U(15, 20), exp overflows f16 without the shift",
+       0, fill_xnnpack_f16},
       {"attention_d64", "attention logits q.k/sqrt(64)", 0, fill_attention<64>},
       {"attention_d128", "attention logits q.k/sqrt(128)", 0, fill_attention<128>},
       {"one_dominant", "N(0, 1) with one entry at U(20, 60)", 0, fill_one_dominant},

@@ -1,0 +1,99 @@
+// softcheck check / repro: the property suite (properties/) from the command
+// line, so a plugin kernel gets the same guarantees checked as a built-in one.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "kernel_selection.hpp"
+#include "softcheck/properties.hpp"
+
+namespace softcheck::cli {
+
+namespace {
+
+struct CheckArgs {
+  std::vector<std::string> impls;
+  PluginArgs plugins;
+  std::vector<std::string> properties;
+  int tests = 100;
+  std::uint64_t seed = 0;
+  bool peers = false;
+  bool kill_table = false;
+};
+
+struct ReproArgs {
+  std::string impl, op = "softmax", property, temperature = "1", row;
+  PluginArgs plugins;
+};
+
+}  // namespace
+
+Command add_check(CLI::App& app) {
+  auto* sub = app.add_subcommand("check", "Check kernels against every property they claim (RapidCheck, with shrinking)");
+  auto a = std::make_shared<CheckArgs>();
+  sub->add_option("--impl", a->impls, "Kernel to check (repeatable; default: every built-in and plugin kernel)");
+  sub->add_flag("--peers", a->peers, "With no --impl: also check the peer libraries' kernels");
+  add_plugin_options(*sub, a->plugins);
+  sub->add_option("--property", a->properties, "Only this property (repeatable; default: all)");
+  sub->add_option("--tests", a->tests, "Test cases per property and op")->check(CLI::Range(1, 1000000))->capture_default_str();
+  sub->add_option("--seed", a->seed, "Seed; the same seed checks the same cases")->capture_default_str();
+  sub->add_flag("--kill-table", a->kill_table, "Also print the kernel x property table");
+  return [a] {
+    const KernelSet kernel_set(a->plugins);
+    const std::vector<const Kernel*> kernels = kernel_set.select(a->impls, a->peers);
+    for (const std::string& p : a->properties)
+      if (!props::find_property(p)) throw std::invalid_argument("unknown property '" + p + "'");
+    props::CheckOptions opt;
+    opt.tests = a->tests;
+    opt.seed = a->seed;
+    opt.properties = a->properties;
+    std::vector<props::PropertyVerdict> all;
+    for (const Kernel* k : kernels) {
+      if (!k->available) {
+        fmt::print("{}: unavailable ({}): not checked\n", k->name, k->unavailable_reason);
+        continue;
+      }
+      std::vector<props::PropertyVerdict> v = props::check_kernel(*k, opt);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    props::print_verdicts(std::cout, all);
+    if (a->kill_table) props::print_kill_table(std::cout, all);
+    return props::all_held(all) ? exit_ok : exit_violation;
+  };
+}
+
+Command add_repro(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "repro",
+      "Replay one case printed by `check` or `run`: exit 0 the property holds, 1 it fails,\n"
+      "3 the property is not claimed or does not apply to the case, 2 usage error.\n"
+      "Write rows as --row=V1,V2,... (hex floats are exact; inf, -inf allowed).");
+  auto a = std::make_shared<ReproArgs>();
+  sub->add_option("--impl", a->impl, "Kernel")->required();
+  add_plugin_options(*sub, a->plugins);
+  sub->add_option("--op", a->op, "softmax or log_softmax")->check(CLI::IsMember({"softmax", "log_softmax"}))->capture_default_str();
+  sub->add_option("--property", a->property, "Property name (see docs/properties.md)")->required();
+  sub->add_option("--temperature", a->temperature, "Temperature (decimal or hex float)")->capture_default_str();
+  sub->add_option("--row", a->row, "The row, comma-separated")->required();
+  return [a] {
+    const KernelSet kernel_set(a->plugins);
+    const Kernel* k = kernel_set.find(a->impl);
+    if (!k) throw std::invalid_argument("unknown kernel '" + a->impl + "' (see `softcheck list`)");
+    if (!k->available) throw std::invalid_argument(k->name + " is unavailable: " + k->unavailable_reason);
+    if (!props::find_property(a->property)) throw std::invalid_argument("unknown property '" + a->property + "'");
+    const auto row = props::parse_row(a->row);
+    if (!row.has_value()) throw std::invalid_argument("--row: " + row.error());
+    const auto t = props::parse_value(a->temperature);
+    if (!t.has_value()) throw std::invalid_argument("--temperature: " + t.error());
+    const props::Case c{*row, *t};
+    const Op op = *parse_op(a->op);
+    const auto r = props::replay(*k, op, a->property, c);
+    if (!r.has_value()) throw std::invalid_argument(r.error());
+    props::print_replay(std::cout, *k, op, a->property, c, *r);
+    if (!r->claim.claimed || r->result.status == props::CaseStatus::not_applicable) return 3;
+    return r->result.status == props::CaseStatus::pass ? exit_ok : exit_violation;
+  };
+}
+
+}  // namespace softcheck::cli

@@ -1,0 +1,29 @@
+// Internal: one function per property, checking ONE case. Bounds and their
+// derivations are stated next to each function and in docs/properties.md.
+#pragma once
+
+#include "softcheck/kernel.hpp"
+#include "softcheck/properties.hpp"
+
+namespace softcheck::props::detail {
+
+CaseResult check_sum_to_one(const Kernel& k, Op op, const Case& c);
+CaseResult check_accuracy(const Kernel& k, Op op, const Case& c);
+CaseResult check_shift_invariance(const Kernel& k, Op op, const Case& c);
+CaseResult check_ordering(const Kernel& k, Op op, const Case& c);
+CaseResult check_permutation(const Kernel& k, Op op, const Case& c);
+CaseResult check_no_nonfinite(const Kernel& k, Op op, const Case& c);
+CaseResult check_range(const Kernel& k, Op op, const Case& c);
+CaseResult check_underflow(const Kernel& k, Op op, const Case& c);
+CaseResult check_masked_entries(const Kernel& k, Op op, const Case& c);
+CaseResult check_fully_masked(const Kernel& k, Op op, const Case& c);
+CaseResult check_mask_1e9(const Kernel& k, Op op, const Case& c);
+CaseResult check_temperature(const Kernel& k, Op op, const Case& c);
+CaseResult check_log_softmax(const Kernel& k, Op op, const Case& c);
+CaseResult check_batch_independence(const Kernel& k, Op op, const Case& c);
+
+// The exact shift used by shift_invariance for this case (derived from the row
+// alone): a nonzero c with every finite x_i + c exact in f, or none.
+std::optional<double> choose_shift(const Case& c, Format f);
+
+}  // namespace softcheck::props::detail

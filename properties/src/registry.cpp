@@ -1,0 +1,143 @@
+#include "registry.hpp"
+
+#include <string>
+
+#include "checks.hpp"
+
+namespace softcheck::props::detail {
+
+namespace {
+
+// ---- claim rules ------------------------------------------------------------------
+// A kernel claims what its declarations imply: a declared accuracy contract
+// implies every accuracy-derived property; every kernel declares a masked-row
+// policy and the batched interface, so the structural properties (fully_masked,
+// batch_independence) are claimed by all, including contract "none" baselines.
+
+Claim provided(const Kernel& k, Op op) {
+  if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  return {true, ""};
+}
+
+Claim contract(const Kernel& k, Op op) {
+  if (Claim p = provided(k, op); !p.claimed) return p;
+  const Contract& c = k.find(op)->contract;
+  if (!c.declared) return {false, "contract none: only structural properties are claimed"};
+  return {true, "declared contract " + c.formula()};
+}
+
+Claim softmax_contract(const Kernel& k, Op op) {
+  if (op != Op::softmax) return {false, "softmax-only property"};
+  return contract(k, op);
+}
+
+Claim log_contract(const Kernel& k, Op op) {
+  if (op != Op::log_softmax) return {false, "log_softmax-only property"};
+  return contract(k, op);
+}
+
+Claim policy(const Kernel& k, Op op) {
+  if (Claim p = provided(k, op); !p.claimed) return p;
+  return {true, "declared masked-row policy " + std::string(name(k.masked_policy))};
+}
+
+Claim structural(const Kernel& k, Op op) {
+  if (Claim p = provided(k, op); !p.claimed) return p;
+  return {true, "batched interface: rows are independent"};
+}
+
+// ---- case generators ----------------------------------------------------------------
+
+rc::Gen<Case> with_temperature(rc::Gen<std::vector<double>> rows) {
+  return rc::gen::map(rc::gen::pair(std::move(rows), gen::temperature()),
+                      [](std::pair<std::vector<double>, double> p) { return Case{std::move(p.first), p.second}; });
+}
+
+rc::Gen<Case> contract_cases(Format f, const gen::RowOptions& o) { return with_temperature(gen::contract_row(f, o)); }
+
+rc::Gen<Case> accuracy_cases(Format f, const gen::RowOptions& o) {
+  return with_temperature(rc::gen::weightedOneOf<std::vector<double>>({{6, gen::contract_row(f, o)},
+                                                                      {2, gen::underflow_row(f, o)},
+                                                                      {1, gen::mask_1e9_row(f, o)},
+                                                                      {1, gen::lattice_row(f, o)}}));
+}
+
+rc::Gen<Case> lattice_cases(Format f, const gen::RowOptions& o) { return with_temperature(gen::lattice_row(f, o)); }
+rc::Gen<Case> finite_cases(Format f, const gen::RowOptions& o) { return with_temperature(gen::finite_row(f, o)); }
+
+rc::Gen<Case> underflow_cases(Format f, const gen::RowOptions& o) {
+  return with_temperature(rc::gen::weightedOneOf<std::vector<double>>(
+      {{3, gen::underflow_row(f, o)}, {1, gen::contract_row(f, o)}}));
+}
+
+rc::Gen<Case> masked_cases(Format f, const gen::RowOptions& o) { return with_temperature(gen::masked_row(f, o)); }
+rc::Gen<Case> fully_masked_cases(Format f, const gen::RowOptions& o) {
+  return with_temperature(gen::fully_masked_row(f, o));
+}
+rc::Gen<Case> mask_1e9_cases(Format f, const gen::RowOptions& o) { return with_temperature(gen::mask_1e9_row(f, o)); }
+
+rc::Gen<Case> log_cases(Format f, const gen::RowOptions& o) {
+  return with_temperature(rc::gen::weightedOneOf<std::vector<double>>(
+      {{2, gen::contract_row(f, o)}, {1, gen::underflow_row(f, o)}}));
+}
+
+rc::Gen<Case> any_cases(Format f, const gen::RowOptions& o) { return with_temperature(gen::any_row(f, o)); }
+
+}  // namespace
+
+const std::vector<PropertyDef>& registry() {
+  static const std::vector<PropertyDef> all = {
+      {{"sum_to_one", "the softmax outputs sum to 1", "|sum y - 1| <= B (2u + n eta)",
+        "softmax with a declared contract"},
+       softmax_contract, contract_cases, check_sum_to_one},
+      {{"accuracy", "every output within the contract's componentwise bound of the exact value",
+        "max_j |y_j - g_j| / ulp(g_j) <= B; NaN/inf where exact is finite fails", "ops with a declared contract"},
+       contract, accuracy_cases, check_accuracy},
+      {{"shift_invariance", "softmax(x + c) = softmax(x) for shifts c exact in the format",
+        "|y(x)_j - y(x+c)_j| <= (B(x) + B(x+c)) ulp(g_j)", "ops with a declared contract"},
+       contract, lattice_cases, check_shift_invariance},
+      {{"ordering", "x_i <= x_j implies y_i <= y_j; ties give equal outputs", "exact",
+        "ops with a declared contract"},
+       contract, contract_cases, check_ordering},
+      {{"permutation", "permuting the row permutes the outputs",
+        "|y(Px)_i - y(x)_pi(i)| <= (B(x) + B(Px)) ulp(g_pi(i))", "ops with a declared contract"},
+       contract, contract_cases, check_permutation},
+      {{"no_nonfinite", "finite input (incl. the exp overflow edge and far beyond) gives finite output",
+        "exact (log-softmax may be -inf where the exact value is below the lowest value)",
+        "ops with a declared contract"},
+       contract, finite_cases, check_no_nonfinite},
+      {{"range", "softmax outputs in [0, 1]; log-softmax outputs <= 0", "exact", "ops with a declared contract"},
+       contract, contract_cases, check_range},
+      {{"underflow", "an output is 0 (or log-softmax -inf) only where the exact value rounds to it",
+        "g_j / ulp(g_j) <= max(1/2, B) for every zero output", "ops with a declared contract"},
+       contract, underflow_cases, check_underflow},
+      {{"masked_entries", "-inf entries give exactly 0 / -inf; the rest is the softmax of the unmasked entries",
+        "exact for masked entries; B vs oracle; B(x) + B(x_unmasked) vs the compacted row",
+        "ops with a declared contract"},
+       contract, masked_cases, check_masked_entries},
+      {{"fully_masked", "an all -inf row follows the declared masked-row policy",
+        "exact for nan/zeros; uniform within B of an all-equal row (1 ulp without contract)", "every kernel"},
+       policy, fully_masked_cases, check_fully_masked},
+      {{"mask_1e9", "finite masks (-1e9, lowest) behave as the format makes them: like the oracle, or like -inf",
+        "as accuracy (B), or the -inf rules where the mask rounds to -inf", "ops with a declared contract"},
+       contract, mask_1e9_cases, check_mask_1e9},
+      {{"temperature", "T -> 0 gives one-hot (ties split), T -> inf uniform, max weight non-increasing in T",
+        "monotone: 2u (B(T) + B(2T)); limits: B + exact deviation", "softmax with a declared contract"},
+       softmax_contract, finite_cases, check_temperature},
+      {{"log_softmax", "log-softmax <= 0, finite where the exact value is finite, consistent with softmax",
+        "|e^l_hat - s_hat| <= g expm1(B_l ulp(l)) + B_s ulp(g)", "log_softmax with a declared contract"},
+       log_contract, log_cases, check_log_softmax},
+      {{"batch_independence", "a row's result is bitwise the same alone or among other rows", "exact",
+        "every kernel"},
+       structural, any_cases, check_batch_independence},
+  };
+  return all;
+}
+
+const PropertyDef* find_def(std::string_view name) {
+  for (const PropertyDef& d : registry())
+    if (d.info.name == name) return &d;
+  return nullptr;
+}
+
+}  // namespace softcheck::props::detail

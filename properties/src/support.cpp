@@ -1,0 +1,226 @@
+#include "support.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <limits>
+
+#include "softcheck/families.hpp"
+#include "softcheck/kernel_failure.hpp"
+#include "softcheck/storage.hpp"
+
+namespace softcheck::props::detail {
+
+namespace {
+
+// Storage of the batched interface (kernel.hpp): double for f64, float for f32,
+// uint16 bit patterns for f16/bf16 (encode16/decode16 of storage.hpp).
+
+// NaN canaries with a recognisable payload.
+constexpr std::uint64_t kCanary64 = 0x7FF800000000C5C5ULL;
+constexpr std::uint32_t kCanary32 = 0x7FC0C5C5U;
+constexpr std::uint16_t kCanaryF16 = 0x7E5C;
+constexpr std::uint16_t kCanaryBF16 = 0x7FDC;
+
+// A kernel reports its own failure with KernelFailure (kernel_failure.hpp: a
+// plugin that returned non-zero or crashed in its isolated child): the case
+// fails. Any other exception is a harness error and propagates.
+void call(const Kernel& k, Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols, double t) {
+  try {
+    k.run(op, x, y, rows, cols, t);
+  } catch (const KernelFailure& e) {
+    throw KernelThrew{e.what()};
+  }
+}
+
+std::uint16_t encode_f16(double v) { return encode16(v, Format::f16); }
+std::uint16_t encode_bf16(double v) { return encode16(v, Format::bf16); }
+double decode_f16(std::uint16_t b) { return decode16(b, Format::f16); }
+double decode_bf16(std::uint16_t b) { return decode16(b, Format::bf16); }
+
+template <class Storage, class Enc, class Dec>
+std::vector<double> run_as(const Kernel& k, Op op, std::span<const double> x, std::int64_t rows,
+                           std::int64_t cols, double t, Storage canary, Enc enc, Dec dec) {
+  std::vector<Storage> in(x.size()), out(x.size(), canary);
+  std::transform(x.begin(), x.end(), in.begin(), enc);
+  call(k, op, in.data(), out.data(), rows, cols, t);
+  std::vector<double> y(out.size());
+  std::transform(out.begin(), out.end(), y.begin(), dec);
+  return y;
+}
+
+}  // namespace
+
+std::vector<double> run_rows(const Kernel& k, Op op, std::span<const double> x, std::int64_t rows,
+                             std::int64_t cols, double t) {
+  switch (k.format) {
+    case Format::f64:
+      return run_as(k, op, x, rows, cols, t, std::bit_cast<double>(kCanary64), [](double v) { return v; },
+                    [](double v) { return v; });
+    case Format::f32:
+      return run_as(k, op, x, rows, cols, t, std::bit_cast<float>(kCanary32),
+                    [](double v) { return static_cast<float>(v); }, [](float v) { return static_cast<double>(v); });
+    case Format::f16: return run_as(k, op, x, rows, cols, t, kCanaryF16, encode_f16, decode_f16);
+    case Format::bf16: return run_as(k, op, x, rows, cols, t, kCanaryBF16, encode_bf16, decode_bf16);
+  }
+  return {};
+}
+
+double load_value(const void* base, std::size_t i, Format f) {
+  switch (f) {
+    case Format::f64: return static_cast<const double*>(base)[i];
+    case Format::f32: return static_cast<double>(static_cast<const float*>(base)[i]);
+    case Format::f16: return decode_f16(static_cast<const std::uint16_t*>(base)[i]);
+    case Format::bf16: return decode_bf16(static_cast<const std::uint16_t*>(base)[i]);
+  }
+  return NAN;
+}
+
+void store_value(void* base, std::size_t i, double v, Format f) {
+  const double r = round_to_format(v, f);
+  switch (f) {
+    case Format::f64: static_cast<double*>(base)[i] = r; break;
+    case Format::f32: static_cast<float*>(base)[i] = static_cast<float>(r); break;
+    case Format::f16: static_cast<std::uint16_t*>(base)[i] = encode_f16(r); break;
+    case Format::bf16: static_cast<std::uint16_t*>(base)[i] = encode_bf16(r); break;
+  }
+}
+
+std::vector<double> run_row(const Kernel& k, Op op, std::span<const double> row, double t) {
+  return run_rows(k, op, row, 1, static_cast<std::int64_t>(row.size()), t);
+}
+
+bool has_contract(const Kernel& k, Op op) {
+  const OpDecl* d = k.find(op);
+  return d != nullptr && d->contract.declared;
+}
+
+double bound_ulps(const Kernel& k, Op op, std::span<const double> row, double t) {
+  const OpDecl* d = k.find(op);
+  if (d == nullptr || !d->contract.declared) return INFINITY;
+  return d->contract.bound_ulps(row_shape(row, t, k.format), k.format);
+}
+
+double ulp_of(double v, Format f) {
+  if (v == 0 || !std::isfinite(v)) return denorm_min(f);
+  const FormatInfo fi = info(f);
+  const int e = std::min(std::max(std::ilogb(v), fi.emin), fi.emax);
+  return std::ldexp(1.0, e - fi.precision + 1);
+}
+
+double ulp_of(const oracle::Real& v, Format f) { return oracle::ulp(v, f).convert_to<double>(); }
+
+double ulps_apart(double a, double b, const oracle::Real& ref, Format f) {
+  if (std::isnan(a) || std::isnan(b)) return INFINITY;
+  if (a == b) return 0;  // also equal infinities
+  if (std::isinf(a) || std::isinf(b)) return INFINITY;
+  const oracle::Real diff = abs(oracle::Real(a) - oracle::Real(b));
+  return (diff / oracle::ulp(ref, f)).convert_to<double>();
+}
+
+bool temperature_ok(double t, Format f) {
+  const double r = round_to_format(t, f);
+  return std::isfinite(t) && t > 0 && r >= std::ldexp(1.0, info(f).emin) && r <= max_finite(f);
+}
+
+std::optional<CaseResult> out_of_scope(const Case& c, Format f, Scope s) {
+  if (c.row.empty()) return not_applicable("empty row");
+  if (!temperature_ok(c.temperature, f))
+    return not_applicable("temperature " + hex(c.temperature) + " is not a normal value of the format");
+  std::size_t finite = 0, neg_inf = 0, other = 0;
+  double zmax = 0;
+  for (double v : c.row) {
+    if (!std::isnan(v) && round_to_format(v, f) != v) return not_applicable("value " + hex(v) + " not exact in format");
+    if (std::isfinite(v)) {
+      ++finite;
+      zmax = std::max(zmax, std::fabs(v / c.temperature));
+    } else if (v == -INFINITY) {
+      ++neg_inf;
+    } else {
+      ++other;
+    }
+  }
+  const std::size_t n = c.row.size();
+  switch (s) {
+    case Scope::finite:
+      if (finite != n) return not_applicable("row has non-finite entries");
+      break;
+    case Scope::finite_or_masked:
+      if (other > 0 || finite == 0) return not_applicable("row needs finite entries and no +inf/NaN");
+      break;
+    case Scope::masked:
+      if (other > 0 || finite == 0 || neg_inf == 0)
+        return not_applicable("row needs -inf masks, finite entries and no +inf/NaN");
+      break;
+    case Scope::fully_masked:
+      if (neg_inf != n) return not_applicable("row is not fully masked");
+      break;
+    case Scope::any: break;
+  }
+  // The scaled input z = x / T must be a finite value of the format: a kernel
+  // cannot represent it otherwise (the contract's M term is unbounded there).
+  // Margin 4u: the kernel divides by fl(T), not T.
+  if (s != Scope::any && !(zmax * (1 + 4 * unit_roundoff(f)) <= max_finite(f)))
+    return not_applicable("x / temperature overflows the format");
+  return std::nullopt;
+}
+
+std::uint64_t case_hash(const Case& c) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (double v : c.row) h = hash_mix(h, std::bit_cast<std::uint64_t>(std::isnan(v) ? NAN : v));
+  return hash_mix(h, std::bit_cast<std::uint64_t>(c.temperature));
+}
+
+bool same_bits_or_both_nan(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
+CaseResult pass(double measured, double allowed, std::string unit, std::string message) {
+  return {CaseStatus::pass, measured, allowed, std::move(unit), std::move(message)};
+}
+CaseResult fail(double measured, double allowed, std::string unit, std::string message) {
+  return {CaseStatus::fail, measured, allowed, std::move(unit), std::move(message)};
+}
+CaseResult not_applicable(std::string why) { return {CaseStatus::not_applicable, 0, 0, "", std::move(why)}; }
+
+CaseResult judge(double measured, double allowed, std::string unit, std::string message) {
+  // An infinite/NaN measurement (a NaN or inf output where a finite one was due)
+  // fails even against a vacuous (infinite) bound.
+  if (std::isfinite(measured) && measured <= allowed) return pass(measured, allowed, std::move(unit), std::move(message));
+  return fail(measured, allowed, std::move(unit), std::move(message));
+}
+
+namespace {
+double ratio(const CaseResult& r) {
+  if (std::isnan(r.measured)) return INFINITY;
+  if (r.measured <= 0) return 0;
+  return r.allowed > 0 ? r.measured / r.allowed : INFINITY;
+}
+}  // namespace
+
+CaseResult worst(CaseResult a, CaseResult b) {
+  if (a.status == CaseStatus::not_applicable) return b;
+  if (b.status == CaseStatus::not_applicable) return a;
+  if ((a.status == CaseStatus::fail) != (b.status == CaseStatus::fail))
+    return a.status == CaseStatus::fail ? a : b;
+  return ratio(b) > ratio(a) ? b : a;
+}
+
+std::string hex(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return buf;
+}
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace softcheck::props::detail

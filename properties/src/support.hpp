@@ -1,0 +1,76 @@
+// Internal helpers of the property checks: running a kernel on rows of doubles,
+// contract bounds, ULPs, scope tests and result constructors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "softcheck/format.hpp"
+#include "softcheck/kernel.hpp"
+#include "softcheck/oracle.hpp"
+#include "softcheck/properties.hpp"
+
+namespace softcheck::props::detail {
+
+// Thrown when a kernel's run function throws KernelFailure: the case fails
+// (any other exception is a harness error).
+struct KernelThrew {
+  std::string what;
+};
+
+// Runs `kernel` on rows x cols values (exact in its format) and returns the
+// outputs as doubles. Output buffers are pre-filled with a NaN canary so that an
+// entry a kernel never writes reads as NaN, deterministically.
+std::vector<double> run_rows(const Kernel& kernel, Op op, std::span<const double> x, std::int64_t rows,
+                             std::int64_t cols, double temperature);
+std::vector<double> run_row(const Kernel& kernel, Op op, std::span<const double> row, double temperature);
+
+// Element i of a buffer in the batched interface's storage of format f
+// (double, float, or uint16 bit patterns for f16/bf16); store rounds v to f.
+double load_value(const void* base, std::size_t i, Format f);
+void store_value(void* base, std::size_t i, double v, Format f);
+
+// The contract's componentwise bound (ULPs of the output format) for this row;
+// +inf when the op has no declared contract or the bound is vacuous.
+double bound_ulps(const Kernel& kernel, Op op, std::span<const double> row, double temperature);
+bool has_contract(const Kernel& kernel, Op op);
+
+// ulp_T(v) (REFERENCE.md "Error metrics in use"): 2^(max(e, emin) - p + 1),
+// denorm_min for v = 0.
+double ulp_of(double v, Format f);
+double ulp_of(const oracle::Real& v, Format f);
+// |a - b| / ulp_T(ref), computed in MPFR (no rounding of the difference).
+double ulps_apart(double a, double b, const oracle::Real& ref, Format f);
+
+// A temperature a kernel of format f can use: finite, > 0, and rounding to a
+// normal value of f (kernels round T to their format; the contracts' t term
+// assumes a relative rounding error of u, which subnormals do not have).
+bool temperature_ok(double t, Format f);
+
+// Scope of a property: returns a not_applicable result when the case is out of it.
+enum class Scope { finite, finite_or_masked, masked, fully_masked, any };
+std::optional<CaseResult> out_of_scope(const Case& c, Format f, Scope s);
+
+// Stable hash of a case (row bits and temperature): derives shifts,
+// permutations and batch neighbours deterministically from the row alone, so a
+// repro line needs nothing but the row.
+std::uint64_t case_hash(const Case& c);
+
+bool same_bits_or_both_nan(double a, double b);
+
+CaseResult pass(double measured, double allowed, std::string unit, std::string message = {});
+CaseResult fail(double measured, double allowed, std::string unit, std::string message);
+CaseResult not_applicable(std::string why);
+// measured <= allowed ? pass : fail; a non-finite measurement always fails.
+CaseResult judge(double measured, double allowed, std::string unit, std::string message);
+// The result with the larger measured/allowed ratio (a failure beats a pass).
+CaseResult worst(CaseResult a, CaseResult b);
+
+// %a text of a double and a short decimal for messages.
+std::string hex(double v);
+std::string num(double v);
+
+}  // namespace softcheck::props::detail

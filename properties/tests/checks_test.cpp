@@ -1,0 +1,187 @@
+// Each property's check: a correct reference passes every property, and for
+// every property a deliberately wrong kernel is caught, shrunk and replayed.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <bit>
+
+#include <cmath>
+#include <sstream>
+
+#include "fake_kernels.hpp"
+#include "softcheck/generators.hpp"
+#include "softcheck/kernel.hpp"
+#include "softcheck/properties.hpp"
+#include "support.hpp"
+#include "test_options.hpp"
+
+namespace softcheck::props {
+namespace {
+
+using testing::ci_options;
+using testing::fakes;
+using testing::reference_kernel;
+
+std::string describe(std::span<const PropertyVerdict> v) {
+  std::ostringstream os;
+  print_verdicts(os, v);
+  return os.str();
+}
+
+class Reference : public ::testing::TestWithParam<Format> {};
+
+TEST_P(Reference, PassesEveryProperty) {
+  const std::vector<PropertyVerdict> v = check_kernel(reference_kernel(GetParam()), ci_options());
+  ASSERT_EQ(v.size(), 2 * property_list().size());  // both ops x every property
+  for (const PropertyVerdict& pv : v) {
+    if (!pv.claimed) {
+      EXPECT_EQ(pv.verdict, Verdict::not_claimed);
+      continue;
+    }
+    EXPECT_EQ(pv.verdict, Verdict::passed) << describe({&pv, 1});
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryFormat, Reference, ::testing::Values(Format::f64, Format::f32, Format::f16, Format::bf16),
+                         [](const ::testing::TestParamInfo<Format>& i) { return std::string(name(i.param)); });
+
+// The runner's storage conversions are exact for every value of every format.
+RC_GTEST_PROP(Runner, StorageRoundTripsEveryFormat, ()) {
+  const Format f = *rc::gen::element(Format::f64, Format::f32, Format::f16, Format::bf16);
+  const std::vector<double> row = *gen::any_row(f, gen::RowOptions{64, 0});
+  const Kernel k = testing::identity_kernel(f);
+  const CaseResult r = check_case(k, Op::softmax, "batch_independence", Case{row, 1.0});
+  RC_ASSERT(r.status == CaseStatus::pass);
+  const std::vector<double> y = detail::run_row(k, Op::softmax, row, 1.0);
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    const bool same = std::isnan(row[i]) ? std::isnan(y[i])
+                                         : std::bit_cast<std::uint64_t>(y[i]) == std::bit_cast<std::uint64_t>(row[i]);
+    RC_ASSERT(same);
+  }
+}
+
+class CaughtBy : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(CaughtBy, FakeFailsAndReplays) {
+  const testing::Fake& f = fakes()[GetParam()];
+  const PropertyVerdict v = check_property(f.kernel, f.op, f.property, ci_options());
+  ASSERT_EQ(v.verdict, Verdict::failed) << describe({&v, 1});
+  ASSERT_TRUE(v.counterexample.has_value());
+  EXPECT_GT(v.failure.measured, v.failure.allowed);
+  // The printed repro line carries the exact case: parse it back and replay it.
+  const std::size_t row_at = v.repro.find("--row=");
+  const std::size_t t_at = v.repro.find("--temperature=");
+  ASSERT_NE(row_at, std::string::npos);
+  ASSERT_NE(t_at, std::string::npos);
+  const auto row = parse_row(std::string_view(v.repro).substr(row_at + 6));
+  const auto temp = parse_value(std::string_view(v.repro).substr(t_at + 14, row_at - t_at - 15));
+  ASSERT_TRUE(row.has_value()) << row.error();
+  ASSERT_TRUE(temp.has_value()) << temp.error();
+  const auto r = replay(f.kernel, f.op, f.property, Case{*row, *temp});
+  ASSERT_TRUE(r.has_value()) << r.error();
+  EXPECT_EQ(r->result.status, CaseStatus::fail) << r->result.message;
+  EXPECT_TRUE(r->claim.claimed);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryProperty, CaughtBy, ::testing::Range<std::size_t>(0, fakes().size()),
+                         [](const ::testing::TestParamInfo<std::size_t>& i) {
+                           return fakes()[i.param].property + "_by_" + fakes()[i.param].kernel.name;
+                         });
+
+TEST(CaughtBy, EveryPropertyHasAFake) {
+  for (const PropertyInfo& p : property_list())
+    EXPECT_TRUE(std::any_of(fakes().begin(), fakes().end(), [&](const auto& f) { return f.property == p.name; }))
+        << p.name;
+}
+
+// The uniform policy: 1/n and -ln n within the bound of an all-equal row.
+TEST(FullyMasked, UniformPolicyHeldAndBroken) {
+  for (Op op : {Op::softmax, Op::log_softmax}) {
+    const PropertyVerdict good = check_property(testing::uniform_policy_kernel(0), op, "fully_masked", ci_options());
+    EXPECT_EQ(good.verdict, Verdict::passed) << describe({&good, 1});
+    const PropertyVerdict bad = check_property(testing::uniform_policy_kernel(1000), op, "fully_masked", ci_options());
+    EXPECT_EQ(bad.verdict, Verdict::failed) << describe({&bad, 1});
+  }
+}
+
+TEST(Claims, ContractNoneClaimsOnlyStructuralProperties) {
+  const Kernel* naive = find_kernel("naive_f32");
+  ASSERT_NE(naive, nullptr);
+  ASSERT_FALSE(naive->find(Op::softmax)->contract.declared);
+  for (const PropertyInfo& p : property_list()) {
+    const bool structural = p.name == "fully_masked" || p.name == "batch_independence";
+    EXPECT_EQ(claim(*naive, Op::softmax, p.name).claimed, structural) << p.name;
+  }
+}
+
+TEST(Claims, UnprovidedOpIsNotClaimed) {
+  const Kernel* online = find_kernel("online_f32");
+  ASSERT_NE(online, nullptr);
+  ASSERT_EQ(online->find(Op::log_softmax), nullptr);
+  const PropertyVerdict v = check_property(*online, Op::log_softmax, "accuracy", ci_options());
+  EXPECT_EQ(v.verdict, Verdict::not_claimed);
+}
+
+// The naive kernel does not claim shift invariance, so check reports
+// not_claimed; forced, the property finds the overflow that breaks it.
+TEST(Naive, ViolatesShiftInvariance) {
+  for (const char* name : {"naive_f32", "naive_f64"}) {
+    const Kernel* naive = find_kernel(name);
+    ASSERT_NE(naive, nullptr);
+    CheckOptions o = ci_options();
+    EXPECT_EQ(check_property(*naive, Op::softmax, "shift_invariance", o).verdict, Verdict::not_claimed);
+    o.force = true;
+    const PropertyVerdict v = check_property(*naive, Op::softmax, "shift_invariance", o);
+    EXPECT_EQ(v.verdict, Verdict::failed) << name << "\n" << describe({&v, 1});
+    EXPECT_FALSE(v.claimed);
+    EXPECT_TRUE(all_held({&v, 1}));  // an unclaimed failure does not fail the gate
+  }
+}
+
+// Shrinking reaches the simplest failing row: for a kernel without the max
+// shift, one entry just past the exp overflow edge with the fewest significand
+// bits, i.e. the power of two 2^ceil(log2(ln FLT_MAX)), at temperature 1.
+TEST(Shrinking, NoMaxShiftShrinksToOnePowerOfTwo) {
+  const Kernel* m = find_kernel("mutant_no_max_shift");
+  ASSERT_NE(m, nullptr);
+  const PropertyVerdict v = check_property(*m, Op::softmax, "no_nonfinite", ci_options());
+  ASSERT_EQ(v.verdict, Verdict::failed) << describe({&v, 1});
+  const double expected = std::ldexp(1.0, static_cast<int>(std::ceil(std::log2(std::log(max_finite(Format::f32))))));
+  ASSERT_EQ(v.counterexample->row.size(), 1u) << describe({&v, 1});
+  EXPECT_EQ(v.counterexample->row[0], expected) << describe({&v, 1});
+  EXPECT_EQ(v.counterexample->temperature, 1.0);
+}
+
+TEST(Determinism, SameSeedSameVerdict) {
+  const testing::Fake& f = fakes().front();
+  const PropertyVerdict a = check_property(f.kernel, f.op, f.property, ci_options());
+  const PropertyVerdict b = check_property(f.kernel, f.op, f.property, ci_options());
+  EXPECT_EQ(a.repro, b.repro);
+  EXPECT_EQ(a.tests_passed, b.tests_passed);
+  EXPECT_EQ(a.rc_seed, b.rc_seed);
+}
+
+TEST(Verdicts, NotClaimedIsNeverReportedPassed) {
+  const Kernel* naive = find_kernel("naive_f64");
+  ASSERT_NE(naive, nullptr);
+  CheckOptions o = ci_options();
+  o.tests = 5;
+  o.force = true;
+  o.properties = {"range", "accuracy"};
+  for (const PropertyVerdict& v : check_kernel(*naive, o)) EXPECT_NE(v.verdict, Verdict::passed) << v.property;
+}
+
+TEST(CheckCase, UnknownPropertyThrows) {
+  EXPECT_THROW(check_case(reference_kernel(), Op::softmax, "nosuch", Case{{1.0}, 1.0}), std::invalid_argument);
+}
+
+TEST(CheckCase, OutOfScopeIsNotApplicable) {
+  const Kernel& k = reference_kernel();
+  EXPECT_EQ(check_case(k, Op::softmax, "masked_entries", Case{{1.0, 2.0}, 1.0}).status, CaseStatus::not_applicable);
+  EXPECT_EQ(check_case(k, Op::softmax, "accuracy", Case{{NAN, 2.0}, 1.0}).status, CaseStatus::not_applicable);
+  EXPECT_EQ(check_case(k, Op::softmax, "accuracy", Case{{1.0}, 0.0}).status, CaseStatus::not_applicable);
+  EXPECT_EQ(check_case(k, Op::softmax, "no_nonfinite", Case{{1e300}, 1e-300}).status, CaseStatus::not_applicable);
+}
+
+}  // namespace
+}  // namespace softcheck::props

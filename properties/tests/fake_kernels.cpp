@@ -1,0 +1,199 @@
+#include "fake_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <span>
+
+#include "support.hpp"
+
+namespace softcheck::props::testing {
+
+namespace {
+
+using Row = std::function<void(Op, std::span<const double>, std::span<double>, double)>;
+
+// Exact enough: long double has 11 more bits than double, so the reference's
+// error is ~0.5 ulp plus (n + |z|) 2^-64 relative, inside the contract below.
+void reference_row(Op op, std::span<const double> x, std::span<double> y, double t) {
+  const std::size_t n = x.size();
+  std::vector<long double> z(n);
+  for (std::size_t i = 0; i < n; ++i) z[i] = static_cast<long double>(x[i]) / static_cast<long double>(t);
+  const std::size_t k = static_cast<std::size_t>(std::max_element(z.begin(), z.end()) - z.begin());
+  const long double a = z[k];
+  if (a == -std::numeric_limits<long double>::infinity()) {  // fully masked: zeros policy
+    std::fill(y.begin(), y.end(), op == Op::softmax ? 0.0 : -INFINITY);
+    return;
+  }
+  long double s = 0;  // sum of the non-max terms
+  for (std::size_t i = 0; i < n; ++i)
+    if (i != k) s += std::exp(z[i] - a);
+  for (std::size_t j = 0; j < n; ++j)
+    y[j] = op == Op::softmax ? static_cast<double>(std::exp(z[j] - a) / (1 + s))
+                             : static_cast<double>((z[j] - a) - std::log1p(s));
+}
+
+Contract reference_contract() {
+  Contract c;
+  c.declared = true;
+  c.a = 2, c.b = 1, c.c = 1, c.d = 1, c.t = 2;
+  c.why = "long double evaluation, one final rounding";
+  return c;
+}
+
+Kernel make(std::string name, Row row, Format f = Format::f64) {
+  Kernel k;
+  k.name = std::move(name);
+  k.algorithm = "test_fake";
+  k.format = f;
+  k.ops = {{Op::softmax, reference_contract()}, {Op::log_softmax, reference_contract()}};
+  k.masked_policy = MaskedRowPolicy::zeros;
+  k.test_only = true;
+  k.run = [row, f](Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double t) {
+    const auto n = static_cast<std::size_t>(cols);
+    std::vector<double> x(n), y(n);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const auto base = static_cast<std::size_t>(r) * n;
+      for (std::size_t j = 0; j < n; ++j) x[j] = detail::load_value(xv, base + j, f);
+      row(op, x, y, round_to_format(t, f));
+      for (std::size_t j = 0; j < n; ++j) detail::store_value(yv, base + j, y[j], f);
+    }
+  };
+  return k;
+}
+
+// Post-processes the reference's output.
+Row after(std::function<void(Op, std::span<const double>, std::span<double>)> post) {
+  return [post](Op op, std::span<const double> x, std::span<double> y, double t) {
+    reference_row(op, x, y, t);
+    post(op, x, y);
+  };
+}
+
+// Pre-processes the input (and the temperature) of the reference.
+Row before(std::function<double(double)> pre, bool invert_temperature = false) {
+  return [pre, invert_temperature](Op op, std::span<const double> x, std::span<double> y, double t) {
+    std::vector<double> x2(x.begin(), x.end());
+    for (double& v : x2) v = pre(v);
+    reference_row(op, x2, y, invert_temperature ? 1 / t : t);
+  };
+}
+
+void naive_row(Op op, std::span<const double> x, std::span<double> y, double t) {
+  double s = 0;
+  for (double v : x) s += std::exp(v / t);
+  for (std::size_t j = 0; j < x.size(); ++j)
+    y[j] = op == Op::softmax ? std::exp(x[j] / t) / s : x[j] / t - std::log(s);
+}
+
+// Shifts every row of the batch by the batch's maximum (a shared reduction).
+Kernel batch_shared_max() {
+  Kernel k = make("fake_batch_shared_max", nullptr);
+  k.run = [](Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double t) {
+    const auto* x = static_cast<const double*>(xv);
+    auto* y = static_cast<double*>(yv);
+    const auto total = static_cast<std::size_t>(rows * cols);
+    double a = -INFINITY;
+    for (std::size_t i = 0; i < total; ++i)
+      if (!std::isnan(x[i])) a = std::max(a, x[i] / t);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      double s = 0;
+      for (std::int64_t j = 0; j < cols; ++j) s += std::exp(x[r * cols + j] / t - a);
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const double z = x[r * cols + j] / t - a;
+        y[r * cols + j] = op == Op::softmax ? std::exp(z) / s : z - std::log(s);
+      }
+    }
+  };
+  return k;
+}
+
+std::vector<Fake> make_fakes() {
+  using S = std::span<double>;
+  using X = std::span<const double>;
+  std::vector<Fake> f;
+  f.push_back({"sum_to_one", Op::softmax, make("fake_scaled", after([](Op, X, S y) {
+                 for (double& v : y) v *= 1 + 0x1p-20;
+               }))});
+  f.push_back({"accuracy", Op::softmax, make("fake_scaled", after([](Op, X, S y) {
+                 for (double& v : y) v *= 1 + 0x1p-20;
+               }))});
+  f.push_back({"shift_invariance", Op::softmax, make("fake_naive", naive_row)});
+  f.push_back({"ordering", Op::softmax, make("fake_index_bias", after([](Op, X, S y) {
+                 for (std::size_t j = 0; j < y.size(); ++j) y[j] *= 1 + static_cast<double>(j) * 0x1p-52;
+               }))});
+  f.push_back({"permutation", Op::softmax, make("fake_odd_positions", after([](Op, X, S y) {
+                 for (std::size_t j = 1; j < y.size(); j += 2) y[j] *= 1 + 0x1p-30;
+               }))});
+  f.push_back({"no_nonfinite", Op::softmax, make("fake_naive", naive_row)});
+  f.push_back({"range", Op::softmax, make("fake_one_plus", after([](Op, X, S y) {
+                 for (double& v : y)
+                   if (v == 1.0) v = std::nextafter(1.0, 2.0);
+               }))});
+  f.push_back({"underflow", Op::softmax, make("fake_flush", after([](Op, X, S y) {
+                 for (double& v : y)
+                   if (v < 0x1p-1000) v = 0;
+               }))});
+  f.push_back({"masked_entries", Op::softmax, make("fake_mask_as_zero", before([](double v) {
+                 return v == -INFINITY ? 0.0 : v;
+               }))});
+  f.push_back({"fully_masked", Op::softmax,
+               make("fake_masked_nan", after([](Op, X x, S y) {
+                 if (std::all_of(x.begin(), x.end(), [](double v) { return v == -INFINITY; }))
+                   std::fill(y.begin(), y.end(), NAN);
+               }))});
+  f.push_back({"mask_1e9", Op::softmax, make("fake_1e9_is_inf", before([](double v) {
+                 return v <= -1e8 ? -INFINITY : v;
+               }))});
+  f.push_back({"temperature", Op::softmax, make("fake_temperature_multiplied", before([](double v) { return v; }, true))});
+  f.push_back({"log_softmax", Op::log_softmax,
+               make("fake_log_of_softmax", [](Op op, X x, S y, double t) {
+                 reference_row(Op::softmax, x, y, t);
+                 if (op == Op::log_softmax)
+                   for (double& v : y) v = std::log(v);
+               })});
+  f.push_back({"batch_independence", Op::softmax, batch_shared_max()});
+  return f;
+}
+
+}  // namespace
+
+const Kernel& reference_kernel(Format f) {
+  static const Kernel k64 = make("reference_f64", reference_row);
+  static const Kernel k32 = make("reference_f32", reference_row, Format::f32);
+  static const Kernel k16 = make("reference_f16", reference_row, Format::f16);
+  static const Kernel kb16 = make("reference_bf16", reference_row, Format::bf16);
+  switch (f) {
+    case Format::f64: return k64;
+    case Format::f32: return k32;
+    case Format::f16: return k16;
+    case Format::bf16: return kb16;
+  }
+  return k64;
+}
+
+Kernel uniform_policy_kernel(int off_by) {
+  Kernel k = make("fake_uniform_policy", [off_by](Op op, std::span<const double> x, std::span<double> y, double t) {
+    if (!std::all_of(x.begin(), x.end(), [](double v) { return v == -INFINITY; })) return reference_row(op, x, y, t);
+    const auto n = static_cast<double>(x.size());
+    double v = op == Op::softmax ? 1 / n : -std::log(n);
+    for (int i = 0; i < off_by; ++i) v = std::nextafter(v, INFINITY);
+    std::fill(y.begin(), y.end(), v);
+  });
+  k.masked_policy = MaskedRowPolicy::uniform;
+  return k;
+}
+
+Kernel identity_kernel(Format f) {
+  return make("identity_" + std::string(name(f)), [](Op, std::span<const double> x, std::span<double> y, double) {
+    std::copy(x.begin(), x.end(), y.begin());
+  }, f);
+}
+
+const std::vector<Fake>& fakes() {
+  static const std::vector<Fake> all = make_fakes();
+  return all;
+}
+
+}  // namespace softcheck::props::testing

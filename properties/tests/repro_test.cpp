@@ -1,0 +1,102 @@
+// The hex-exact row syntax of repro lines, and replay's input checks.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <sstream>
+
+#include "softcheck/generators.hpp"
+#include "softcheck/kernel.hpp"
+#include "softcheck/properties.hpp"
+
+namespace softcheck::props {
+namespace {
+
+bool same(double a, double b) {
+  return std::isnan(a) ? std::isnan(b) : std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
+TEST(ParseValue, AcceptsDecimalHexAndSpecials) {
+  const std::pair<const char*, double> ok[] = {
+      {"0x1p+0", 1.0},   {"-0x1.8p-3", -0.1875}, {"2.5", 2.5},       {" 1e-3 ", 1e-3},
+      {"+4", 4.0},       {"inf", INFINITY},      {"+inf", INFINITY}, {"-inf", -INFINITY},
+      {"Infinity", INFINITY}, {"-0", -0.0},      {"0X1P-1074", 0x1p-1074}, {".5", 0.5}};
+  for (const auto& [text, value] : ok) {
+    const Expected<double> v = parse_value(text);
+    ASSERT_TRUE(v.has_value()) << text << ": " << v.error();
+    EXPECT_TRUE(same(*v, value)) << text;
+  }
+  EXPECT_TRUE(std::isnan(*parse_value("nan")));
+  EXPECT_TRUE(std::isnan(*parse_value("NaN")));
+}
+
+TEST(ParseValue, RejectsJunkWithAMessage) {
+  for (const char* text : {"", " ", "abc", "0x", "--1", "+-1", "0x-1", "1.5x", "1e999", "nan(1)", "1 2", "0xg"}) {
+    const Expected<double> v = parse_value(text);
+    EXPECT_FALSE(v.has_value()) << "'" << text << "' parsed as " << (v ? *v : 0.0);
+    if (!v) {
+      EXPECT_FALSE(v.error().empty());
+    }
+  }
+}
+
+TEST(ParseRow, SplitsOnCommasAndNamesTheBadEntry) {
+  const auto row = parse_row("0x1p+0,-inf, 3 ,nan");
+  ASSERT_TRUE(row.has_value()) << row.error();
+  ASSERT_EQ(row->size(), 4u);
+  EXPECT_EQ((*row)[2], 3.0);
+  for (const char* bad : {"", "1,", ",1", "1,,2", "1,x"}) EXPECT_FALSE(parse_row(bad).has_value()) << bad;
+  const auto err = parse_row("1,2,junk");
+  ASSERT_FALSE(err.has_value());
+  EXPECT_NE(err.error().find("entry 3"), std::string::npos) << err.error();
+}
+
+// Any generated row survives format_row -> parse_row bit for bit.
+RC_GTEST_PROP(ParseRow, RoundTripsEveryGeneratedRow, ()) {
+  const Format f = *rc::gen::element(Format::f64, Format::f32, Format::f16, Format::bf16);
+  const std::vector<double> row = *gen::any_row(f, gen::RowOptions{64, 0});
+  const auto back = parse_row(format_row(row));
+  RC_ASSERT(back.has_value());
+  RC_ASSERT(back->size() == row.size());
+  for (std::size_t i = 0; i < row.size(); ++i) RC_ASSERT(same((*back)[i], row[i]));
+}
+
+TEST(ReproCommand, NamesEverythingNeededToReplay) {
+  const std::string line = repro_command("shifted_f32", Op::log_softmax, "accuracy", Case{{1.0, -INFINITY}, 0.5});
+  EXPECT_EQ(line,
+            "softcheck repro --impl shifted_f32 --op log_softmax --property accuracy --temperature=0x1p-1 "
+            "--row=0x1p+0,-inf");
+}
+
+TEST(Replay, RejectsBadInputsClearly) {
+  const Kernel* k = find_kernel("shifted_log1p_f32");
+  ASSERT_NE(k, nullptr);
+  EXPECT_FALSE(replay(*k, Op::softmax, "nosuch", Case{{1.0}, 1.0}).has_value());
+  EXPECT_FALSE(replay(*k, Op::softmax, "accuracy", Case{{}, 1.0}).has_value());
+  EXPECT_FALSE(replay(*k, Op::softmax, "accuracy", Case{{1.0}, 0.0}).has_value());
+  EXPECT_FALSE(replay(*k, Op::softmax, "accuracy", Case{{1.0}, NAN}).has_value());
+  const auto inexact = replay(*k, Op::softmax, "accuracy", Case{{0.1}, 1.0});
+  ASSERT_FALSE(inexact.has_value());
+  EXPECT_NE(inexact.error().find("not exactly representable in f32"), std::string::npos) << inexact.error();
+  const Kernel* online = find_kernel("online_f32");
+  ASSERT_NE(online, nullptr);
+  EXPECT_FALSE(replay(*online, Op::log_softmax, "accuracy", Case{{1.0}, 1.0}).has_value());
+}
+
+TEST(Replay, RunsOneCase) {
+  const Kernel* k = find_kernel("shifted_log1p_f64");
+  ASSERT_NE(k, nullptr);
+  const auto r = replay(*k, Op::softmax, "accuracy", Case{{1000, 1001, 1002}, 1.0});
+  ASSERT_TRUE(r.has_value()) << r.error();
+  EXPECT_TRUE(r->claim.claimed);
+  EXPECT_EQ(r->result.status, CaseStatus::pass) << r->result.message;
+  EXPECT_LE(r->result.measured, r->result.allowed);
+  std::ostringstream os;
+  print_replay(os, *k, Op::softmax, "accuracy", Case{{1000, 1001, 1002}, 1.0}, *r);
+  EXPECT_NE(os.str().find("result:      pass"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("0x1.f4p+9,0x1.f48p+9,0x1.f5p+9"), std::string::npos) << os.str();
+}
+
+}  // namespace
+}  // namespace softcheck::props
