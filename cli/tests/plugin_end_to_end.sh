@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Plugins through the built `softcheck` (docs/plugin-abi.md): the example
+# plugin's flawed kernel is caught and named, its correct one holds; every
+# failure mode gives its exact message and exit status, and the other kernels
+# are still reported.
+#   plugin_end_to_end.sh SOFTCHECK EXAMPLE_PLUGIN TEST_PLUGIN_DIR
+set -u
+bin=$1 example=$2 plugins=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0 pass=0
+
+# expect NAME EXPECTED_RC [PATTERN...] -- command...: every PATTERN (a fixed
+# string) must appear in the combined output.
+expect() {
+  local name=$1 want=$2; shift 2
+  local patterns=()
+  while [[ $1 != -- ]]; do patterns+=("$1"); shift; done
+  shift
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  local why=""
+  [[ $rc -eq $want ]] || why="exit $rc, wanted $want"
+  for p in "${patterns[@]}"; do
+    [[ -n $why ]] || grep -qF -- "$p" <<<"$out" || why="output lacks '$p'"
+  done
+  if [[ -n $why ]]; then
+    echo "FAIL $name: $why"; echo "$out" | head -30; failures=$((failures + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+
+lib() { echo "$plugins/libtest_plugin_$1.so"; }
+few=(--family xnnpack_u90_100 --family normal_s10 --size 8 --size 100 --jobs 2)
+
+# The example: the flawed kernel is caught (exit 1, named), the correct one holds.
+expect list_example 0 "example_softmax_f32" "example_flawed_f32" "plugin:libsoftcheck_example_plugin.so" \
+  -- "$bin" list --plugin "$example"
+expect example_caught 1 "example_flawed_f32" "VIOLATED" "CONTRACT VIOLATED" \
+  -- "$bin" run --plugin "$example" --impl example_softmax_f32 --impl example_flawed_f32 "${few[@]}" --out "$tmp/ex"
+expect example_named_in_report 0 '"kernel": "example_flawed_f32"' '"status": "violated"' -- cat "$tmp/ex/report.json"
+expect example_correct_holds 0 "every declared contract held" \
+  -- "$bin" run --plugin "$example" --impl example_softmax_f32 --out "$tmp/ok"
+expect example_held_in_report 0 '"status": "held"' -- cat "$tmp/ok/report.json"
+
+# Load failures: harness errors (exit 2), nothing written.
+expect missing_file 2 "softcheck: error: plugin '$tmp/nope.so': no such file" \
+  -- "$bin" run --plugin "$tmp/nope.so" --out "$tmp/none"
+printf 'not a library\n%.0s' {1..20} >"$tmp/text.so"
+expect not_a_library 2 "softcheck: error: plugin '$tmp/text.so': not a loadable shared library ($tmp/text.so: invalid ELF header)" \
+  -- "$bin" list --plugin "$tmp/text.so"
+expect missing_symbol 2 "plugin '$(lib no_entry)': does not export softcheck_plugin_kernels" \
+  -- "$bin" run --plugin "$(lib no_entry)" --out "$tmp/none"
+expect abi_mismatch 2 "plugin '$(lib abi_v2)': ABI version mismatch: softcheck speaks version 1, the plugin version 2" \
+  -- "$bin" run --plugin "$(lib abi_v2)" --out "$tmp/none"
+expect null_name 2 "plugin '$(lib null_name)': descriptor [1]: name is NULL" \
+  -- "$bin" list --plugin "$(lib null_name)"
+expect duplicate 2 "descriptor [2] 'tp_ok_f32': duplicate of descriptor [0] (same name and op)" \
+  -- "$bin" list --plugin "$(lib duplicate)"
+expect bad_enums 2 "8 problems:" "descriptor [2] 'tp_bad_f32': bad format value 7 (expected 1..4)" \
+  -- "$bin" list --plugin "$(lib bad_enums)"
+expect clash_builtin 2 "descriptor [1] 'shifted_f32': name already used by a built-in kernel" \
+  -- "$bin" list --plugin "$(lib clash)"
+expect loaded_twice 2 "name already used by a kernel of plugin:libsoftcheck_example_plugin.so" \
+  -- "$bin" list --plugin "$example" --plugin "$example"
+[[ ! -e $tmp/none ]] || { echo "FAIL: a failed load created $tmp/none"; failures=$((failures + 1)); }
+
+# Run failures: that kernel fails, the others are still reported.
+mis=(--plugin "$(lib misbehaving)" --impl tp_ok_f32 --impl tp_fails_f32 --impl tp_nan_f32)
+expect nonzero_and_nan 1 "kernel failed: plugin kernel 'tp_fails_f32' (softmax): run returned 7" \
+  "FLAGGED: NaN/inf on finite input" -- "$bin" run "${mis[@]}" "${few[@]}" --out "$tmp/mis"
+expect others_reported 0 '"kernel": "tp_ok_f32"' '"status": "held"' '"kernel": "tp_nan_f32"' -- cat "$tmp/mis/report.json"
+crash=(--plugin "$(lib misbehaving)" --impl tp_ok_f32 --impl tp_segv_f32 --impl tp_abort_f32)
+expect isolated_crash 1 "plugin kernel 'tp_segv_f32' (softmax): crashed with signal 11 (SIGSEGV)" \
+  "plugin kernel 'tp_abort_f32' (softmax): crashed with signal 6 (SIGABRT)" \
+  -- "$bin" run "${crash[@]}" --isolate "${few[@]}" --out "$tmp/iso"
+expect isolated_others_held 0 '"kernel": "tp_ok_f32"' '"status": "held"' -- cat "$tmp/iso/report.json"
+# Without --isolate a crash takes softcheck down (documented): killed by SIGSEGV, with a hint.
+expect crash_without_isolate 139 "rerun with --isolate" -- "$bin" run --plugin "$(lib misbehaving)" --impl tp_segv_f32 --size 8 --out "$tmp/down"
+
+# An op this softcheck cannot run: listed as unavailable, no part in a run.
+expect sparsemax_listed 0 "unavailable: op sparsemax not supported by this softcheck version" \
+  -- "$bin" list --plugin "$(lib misbehaving)"
+expect sparsemax_no_part 0 "kernel tp_sparsemax_f32 takes no part" \
+  -- "$bin" run --plugin "$(lib misbehaving)" --impl tp_sparsemax_f32 --size 8 --out "$tmp/sparse"
+
+echo "$pass passed, $failures failed"
+[[ $failures -eq 0 ]]

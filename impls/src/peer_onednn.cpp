@@ -1,0 +1,161 @@
+// oneDNN as a peer: softmax_v2 forward inference, algorithm softmax_accurate
+// (softmax) and softmax_log (log-softmax), on a rows x cols row-major tensor
+// over axis 1, in f32, bf16 and f16. Which formats run is probed at start-up:
+// oneDNN 2.6 on x86 implements f32 and bf16 (AVX-512) but no f16 softmax.
+//
+// Declared contracts: none, with the reason. benchdnn, oneDNN's own test
+// driver, compares with an f32 max-shifted reference at threshold
+// coeff_log * coeff_f32 * eps(dt) (coeff_log 5 for log-softmax, coeff_f32 10
+// for f32, 1 otherwise), relative where |expected| > 1e-5 and absolute below
+// (REFERENCE.md, "How the peers test softmax"). The absolute part admits any
+// ULP error on outputs below 1e-5, so the promise has no componentwise ULP
+// form; the report shows what oneDNN delivers instead of gating on it.
+//
+// Masked rows: measured, every output NaN for an all -inf row (softmax and
+// log-softmax, f32 and bf16) -- max = -inf, then -inf - -inf. Declared nan.
+#include <cstdio>
+#include <string>
+
+#include "peer_util.hpp"
+#include "softcheck/kernel_failure.hpp"
+
+#if SOFTCHECK_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace softcheck::peers {
+
+namespace {
+
+constexpr Format onednn_formats[] = {Format::f32, Format::bf16, Format::f16};
+constexpr Op onednn_ops[] = {Op::softmax, Op::log_softmax};
+
+std::string g3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// benchdnn's promise in words (see the file comment).
+Contract benchdnn_promise(Format f, Op op) {
+  const double coeff = (op == Op::log_softmax ? 5 : 1) * (f == Format::f32 ? 10 : 1);
+  const double eps = 2 * unit_roundoff(f);  // machine epsilon, 2^(1-p)
+  Contract c;
+  c.why = "benchdnn (oneDNN's test driver) allows " + g3(coeff) + "*eps = " + g3(coeff * eps) + " against an f32 " +
+          "max-shifted reference: relative where |expected| > 1e-5, absolute below (rows of 88, 89, 90 among " +
+          "lowest() masks). The absolute part admits any ULP error on outputs below 1e-5, so the promise has no " +
+          "componentwise ULP form (its relative part alone is " + g3(coeff * eps / unit_roundoff(f)) +
+          " ULP); reported, not gated.";
+  return c;
+}
+
+Kernel describe_onednn(Format f) {
+  Kernel k;
+  k.name = "onednn_" + std::string(name(f));
+  k.algorithm = "onednn";
+  k.format = f;
+  k.masked_policy = MaskedRowPolicy::nan;  // measured: NaN (max = -inf, then -inf - -inf)
+  for (Op op : onednn_ops) k.ops.push_back({op, benchdnn_promise(f, op)});
+  k.description = "oneDNN softmax_v2 forward (softmax_accurate / softmax_log) over the last axis; ";
+  k.description += temperature_note;
+  return k;
+}
+
+#if SOFTCHECK_HAVE_ONEDNN
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::memory::data_type data_type_of(Format f) {
+  switch (f) {
+    case Format::f32: return dnnl::memory::data_type::f32;
+    case Format::bf16: return dnnl::memory::data_type::bf16;
+    case Format::f16: return dnnl::memory::data_type::f16;
+    case Format::f64: break;
+  }
+  throw std::logic_error("oneDNN has no f64 on the CPU");
+}
+
+dnnl::memory::desc tensor(Format f, std::int64_t rows, std::int64_t cols) {
+  return {{rows, cols}, data_type_of(f), dnnl::memory::format_tag::ab};
+}
+
+// Empty when oneDNN has no implementation for this format and op.
+dnnl::softmax_v2_forward::primitive_desc primitive_for(Format f, Op op, std::int64_t rows, std::int64_t cols) {
+  const auto alg = op == Op::softmax ? dnnl::algorithm::softmax_accurate : dnnl::algorithm::softmax_log;
+  const dnnl::memory::desc md = tensor(f, rows, cols);
+  const dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, md, md, 1);
+  return dnnl::softmax_v2_forward::primitive_desc(d, cpu_engine(), /*allow_empty=*/true);
+}
+
+std::string library_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
+void run_onednn(const std::string& kernel, Format f, Op op, const void* x, void* y, std::int64_t rows,
+                std::int64_t cols, double temperature) {
+  const std::string who = kernel + " (" + std::string(name(op)) + ")";
+  try {
+    const auto pd = primitive_for(f, op, rows, cols);
+    if (!pd) throw KernelFailure(who + ": oneDNN has no implementation for " + std::to_string(rows) + "x" +
+                                 std::to_string(cols));
+    const auto count = static_cast<std::size_t>(rows * cols);
+    std::vector<unsigned char> z;
+    if (temperature != 1) z = scaled_copy(f, x, count, temperature);
+    void* src = temperature != 1 ? z.data() : const_cast<void*>(x);  // oneDNN does not write its source
+    const dnnl::memory::desc md = tensor(f, rows, cols);
+    dnnl::memory src_mem(md, cpu_engine(), src), dst_mem(md, cpu_engine(), y);
+    dnnl::stream stream(cpu_engine());
+    dnnl::softmax_v2_forward(pd).execute(stream, {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_DST, dst_mem}});
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    throw KernelFailure(who + ": oneDNN error: " + e.what());
+  }
+}
+
+// Runs the kernel when oneDNN implements both ops in this format on this CPU.
+void attach_library(Kernel& k) {
+  std::string impl;
+  for (Op op : onednn_ops) {
+    const std::string missing = library_version() + " has no " + std::string(name(k.format)) + " " +
+                                std::string(name(op)) + " on this CPU";
+    try {
+      const auto pd = primitive_for(k.format, op, 4, 64);
+      if (!pd) return mark_unavailable(k, missing);
+      impl = pd.impl_info_str();
+    } catch (const dnnl::error& e) {
+      return mark_unavailable(k, missing + " (" + e.what() + ")");
+    }
+  }
+  k.description = library_version() + " (" + impl + "): " + k.description;
+  k.run = [name = k.name, f = k.format](Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols,
+                                        double temperature) {
+    if (op != Op::softmax && op != Op::log_softmax) throw std::invalid_argument(name + ": unknown op");
+    run_onednn(name, f, op, x, y, rows, cols, temperature);
+  };
+}
+
+#else
+
+void attach_library(Kernel& k) {
+  mark_unavailable(k, "oneDNN not found at build time (libdnnl-dev, see scripts/bootstrap.sh)");
+}
+
+#endif
+
+}  // namespace
+
+std::vector<Kernel> onednn_kernels() {
+  std::vector<Kernel> out;
+  for (Format f : onednn_formats) {
+    Kernel k = describe_onednn(f);
+    attach_library(k);
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+}  // namespace softcheck::peers

@@ -1,0 +1,35 @@
+// Private helpers shared by the peer adapters (peer_onednn.cpp,
+// peer_xnnpack.cpp): the temperature the libraries do not have, and the
+// shape of a peer kernel whether or not its library was built in.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "softcheck/kernel.hpp"
+
+namespace softcheck::peers {
+
+// The peers' kernels (registry.cpp appends them, in this order, to peer_kernels()).
+std::vector<Kernel> onednn_kernels();
+std::vector<Kernel> xnnpack_kernels();
+
+// The libraries have no temperature: the adapters pass z = x / T computed
+// like softcheck's own kernels (T rounded to f32, one f32 division; for f16
+// and bf16 the f32 quotient is rounded once to the format) in a temporary
+// buffer of `count` elements of `f`, followed by `pad_bytes` zero bytes (some
+// libraries read past the end). With T = 1 the values are copied unchanged.
+std::vector<unsigned char> scaled_copy(Format f, const void* x, std::size_t count, double temperature,
+                                       std::size_t pad_bytes = 0);
+
+// Sentence for the kernels' descriptions.
+inline constexpr const char* temperature_note =
+    "temperature: the library has none, the adapter divides x by T in f32 into a temporary buffer";
+
+// A kernel that cannot run here: listed and reported with the reason; its
+// run throws std::logic_error if a driver calls it anyway.
+void mark_unavailable(Kernel& k, std::string reason);
+
+}  // namespace softcheck::peers

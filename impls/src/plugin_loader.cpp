@@ -1,0 +1,360 @@
+// Loading plugins (softcheck/plugin.hpp, docs/plugin-abi.md): open the
+// library, find the entry point, do the version handshake, validate every
+// descriptor (all problems are collected, then reported together), and wrap
+// the descriptors into Kernel objects.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+
+#include "isolated_call.hpp"
+#include "softcheck/kernel_failure.hpp"
+#include "softcheck/peers.hpp"
+#include "softcheck/plugin.hpp"
+#include "softcheck/softcheck_plugin.h"
+#include "softcheck/storage.hpp"
+
+namespace softcheck {
+
+namespace {
+
+// ------------------------------------------------------------ the library
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw PluginError("plugin '" + path + "': " + what);
+}
+
+void* open_library(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) fail(path, "no such file");
+  if (!std::filesystem::is_regular_file(st)) fail(path, "not a regular file");
+  // A name without '/' would be searched in the library path, not in the
+  // current directory: always hand dlopen a path.
+  const std::string arg = path.find('/') == std::string::npos ? "./" + path : path;
+  void* handle = ::dlopen(arg.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) fail(path, std::string("not a loadable shared library (") + ::dlerror() + ")");
+  return handle;
+}
+
+softcheck_plugin_kernels_fn find_entry_point(void* handle, const std::string& path) {
+  ::dlerror();
+  void* symbol = ::dlsym(handle, SOFTCHECK_PLUGIN_ENTRY_POINT);
+  if (!symbol)
+    fail(path, "does not export " SOFTCHECK_PLUGIN_ENTRY_POINT " (not a softcheck plugin? see docs/plugin-abi.md)");
+  softcheck_plugin_kernels_fn entry;
+  static_assert(sizeof entry == sizeof symbol);
+  std::memcpy(&entry, &symbol, sizeof entry);  // object to function pointer, as POSIX allows
+  return entry;
+}
+
+std::span<const softcheck_kernel> call_entry_point(softcheck_plugin_kernels_fn entry, const std::string& path) {
+  const softcheck_kernel* array = nullptr;
+  int count = -1;
+  const int rc = entry(SOFTCHECK_PLUGIN_ABI_VERSION, &array, &count);
+  if (rc > 0)
+    fail(path, "ABI version mismatch: softcheck speaks version " + std::to_string(SOFTCHECK_PLUGIN_ABI_VERSION) +
+                   ", the plugin version " + std::to_string(rc) + " (rebuild it against this softcheck_plugin.h)");
+  if (rc < 0) fail(path, SOFTCHECK_PLUGIN_ENTRY_POINT " failed with code " + std::to_string(rc));
+  if (!array || count < 0) fail(path, SOFTCHECK_PLUGIN_ENTRY_POINT " returned no descriptor array");
+  if (count == 0) fail(path, "declares no kernels");
+  return {array, static_cast<std::size_t>(count)};
+}
+
+// ------------------------------------------------- descriptor validation
+
+// A descriptor in softcheck's vocabulary. `op` is empty for an op this
+// softcheck version cannot run (op_label names it).
+struct Decoded {
+  std::size_t index = 0;
+  std::string name, description, op_label;
+  std::optional<Op> op;
+  Format format = Format::f32;
+  MaskedRowPolicy policy = MaskedRowPolicy::nan;
+  Contract contract;
+  softcheck_run_fn run = nullptr;
+  void* ctx = nullptr;
+  bool serial = false;
+};
+
+// Problems found in one plugin, each "descriptor [i] 'name': what".
+class Problems {
+ public:
+  void add(const softcheck_kernel& d, std::size_t index, const std::string& what) {
+    std::string where = "descriptor [" + std::to_string(index) + "]";
+    if (d.name) where += " '" + std::string(d.name) + "'";
+    list_.push_back(where + ": " + what);
+  }
+  bool empty() const { return list_.empty(); }
+  [[noreturn]] void raise(const std::string& path) const {
+    if (list_.size() == 1) fail(path, list_.front());
+    std::string text = std::to_string(list_.size()) + " problems:";
+    for (const std::string& p : list_) text += "\n  " + p;
+    fail(path, text);
+  }
+
+ private:
+  std::vector<std::string> list_;
+};
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string bad_enum(const char* field, std::int32_t value, int last) {
+  return std::string("bad ") + field + " value " + std::to_string(value) + " (expected 1.." + std::to_string(last) + ")";
+}
+
+bool valid_name(const std::string& n) {
+  return !n.empty() && std::all_of(n.begin(), n.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.';
+  });
+}
+
+// The op in softcheck's vocabulary; sparsemax and entmax are valid in the ABI
+// but have no Op yet (the caller lists such kernels as unavailable).
+bool decode_op(const softcheck_kernel& d, Decoded& out, std::string& problem) {
+  switch (d.op) {
+    case SOFTCHECK_OP_SOFTMAX: out.op = Op::softmax; out.op_label = "softmax"; return true;
+    case SOFTCHECK_OP_LOG_SOFTMAX: out.op = Op::log_softmax; out.op_label = "log_softmax"; return true;
+    case SOFTCHECK_OP_SPARSEMAX: out.op_label = "sparsemax"; return true;
+    case SOFTCHECK_OP_ENTMAX:
+      if (!std::isfinite(d.entmax_alpha) || d.entmax_alpha <= 1) {
+        problem = "entmax_alpha must be finite and > 1 (got " + number(d.entmax_alpha) + ")";
+        return false;
+      }
+      out.op_label = "entmax(alpha=" + number(d.entmax_alpha) + ")";
+      return true;
+    default: problem = bad_enum("op", d.op, SOFTCHECK_OP_ENTMAX); return false;
+  }
+}
+
+std::optional<Format> decode_format(std::int32_t f) {
+  switch (f) {
+    case SOFTCHECK_FORMAT_F64: return Format::f64;
+    case SOFTCHECK_FORMAT_F32: return Format::f32;
+    case SOFTCHECK_FORMAT_F16: return Format::f16;
+    case SOFTCHECK_FORMAT_BF16: return Format::bf16;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<MaskedRowPolicy> decode_policy(std::int32_t p) {
+  switch (p) {
+    case SOFTCHECK_MASKED_NAN: return MaskedRowPolicy::nan;
+    case SOFTCHECK_MASKED_ZEROS: return MaskedRowPolicy::zeros;
+    case SOFTCHECK_MASKED_UNIFORM: return MaskedRowPolicy::uniform;
+    default: return std::nullopt;
+  }
+}
+
+// Empty when valid, else the first problem.
+std::string check_contract(const softcheck_contract& c) {
+  if (c.declared != 0 && c.declared != 1)
+    return "contract.declared is " + std::to_string(c.declared) + " (expected 0 or 1)";
+  const std::pair<const char*, double> coefficients[] = {{"a", c.a}, {"b", c.b}, {"c", c.c}, {"d", c.d}, {"t", c.t}};
+  for (const auto& [label, v] : coefficients)
+    if (!std::isfinite(v) || v < 0)
+      return std::string("contract coefficient ") + label + " is " + number(v) + " (must be finite and >= 0)";
+  return {};
+}
+
+Contract decode_contract(const softcheck_contract& c) {
+  Contract k;
+  k.declared = c.declared == 1;
+  k.a = c.a;
+  k.b = c.b;
+  k.c = c.c;
+  k.d = c.d;
+  k.t = c.t;
+  k.why = c.why ? c.why : "";
+  return k;
+}
+
+// One descriptor on its own; problems go to `problems`.
+std::optional<Decoded> decode(const softcheck_kernel& d, std::size_t index, Problems& problems) {
+  bool ok = true;
+  auto problem = [&](const std::string& what) {
+    problems.add(d, index, what);
+    ok = false;
+  };
+  Decoded out;
+  out.index = index;
+  if (!d.name) {
+    problem("name is NULL");
+  } else {
+    out.name = d.name;
+    if (!valid_name(out.name)) problem("name must be non-empty and use only letters, digits, '_', '-' and '.'");
+  }
+  out.description = d.description ? d.description : "";
+  std::string op_problem;
+  if (!decode_op(d, out, op_problem)) problem(op_problem);
+  const std::optional<Format> format = decode_format(d.format);
+  if (!format) problem(bad_enum("format", d.format, SOFTCHECK_FORMAT_BF16));
+  const std::optional<MaskedRowPolicy> policy = decode_policy(d.masked_policy);
+  if (!policy) problem(bad_enum("masked_policy", d.masked_policy, SOFTCHECK_MASKED_UNIFORM));
+  if (const std::string c = check_contract(d.contract); !c.empty()) problem(c);
+  if (!d.run) problem("run is NULL");
+  if ((d.flags & ~SOFTCHECK_KERNEL_NOT_THREAD_SAFE) != 0) problem("unknown flags " + std::to_string(d.flags));
+  if (!ok) return std::nullopt;
+  out.format = *format;
+  out.policy = *policy;
+  out.contract = decode_contract(d.contract);
+  out.run = d.run;
+  out.ctx = d.ctx;
+  out.serial = (d.flags & SOFTCHECK_KERNEL_NOT_THREAD_SAFE) != 0;
+  return out;
+}
+
+// Who already uses `name`, or empty.
+std::string owner_of(const std::string& name, const std::vector<const Kernel*>& taken) {
+  auto in = [&](const std::vector<Kernel>& ks) {
+    return std::any_of(ks.begin(), ks.end(), [&](const Kernel& k) { return k.name == name; });
+  };
+  if (in(builtin_kernels())) return "a built-in kernel";
+  if (in(peer_kernels())) return "a peer kernel";
+  if (in(mutant_kernels())) return "a test-only kernel";
+  for (const Kernel* k : taken)
+    if (k->name == name) return "a kernel of " + k->algorithm;
+  return {};
+}
+
+// Checks across descriptors: names against the registry and `taken`, same
+// name and op twice, one kernel's descriptors disagreeing on format or policy.
+void check_together(std::span<const softcheck_kernel> raw, const std::vector<Decoded>& ds,
+                    const std::vector<const Kernel*>& taken, Problems& problems) {
+  const auto at = [](std::size_t index) { return "descriptor [" + std::to_string(index) + "]"; };
+  for (auto d = ds.begin(); d != ds.end(); ++d) {
+    const auto add = [&](const std::string& what) { problems.add(raw[d->index], d->index, what); };
+    const auto same_name = [&](const Decoded& e) { return e.name == d->name; };
+    const auto first = std::find_if(ds.begin(), d, same_name);
+    if (first == d) {  // the first descriptor of this kernel
+      if (const std::string owner = owner_of(d->name, taken); !owner.empty())
+        add("name already used by " + owner + " (prefix your kernels' names, e.g. 'acme_')");
+      continue;
+    }
+    const auto twin =
+        std::find_if(first, d, [&](const Decoded& e) { return same_name(e) && e.op_label == d->op_label; });
+    if (twin != d)
+      add("duplicate of " + at(twin->index) + " (same name and op)");
+    else if (first->format != d->format || first->policy != d->policy)
+      add("format or masked_policy differs from " + at(first->index) +
+          " (descriptors sharing a name are one kernel)");
+  }
+}
+
+// ------------------------------------------------------------ the Kernel
+
+// One op of a plugin kernel, ready to call.
+struct PluginCall {
+  Op op;
+  softcheck_run_fn run;
+  void* ctx;
+  std::shared_ptr<std::mutex> serial;  // set for SOFTCHECK_KERNEL_NOT_THREAD_SAFE
+};
+
+void call_plugin(const PluginCall& c, const std::string& kernel, Format f, bool isolate, const void* x, void* y,
+                 std::int64_t rows, std::int64_t cols, double temperature) {
+  std::unique_lock<std::mutex> lock;
+  if (c.serial) lock = std::unique_lock(*c.serial);
+  const std::string who = "plugin kernel '" + kernel + "' (" + std::string(name(c.op)) + ")";
+  const plugin_detail::RawCall raw = [&](const void* xi, void* yi) {
+    return c.run(xi, yi, rows, cols, temperature, c.ctx);
+  };
+  const std::size_t bytes = static_cast<std::size_t>(rows * cols) * element_size(f);
+  const int rc = isolate ? plugin_detail::call_isolated(who, raw, x, y, bytes) : raw(x, y);
+  if (rc != 0) throw KernelFailure(who + ": run returned " + std::to_string(rc));
+}
+
+// Ops this softcheck cannot run, e.g. "sparsemax, entmax(alpha=1.5)".
+std::string unsupported_ops(const std::vector<const Decoded*>& group) {
+  std::string s;
+  for (const Decoded* d : group)
+    if (!d->op) s += (s.empty() ? "" : ", ") + d->op_label;
+  return s;
+}
+
+Kernel make_plugin_kernel(const std::vector<const Decoded*>& group, const std::string& label, bool isolate) {
+  const Decoded& first = *group.front();
+  Kernel k;
+  k.name = first.name;
+  k.algorithm = label;
+  k.format = first.format;
+  k.masked_policy = first.policy;
+  for (const Decoded* d : group)
+    if (k.description.empty()) k.description = d->description;
+  std::vector<PluginCall> calls;
+  for (const Decoded* d : group) {
+    if (!d->op) continue;
+    k.ops.push_back({*d->op, d->contract});
+    calls.push_back({*d->op, d->run, d->ctx, d->serial ? std::make_shared<std::mutex>() : nullptr});
+  }
+  const std::string unsupported = unsupported_ops(group);
+  if (k.ops.empty()) {
+    k.available = false;
+    k.unavailable_reason = "op " + unsupported + " not supported by this softcheck version";
+  } else if (!unsupported.empty()) {
+    k.description += " (also declares " + unsupported + ": not supported by this softcheck version)";
+  }
+  k.run = [calls, kname = k.name, f = k.format, isolate](Op op, const void* x, void* y, std::int64_t rows,
+                                                        std::int64_t cols, double temperature) {
+    const auto c = std::find_if(calls.begin(), calls.end(), [&](const PluginCall& pc) { return pc.op == op; });
+    if (c == calls.end()) throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
+    call_plugin(*c, kname, f, isolate, x, y, rows, cols, temperature);
+  };
+  return k;
+}
+
+// Descriptors grouped by name, in order of first appearance, into Kernels.
+std::vector<Kernel> make_kernels(const std::vector<Decoded>& ds, const std::string& label, bool isolate) {
+  std::vector<std::string> names;
+  for (const Decoded& d : ds)
+    if (std::find(names.begin(), names.end(), d.name) == names.end()) names.push_back(d.name);
+  std::vector<Kernel> out;
+  for (const std::string& n : names) {
+    std::vector<const Decoded*> group;
+    for (const Decoded& d : ds)
+      if (d.name == n) group.push_back(&d);
+    out.push_back(make_plugin_kernel(group, label, isolate));
+  }
+  return out;
+}
+
+}  // namespace
+
+Plugin load_plugin(const std::string& path, const PluginOptions& options, const std::vector<const Kernel*>& taken) {
+  void* handle = open_library(path);  // never closed: descriptors and ctx live as long as the process
+  const std::span<const softcheck_kernel> raw = call_entry_point(find_entry_point(handle, path), path);
+  Problems problems;
+  std::vector<Decoded> decoded;
+  for (std::size_t i = 0; i < raw.size(); ++i)
+    if (auto d = decode(raw[i], i, problems)) decoded.push_back(std::move(*d));
+  check_together(raw, decoded, taken, problems);
+  if (!problems.empty()) problems.raise(path);
+  const std::string label = "plugin:" + std::filesystem::path(path).filename().string();
+  return {path, make_kernels(decoded, label, options.isolate)};
+}
+
+std::vector<Plugin> load_plugins(const std::vector<std::string>& paths, const PluginOptions& options) {
+  std::vector<Plugin> plugins;
+  plugins.reserve(paths.size());
+  for (const std::string& p : paths) {
+    std::vector<const Kernel*> taken;
+    for (const Plugin& earlier : plugins)
+      for (const Kernel& k : earlier.kernels) taken.push_back(&k);
+    plugins.push_back(load_plugin(p, options, taken));
+  }
+  return plugins;
+}
+
+}  // namespace softcheck

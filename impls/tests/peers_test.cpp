@@ -1,0 +1,175 @@
+// The peer adapters (softcheck/peers.hpp): names and availability, correct
+// results on a few rows against the oracle, the measured masked-row
+// behaviour, temperature, batching and in-place runs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "softcheck/oracle.hpp"
+#include "softcheck/peers.hpp"
+#include "softcheck/storage.hpp"
+
+namespace softcheck {
+namespace {
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+// Runs `k` on rows x cols values (exact in its format), returned as doubles.
+std::vector<double> run(const Kernel& k, Op op, const std::vector<double>& x, std::int64_t rows = 1,
+                        double temperature = 1) {
+  std::vector<unsigned char> in = pack(x, k.format), out(in.size());
+  k.run(op, in.data(), out.data(), rows, static_cast<std::int64_t>(x.size()) / rows, temperature);
+  return unpack(out, k.format, x.size());
+}
+
+std::vector<double> in_format(std::vector<double> x, Format f) {
+  for (double& v : x) v = round_to_format(v, f);
+  return x;
+}
+
+// (kernel, op) pairs that can run here.
+std::vector<std::pair<const Kernel*, Op>> runnable() {
+  std::vector<std::pair<const Kernel*, Op>> out;
+  for (const Kernel& k : peer_kernels())
+    if (k.available)
+      for (const OpDecl& d : k.ops) out.push_back({&k, d.op});
+  return out;
+}
+
+std::string label(const Kernel& k, Op op) { return k.name + " " + std::string(name(op)); }
+
+// A few rows: REFERENCE.md's known values, a wide row, masks, a long row,
+// XNNPACK's own U[90, 100] and benchdnn's 88/89/90 among lowest() masks.
+std::vector<std::vector<double>> sample_rows(Format f) {
+  std::vector<std::vector<double>> rows = {{-2, 0, 0.5}, {3.5}, {1000, 1001, 1002}, {-inf, 1, -inf, 2},
+                                           {90, 89, 88, 90, lowest(f), lowest(f)}};
+  std::vector<double> wide, long_row, u90;
+  for (int i = 0; i < 64; ++i) wide.push_back(std::sin(i * 1.7) * 40);
+  for (int i = 0; i < 3000; ++i) long_row.push_back(std::cos(i * 0.37) * 3);
+  for (int i = 0; i < 100; ++i) u90.push_back(90 + 10 * (0.5 + 0.5 * std::sin(i * 12.9898)));
+  rows.insert(rows.end(), {wide, long_row, u90});
+  for (auto& r : rows) r = in_format(r, f);
+  return rows;
+}
+
+// The error the library's own test suite allows on an element whose exact
+// value is `v` (REFERENCE.md, "How the peers test softmax"): benchdnn
+// coeff * eps, relative where |v| > 1e-5 and absolute below; XNNPACK relative 1e-5.
+double promised_error(const Kernel& k, Op op, double v) {
+  if (k.algorithm == "xnnpack") return 1e-5 * std::fabs(v);
+  const double trh = (op == Op::log_softmax ? 5 : 1) * (k.format == Format::f32 ? 10 : 1) * 2 * unit_roundoff(k.format);
+  return std::fabs(v) > 1e-5 ? trh * std::fabs(v) : trh;
+}
+
+// Largest |y - exact| / promised_error over the row (masked entries must be exact).
+double worst_against_promise(const Kernel& k, Op op, const std::vector<double>& y, const oracle::ExactRow& exact) {
+  const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
+  double worst = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double v = oracle::round_to(ref[i], Format::f64);
+    const double err = std::isinf(v) ? (y[i] == v ? 0 : inf) : std::fabs(y[i] - v);
+    worst = std::max(worst, err == 0 ? 0 : err / promised_error(k, op, v));
+  }
+  return worst;
+}
+
+TEST(Peers, NamesInOrder) {
+  std::vector<std::string> names;
+  for (const Kernel& k : peer_kernels()) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"onednn_f32", "onednn_bf16", "onednn_f16", "xnnpack_f32", "xnnpack_f16"}));
+  EXPECT_EQ(find_kernel("onednn_f32"), &peer_kernels()[0]);
+}
+
+TEST(Peers, EachIsAvailableOrSaysWhyNot) {
+  for (const Kernel& k : peer_kernels()) {
+    EXPECT_EQ(k.available, k.unavailable_reason.empty()) << k.name;
+    EXPECT_FALSE(k.ops.empty()) << k.name;
+    if (!k.available) {
+      EXPECT_THROW(run(k, k.ops[0].op, {1, 2}), std::logic_error) << k.name;
+    }
+  }
+}
+
+TEST(Peers, BuiltWhereTheLibraryWasFound) {
+  const Kernel* onednn = find_kernel("onednn_f32");
+  const Kernel* xnnpack = find_kernel("xnnpack_f32");
+  if (SOFTCHECK_HAVE_ONEDNN_BUILD)
+    EXPECT_TRUE(onednn->available) << onednn->unavailable_reason;
+  else
+    EXPECT_EQ(onednn->unavailable_reason, "oneDNN not found at build time (libdnnl-dev, see scripts/bootstrap.sh)");
+  if (SOFTCHECK_HAVE_XNNPACK_BUILD)
+    EXPECT_TRUE(xnnpack->available) << xnnpack->unavailable_reason;
+  else
+    EXPECT_EQ(xnnpack->unavailable_reason,
+              "XNNPACK not found at build time (libxnnpack-dev and libpthreadpool-dev, see scripts/bootstrap.sh)");
+}
+
+TEST(Peers, ContractsAreTheirTestSuitesPromises) {
+  for (const Kernel& k : peer_kernels())
+    for (const OpDecl& d : k.ops) {
+      EXPECT_FALSE(d.contract.why.empty()) << label(k, d.op);
+      EXPECT_EQ(d.contract.declared, k.name == "xnnpack_f32") << label(k, d.op);
+    }
+  EXPECT_EQ(find_kernel("xnnpack_f32")->ops[0].contract.formula(), "168 + 4*M[T!=1]");
+}
+
+TEST(Peers, CorrectOnAFewRows) {
+  for (const auto& [k, op] : runnable())
+    for (const std::vector<double>& x : sample_rows(k->format)) {
+      const oracle::ExactRow exact = oracle::exact_row(x);
+      // Within twice what the library's own tests allow. Measured (oneDNN
+      // 2.6.3): the f32 log-softmax of [-2, 0, 0.5] is off by 3.3e-6 everywhere
+      // (its log of the sum), 1.08 times benchdnn's 5*10*eps relative threshold.
+      EXPECT_LE(worst_against_promise(*k, op, run(*k, op, x), exact), 2) << label(*k, op) << " n=" << x.size();
+    }
+}
+
+// Measured behaviour on an all -inf row, the basis of the declared policy.
+TEST(Peers, FullyMaskedRowAsMeasured) {
+  for (const auto& [k, op] : runnable())
+    for (double v : run(*k, op, {-inf, -inf, -inf})) {
+      if (k->algorithm == "xnnpack")
+        EXPECT_EQ(v, -inf) << label(*k, op);  // no policy describes it: declared nan, flagged by the report
+      else
+        EXPECT_TRUE(std::isnan(v)) << label(*k, op);
+      EXPECT_EQ(k->masked_policy, MaskedRowPolicy::nan);
+    }
+}
+
+TEST(Peers, TemperatureDividesInTheAdapter) {
+  for (const auto& [k, op] : runnable()) {
+    const std::vector<double> x = in_format({1, -3, 2.5, 7}, k->format), half = in_format({0.5, -1.5, 1.25, 3.5}, k->format);
+    EXPECT_EQ(run(*k, op, x, 1, 2.0), run(*k, op, half)) << label(*k, op);
+  }
+}
+
+TEST(Peers, BatchedRowsEqualRowByRow) {
+  for (const auto& [k, op] : runnable()) {
+    std::vector<double> batch, one_by_one;
+    for (int r = 0; r < 5; ++r) {
+      std::vector<double> row;
+      for (int i = 0; i < 37; ++i) row.push_back(round_to_format(std::sin(r * 37 + i) * (r + 1) * 5, k->format));
+      batch.insert(batch.end(), row.begin(), row.end());
+      const std::vector<double> y = run(*k, op, row);
+      one_by_one.insert(one_by_one.end(), y.begin(), y.end());
+    }
+    EXPECT_EQ(run(*k, op, batch, 5), one_by_one) << label(*k, op);
+  }
+}
+
+TEST(Peers, InPlaceRunMatches) {
+  for (const auto& [k, op] : runnable())
+    for (double t : {1.0, 0.7}) {
+      const std::vector<double> x = in_format({0.25, 4, -1, 2, 2, 9}, k->format);
+      std::vector<unsigned char> buf = pack(x, k->format);
+      k->run(op, buf.data(), buf.data(), 2, 3, t);
+      EXPECT_EQ(unpack(buf, k->format, x.size()), run(*k, op, x, 2, t)) << label(*k, op) << " T=" << t;
+    }
+}
+
+}  // namespace
+}  // namespace softcheck
