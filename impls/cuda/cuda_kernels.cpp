@@ -1,0 +1,89 @@
+// The CUDA kernels' registry entries: declarations (contracts, policy,
+// description) are the same in every build; `available` and `run` come from
+// the backend (backend.cu with CUDA, backend_absent.cpp without).
+#include <string>
+#include <vector>
+
+#include "cuda_backend.hpp"
+#include "tiled_online.hpp"
+
+namespace softcheck::kernels {
+
+namespace {
+
+struct CudaSpec {
+  cuda::Variant variant;
+  std::string algorithm;
+  Format format;
+  TiledConfig config;
+  ExpError exp;
+  bool portable_exp;  // same exp/log as the host twin: bit-exact expected
+};
+
+TiledConfig block(online::MergeOrder merge = online::MergeOrder::tree, int splits = 1) {
+  TiledConfig c;
+  c.shape = cuda::block_shape;
+  c.merge = merge;
+  c.splits = splits;
+  return c;
+}
+
+std::vector<CudaSpec> specs() {
+  using cuda::Variant;
+  using online::MergeOrder;
+  return {
+      {Variant::tiled_f32, "cuda_tiled_online", Format::f32, block(), portable_exp_error(), true},
+      {Variant::tiled_seq_f32, "cuda_tiled_online_seq", Format::f32, block(MergeOrder::sequential),
+       portable_exp_error(), true},
+      {Variant::tiled_f16, "cuda_tiled_online", Format::f16, block(), portable_exp_error(), true},
+      {Variant::split_f32, "cuda_split_online", Format::f32,
+       block(MergeOrder::tree, cuda::split_blocks), portable_exp_error(), true},
+      {Variant::tiled_expf_f32, "cuda_tiled_online_expf", Format::f32, block(), cuda_expf_error(),
+       false},
+      {Variant::tiled_fastexp_f32, "cuda_tiled_online_fastexp", Format::f32, block(),
+       cuda_fast_expf_error(), false},
+  };
+}
+
+std::string kernel_name(const std::string& algorithm, Format f) {
+  return algorithm + "_" + std::string(name(f));
+}
+
+Kernel cuda_kernel(const CudaSpec& s, const std::string& reason) {
+  Kernel k;
+  k.name = kernel_name(s.algorithm, s.format);
+  k.algorithm = s.algorithm;
+  k.format = s.format;
+  k.ops = {{Op::softmax, tiled_softmax_contract(s.config, s.exp, s.format)},
+           {Op::log_softmax, tiled_log_softmax_contract()}};
+  k.masked_policy = MaskedRowPolicy::zeros;
+  k.description = "CUDA, one block per row: " + s.config.describe() + ", f32 statistics, " +
+                  s.exp.what + "; host twin " + kernel_name(s.config.algorithm(), s.format) +
+                  (s.portable_exp ? " (bit-exact)" : " (same order, different exp)");
+  k.available = reason.empty();
+  k.unavailable_reason = reason;
+  k.run = [variant = s.variant](Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols,
+                                double temperature) {
+    cuda::run(variant, op, x, y, rows, cols, temperature);
+  };
+  return k;
+}
+
+}  // namespace
+
+std::vector<Kernel> cuda_kernels() {
+  const std::string reason = cuda::unavailable_reason();
+  std::vector<Kernel> out;
+  for (const CudaSpec& s : specs()) out.push_back(cuda_kernel(s, reason));
+  return out;
+}
+
+std::vector<CudaTwinPair> cuda_twin_pairs() {
+  std::vector<CudaTwinPair> out;
+  for (const CudaSpec& s : specs())
+    out.push_back({kernel_name(s.algorithm, s.format), kernel_name(s.config.algorithm(), s.format),
+                   s.portable_exp});
+  return out;
+}
+
+}  // namespace softcheck::kernels

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# gpu-check: the CUDA kernels on a machine with a GPU (written for one H200),
+# in one go and in under 5 minutes (docs/cuda.md):
+#   1. configure and build with CUDA (SASS for SOFTCHECK_CUDA_ARCHITECTURES, default 90, plus PTX);
+#   2. the CPU tests of the tiled online softmax (they also check that the CUDA
+#      kernels are available here and that a run including them holds);
+#   3. `softcheck run` of the CUDA kernels and their host twins against the
+#      oracle (and `softcheck check`, the property suite, when the CLI has it);
+#   4. every CUDA kernel against its host twin: bit-exact where both use the
+#      portable exp/log, the measured difference for the expf/__expf variants;
+#   5. the benchmark: achieved GB/s against a device-to-device cudaMemcpy in the same run;
+#   6. a summary. Exit status 0 only when every step passed.
+#
+# Environment: BUILD_DIR (default build-gpu), OUT_DIR (default $BUILD_DIR/gpu-check),
+# SOFTCHECK_CUDA_ARCHITECTURES (default 90), JOBS (default nproc).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=${BUILD_DIR:-build-gpu}
+out=${OUT_DIR:-$build/gpu-check}
+archs=${SOFTCHECK_CUDA_ARCHITECTURES:-90}
+jobs=${JOBS:-$(nproc)}
+started=$SECONDS
+failures=()
+
+cuda_kernels=(cuda_tiled_online_f32 cuda_tiled_online_seq_f32 cuda_tiled_online_f16
+              cuda_split_online_f32 cuda_tiled_online_expf_f32 cuda_tiled_online_fastexp_f32)
+twin_kernels=(tiled_online_t1024_tree_f32 tiled_online_t1024_seq_f32 tiled_online_t1024_tree_f16
+              split_online_t1024_s8_f32)
+
+step() { printf '\n== %s  [%ds]\n' "$*" $((SECONDS - started)); }
+fail() { echo "FAILED: $*"; failures+=("$*"); }
+
+# Runs "$@" with a time limit, its output teed to $out/$name.log; returns its status.
+logged() {
+  local name=$1 limit=$2
+  shift 2
+  local rc=0
+  timeout "$limit" "$@" 2>&1 | tee "$out/$name.log" || rc=${PIPESTATUS[0]}
+  return "$rc"
+}
+
+mkdir -p "$out"
+
+step "device"
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --format=csv || true
+else
+  echo "nvidia-smi not found"
+fi
+
+step "configure ($build, CUDA architectures $archs)"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSOFTCHECK_ENABLE_CUDA=ON \
+      -DSOFTCHECK_CUDA_ARCHITECTURES="$archs" >"$out/configure.log" 2>&1 ||
+  { tail -30 "$out/configure.log"; echo "configure failed"; exit 2; }
+grep 'softcheck: CUDA' "$out/configure.log"
+grep -q 'softcheck: CUDA kernels built' "$out/configure.log" ||
+  { echo "nvcc not found or CUDA disabled: nothing to check on the GPU"; exit 2; }
+
+step "build"
+timeout 240 cmake --build "$build" -j "$jobs" --target softcheck softcheck_cuda_bench \
+      cuda_twin_compare tiled_online_tests >"$out/build.log" 2>&1 ||
+  { tail -40 "$out/build.log"; echo "build failed"; exit 2; }
+bin=$build/softcheck
+
+step "CUDA kernels as listed here"
+"$bin" list | grep -E '^cuda_' | tee "$out/list.log" || true
+if ! grep -q '^cuda_' "$out/list.log" || grep -q 'unavailable' "$out/list.log"; then
+  fail "CUDA kernels unavailable on this machine (see list above)"
+fi
+
+step "CPU tests of the host twin (ctest -R tiled_online)"
+logged ctest 120 ctest --test-dir "$build" -R 'impls\.(PortableMath|OnlineState|MergeOrder|TiledOnline|Contracts|CudaKernels)' \
+  -j "$jobs" --output-on-failure || fail "tiled online CPU tests"
+
+step "softcheck run: CUDA kernels and host twins against the oracle"
+impl_args=()
+for k in "${cuda_kernels[@]}" "${twin_kernels[@]}"; do impl_args+=(--impl "$k"); done
+logged run 150 "$bin" run "${impl_args[@]}" --suite quick --jobs "$jobs" --out "$out/run" ||
+  fail "softcheck run (exit $?; status 1 means a contract was violated)"
+
+if "$bin" check --help >/dev/null 2>&1; then
+  step "softcheck check: property suite of the CUDA kernels"
+  check_args=()
+  for k in "${cuda_kernels[@]}"; do check_args+=(--impl "$k"); done
+  logged check 120 "$bin" check "${check_args[@]}" || fail "softcheck check"
+else
+  step "softcheck check: not in this CLI (skipped)"
+fi
+
+step "CUDA kernels against their host twins"
+logged compare 120 "$build/cuda_twin_compare" --seed 1 || fail "CUDA vs host twin (exit $?)"
+
+step "benchmark: achieved bandwidth vs device-to-device cudaMemcpy"
+logged bench 90 "$build/softcheck_cuda_bench" || fail "benchmark (exit $?)"
+
+step "summary"
+echo "accuracy (softcheck run against the oracle):"
+if command -v python3 >/dev/null && [[ -f $out/run/report.json ]]; then
+  python3 - "$out/run/report.json" <<'EOF'
+import json, sys
+for k in json.load(open(sys.argv[1]))["kernels"]:
+    print("  %-30s %-11s %-11s max %8.3f ulp  %5.3f of the bound  (%s)" % (
+        k["kernel"], k["op"], k["status"], k["max_ulp"] or 0, k["max_bound_ratio"] or 0,
+        k["contract"]["formula"]))
+EOF
+else
+  grep -E '^(cuda_|tiled_online|split_online)' "$out/run.log" || true
+fi
+echo "CUDA vs host twin (differing outputs, largest difference in ulps):"
+sed -n 's/^COMPARE cuda=\([^ ]*\) twin=\([^ ]*\) op=\([^ ]*\) elements=\([0-9]*\) differing=\([0-9]*\) max_ulp=\([^ ]*\) bit_exact_expected=\([01]\)/  \1 \3: \5 of \4 differ, max \6 ulp (bit-exact expected: \7)/p' \
+  "$out/compare.log" || true
+echo "bandwidth (fraction of the device-to-device copy):"
+sed -n 's/^BENCH kernel=\([^ ]*\) op=\([^ ]*\) rows=\([0-9]*\) cols=\([0-9]*\) us=[^ ]* gbps=\([^ ]*\) copy_gbps=\([^ ]*\) fraction=\([^ ]*\)/  \1 \2 \3x\4: \5 GB\/s of \6 (\7)/p' \
+  "$out/bench.log" || true
+printf '\ngpu-check took %ds; logs and reports in %s\n' $((SECONDS - started)) "$out"
+if ((${#failures[@]})); then
+  printf 'FAILED steps:\n'
+  printf '  %s\n' "${failures[@]}"
+  exit 1
+fi
+echo "gpu-check passed"
