@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets the OSS-Fuzz / ClusterFuzzLite way (docs/fuzzing.md):
+# the compiler and flags come from $CC $CXX $CFLAGS $CXXFLAGS, the engine from
+# $LIB_FUZZING_ENGINE, and everything a runner needs lands in $OUT:
+#   $OUT/fuzz_<name>                     the fuzzers
+#   $OUT/fuzz_<name>.dict                their dictionary (fuzz/dict/)
+#   $OUT/fuzz_<name>.options             libFuzzer options (dict, max_len)
+#   $OUT/fuzz_<name>_seed_corpus.zip     the committed corpus (when zip or python3 exist)
+#   $OUT/lib/                            shared libraries the fuzzers need beyond libc/libstdc++
+#                                        (found through the fuzzers' RPATH $ORIGIN/lib)
+# Every library of the project (oracle, kernels, properties, CLI) is compiled
+# by $CXX with $CXXFLAGS in a separate CMake tree (default build-fuzz-clang/,
+# $WORK/softcheck-fuzz under OSS-Fuzz), so coverage and sanitizers reach the
+# kernels and the oracle. Unset variables default to a local libFuzzer build
+# with clang-14, ASan and UBSan:
+#   fuzz/build.sh                                   # local
+#   CC=clang CXX=clang++ CXXFLAGS=... LIB_FUZZING_ENGINE=... OUT=... fuzz/build.sh
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(dirname "$here")
+
+: "${CC:=clang-14}"
+: "${CXX:=clang++-14}"
+: "${CFLAGS:=-O1 -g -fno-omit-frame-pointer -gline-tables-only -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined}"
+: "${CXXFLAGS:=$CFLAGS}"
+: "${LIB_FUZZING_ENGINE:=-fsanitize=fuzzer}"
+: "${OUT:=$src/build-fuzz-clang/out}"
+build=${SOFTCHECK_FUZZ_BUILD_DIR:-${WORK:+$WORK/softcheck-fuzz}}
+build=${build:-$src/build-fuzz-clang/tree}
+jobs=${SOFTCHECK_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+targets=(fuzz_nan_inf fuzz_differential fuzz_inputs)
+
+command -v "$CXX" >/dev/null || { echo "fuzz/build.sh: compiler '$CXX' not found (scripts/bootstrap.sh installs clang-14)" >&2; exit 2; }
+mkdir -p "$OUT/lib"
+
+# '$ORIGIN/lib' stays literal: the loader expands it to the fuzzer's directory.
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
+  -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
+  -DCMAKE_C_FLAGS_RELEASE="" -DCMAKE_CXX_FLAGS_RELEASE="-DNDEBUG" \
+  -DCMAKE_BUILD_RPATH='$ORIGIN/lib' \
+  -DSOFTCHECK_ENABLE_CUDA=OFF \
+  -DSOFTCHECK_FUZZ_ENGINE="$LIB_FUZZING_ENGINE" >"$build.configure.log" 2>&1 ||
+  { cat "$build.configure.log" >&2; exit 1; }
+cmake --build "$build" -j "$jobs" --target "${targets[@]}"
+
+# Shared libraries outside the base system (MPFR, GMP, fmt, ...), for runners
+# that lack them (OSS-Fuzz's base-runner image).
+copy_libs() {
+  ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r lib; do
+    [[ $(dirname "$(readlink -f "$lib")") == "$(readlink -f "$OUT/lib")" ]] && continue  # copied already
+    case "$(basename "$lib")" in
+      libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+      *) cp -L "$lib" "$OUT/lib/" ;;
+    esac
+  done
+}
+
+zip_corpus() {  # zip_corpus TARGET: $OUT/TARGET_seed_corpus.zip from fuzz/corpus/TARGET
+  local dir="$here/corpus/$1" zipfile="$OUT/$1_seed_corpus.zip"
+  rm -f "$zipfile"
+  if command -v zip >/dev/null; then
+    (cd "$dir" && zip -q -j "$zipfile" ./*)
+  elif command -v python3 >/dev/null; then
+    python3 -c 'import sys, zipfile, pathlib
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for p in sorted(pathlib.Path(sys.argv[2]).iterdir()): z.write(p, p.name)' "$zipfile" "$dir"
+  else
+    echo "fuzz/build.sh: neither zip nor python3: no $1_seed_corpus.zip" >&2
+  fi
+}
+
+for t in "${targets[@]}"; do
+  cp "$build/fuzz/$t" "$OUT/$t"
+  copy_libs "$OUT/$t"
+  case $t in
+    fuzz_inputs) dict=inputs.dict ;;
+    *) dict=floats.dict ;;
+  esac
+  cp "$here/dict/$dict" "$OUT/$t.dict"
+  printf '[libfuzzer]\ndict = %s.dict\nmax_len = 4096\n' "$t" >"$OUT/$t.options"
+  zip_corpus "$t"
+done
+echo "fuzz/build.sh: ${targets[*]} in $OUT"

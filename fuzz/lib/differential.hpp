@@ -1,0 +1,49 @@
+// fuzz_differential's check: a kernel's outputs against the exact (MPFR)
+// softmax within its declared contract, |y_j - g_j| <= B ulp_T(g_j) with
+// B = Contract::bound_ulps(row_shape(x, T, f), f) (impls/include/softcheck/kernel.hpp,
+// REFERENCE.md "Error metrics in use"); a NaN/inf where the exact value is finite
+// fails whatever B is.
+//
+// The MPFR oracle costs about 1 us per element (REFERENCE.md "MPFR through
+// Boost.Multiprecision"), far too slow for every fuzz input, so each row goes
+// through three stages:
+//   1. a long double reference (64-bit significand: 11 bits beyond f64) with a
+//      generous error bound; a row whose every output is within B ulps of the
+//      whole interval [ref - err, ref + err] passes;
+//   2. otherwise the oracle: exact_row + compare_row against B;
+//   3. a row over its bound there is confirmed by the property suite's
+//      `accuracy` check (what `softcheck repro --property accuracy` runs).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "fuzz_case.hpp"
+#include "violation.hpp"
+
+namespace softcheck::fuzz {
+
+// Softmax or log-softmax of x/T in long double with |ref_j - exact_j| <= err_j.
+// Requires a row with a finite entry and no +inf/NaN, T finite and > 0.
+struct Reference {
+  std::vector<long double> value;
+  std::vector<long double> error;
+};
+Reference reference_row(std::span<const double> x, double temperature, Op op);
+
+// Stage 1: true when every y_j is provably within `bound` ulps of the exact
+// value (false: undecided, not necessarily wrong).
+bool clearly_within(std::span<const double> y, const Reference& ref, double bound, Format f);
+
+// Stage 2: the contract check against the oracle; true when the row is within.
+bool within_contract_exact(std::span<const double> y, std::span<const double> x, double temperature,
+                           const Kernel& k, Op op);
+
+// Every row of the batch in contract scope (finite entries and -inf masks,
+// in_property_scope), for the kernel and, when set, for
+// c.partner on the same rows (each against its own bound).
+std::optional<Violation> check_differential(const FuzzCase& c, std::span<const double> y,
+                                            std::span<const double> y_partner);
+
+}  // namespace softcheck::fuzz

@@ -1,0 +1,170 @@
+#include "invariants.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "softcheck/storage.hpp"
+
+namespace softcheck::fuzz {
+
+namespace {
+
+double finite_max(std::span<const double> x) {
+  double a = -INFINITY;
+  for (double v : x)
+    if (std::isfinite(v)) a = std::max(a, v);
+  return a;
+}
+
+// no_nonfinite (checks.cpp): a non-finite output fails, except a log-softmax
+// -inf where z_j - z_max - ln n is below the lowest value (the exact value
+// rounds to -inf there).
+bool nonfinite_suspect(Format f, Op op, std::span<const double> x, std::span<const double> y, double t) {
+  const double zmax = finite_max(x) / t;
+  const double log_n = std::log(static_cast<double>(y.size()));
+  for (std::size_t j = 0; j < y.size(); ++j) {
+    if (std::isfinite(y[j])) continue;
+    const double gap = x[j] / t - zmax - log_n;
+    if (op == Op::log_softmax && y[j] == -INFINITY && !(gap >= lowest(f))) continue;
+    return true;
+  }
+  return false;
+}
+
+// range: softmax in [0, 1], log-softmax <= 0; NaN out of range.
+bool range_suspect(Op op, std::span<const double> y) {
+  return std::any_of(y.begin(), y.end(), [op](double v) {
+    return std::isnan(v) || (op == Op::softmax ? (v < 0 || v > 1) : v > 0);
+  });
+}
+
+// Neumaier's compensated sum: error below 2^-104 |sum| for these n, far below
+// the slack left in sum_suspect, which the exact check then settles.
+double compensated_sum(std::span<const double> y) {
+  double s = 0, c = 0;
+  for (double v : y) {
+    const double t = s + v;
+    c += std::fabs(s) >= std::fabs(v) ? (s - t) + v : (v - t) + s;
+    s = t;
+  }
+  return s + c;
+}
+
+// sum_to_one (checks.cpp): |sum y - 1| / u <= B (2 + n denorm_min / u).
+bool sum_suspect(const Kernel& k, std::span<const double> x, std::span<const double> y, double t) {
+  if (std::any_of(y.begin(), y.end(), [](double v) { return !std::isfinite(v); })) return true;
+  const Format f = k.format;
+  const double bound = k.find(Op::softmax)->contract.bound_ulps(row_shape(x, t, f), f);
+  const double u = unit_roundoff(f);
+  const double measured = std::fabs(compensated_sum(y) - 1.0) / u;
+  const double allowed = bound * (2.0 + static_cast<double>(y.size()) * denorm_min(f) / u);
+  return !(measured <= allowed * (1 - 0x1p-30));
+}
+
+// fully_masked: nan -> all NaN; zeros -> softmax +-0, log-softmax -inf;
+// uniform -> near 1/n (-ln n), settled by the suite's exact check.
+bool policy_suspect(MaskedRowPolicy p, Op op, std::span<const double> y) {
+  const auto n = static_cast<double>(y.size());
+  return std::any_of(y.begin(), y.end(), [&](double v) {
+    switch (p) {
+      case MaskedRowPolicy::nan: return !std::isnan(v);
+      case MaskedRowPolicy::zeros: return op == Op::softmax ? v != 0.0 : v != -INFINITY;
+      case MaskedRowPolicy::uniform: {
+        const double target = op == Op::softmax ? 1.0 / n : -std::log(n);
+        return !(std::fabs(v - target) <= 1e-3 * std::fabs(target));
+      }
+    }
+    return true;
+  });
+}
+
+bool same_bits(std::span<const double> a, std::span<const double> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](double p, double q) {
+    return std::bit_cast<std::uint64_t>(p) == std::bit_cast<std::uint64_t>(q) || (std::isnan(p) && std::isnan(q));
+  });
+}
+
+std::string context_of(const FuzzCase& c, std::int64_t r) { return describe(c) + ", row " + std::to_string(r); }
+
+}  // namespace
+
+RowKind classify(std::span<const double> row) {
+  std::size_t finite = 0, neg_inf = 0;
+  for (double v : row) {
+    if (std::isfinite(v)) ++finite;
+    else if (v == -INFINITY) ++neg_inf;
+    else return RowKind::nonfinite;
+  }
+  if (finite == row.size()) return RowKind::finite;
+  return finite == 0 ? RowKind::fully_masked : RowKind::masked;
+}
+
+bool temperature_in_scope(double t, Format f) {
+  const double r = round_to_format(t, f);
+  return std::isfinite(t) && t > 0 && r >= std::ldexp(1.0, info(f).emin) && r <= max_finite(f);
+}
+
+bool in_property_scope(std::span<const double> x, double t, Format f) {
+  if (!temperature_in_scope(t, f)) return false;
+  double zmax = 0;
+  for (double v : x)
+    if (std::isfinite(v)) zmax = std::max(zmax, std::fabs(v / t));
+  return zmax * (1 + 4 * unit_roundoff(f)) <= max_finite(f);
+}
+
+std::vector<double> run_batch(const Kernel& k, Op op, const FuzzCase& c) {
+  const Format f = k.format;
+  const std::vector<unsigned char> x = pack(c.values, f);
+  std::vector<unsigned char> y = pack(std::vector<double>(c.values.size(), NAN), f);
+  k.run(op, x.data(), y.data(), c.rows, c.cols, c.temperature);
+  return unpack(y, f, c.values.size());
+}
+
+std::optional<std::string_view> suspect_row(const Kernel& k, Op op, std::span<const double> x,
+                                            std::span<const double> y, double temperature) {
+  const RowKind kind = classify(x);
+  if (kind == RowKind::nonfinite) return std::nullopt;
+  if (!in_property_scope(x, temperature, k.format)) return std::nullopt;
+  if (kind == RowKind::fully_masked) {
+    if (policy_suspect(k.masked_policy, op, y)) return "fully_masked";
+    return std::nullopt;
+  }
+  const OpDecl* decl = k.find(op);
+  if (decl == nullptr || !decl->contract.declared) return std::nullopt;  // contract "none": reported, never gated
+  if (kind == RowKind::finite && nonfinite_suspect(k.format, op, x, y, temperature)) return "no_nonfinite";
+  if (range_suspect(op, y)) return "range";
+  if (op == Op::softmax && sum_suspect(k, x, y, temperature)) return "sum_to_one";
+  return std::nullopt;
+}
+
+std::optional<Violation> confirm_row(const FuzzCase& c, const Kernel& k, Op op, std::int64_t r,
+                                     std::string_view property, std::span<const double> y_row) {
+  const std::span<const double> x = c.row(r);
+  props::Case one{std::vector<double>(x.begin(), x.end()), c.temperature};
+  if (auto v = confirm(k, op, property, one, context_of(c, r))) return v;
+  // Not confirmed on the row alone: does the row depend on its neighbours?
+  FuzzCase alone = c;
+  alone.rows = 1;
+  alone.values = one.row;
+  const std::vector<double> y_alone = run_batch(k, op, alone);
+  if (same_bits(y_alone, y_row)) return std::nullopt;
+  props::CaseResult res{props::CaseStatus::fail, 1, 0, "rows",
+                        "row " + std::to_string(r) + " of a " + std::to_string(c.rows) +
+                            "-row batch differs bitwise from the same row run alone (the replay line runs it "
+                            "with the suite's own neighbours)"};
+  return Violation{&k, op, "batch_independence", std::move(one), std::move(res), context_of(c, r)};
+}
+
+std::optional<Violation> check_invariants(const FuzzCase& c, const Kernel& k, Op op, std::span<const double> y) {
+  const auto cols = static_cast<std::size_t>(c.cols);
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    const std::span<const double> y_row = y.subspan(static_cast<std::size_t>(r) * cols, cols);
+    const auto property = suspect_row(k, op, c.row(r), y_row, c.temperature);
+    if (!property) continue;
+    if (auto v = confirm_row(c, k, op, r, *property, y_row)) return v;
+  }
+  return std::nullopt;
+}
+
+}  // namespace softcheck::fuzz

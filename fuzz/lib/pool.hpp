@@ -1,0 +1,33 @@
+// Which kernels the numeric targets fuzz, and the size limits of a batch.
+#pragma once
+
+#include <string>
+
+#include "fuzz_case.hpp"
+
+namespace softcheck::fuzz {
+
+// Planted mode (fuzz/planted.sh): SOFTCHECK_FUZZ_PLANTED=name[,name...] makes
+// the pool exactly those kernels, test-only mutants included. Unset or empty:
+// every available built-in kernel, never a mutant.
+inline constexpr const char* planted_variable = "SOFTCHECK_FUZZ_PLANTED";
+
+struct PoolChoice {
+  Pool pool;
+  bool planted = false;
+  std::string error;  // non-empty: an unknown or unavailable kernel was named
+};
+
+// The pool for a value of SOFTCHECK_FUZZ_PLANTED (nullptr or "": built-ins).
+PoolChoice choose_pool(const char* planted);
+
+// The pool of this process (read once from the environment). On a bad
+// SOFTCHECK_FUZZ_PLANTED prints the error and exits with status 2; in planted
+// mode prints a one-line banner to stderr the first time.
+const Pool& process_pool();
+
+// Limits of this process: `defaults`, with SOFTCHECK_FUZZ_MAX_ROWS and
+// SOFTCHECK_FUZZ_MAX_COLS (positive integers) overriding them.
+Limits process_limits(Limits defaults);
+
+}  // namespace softcheck::fuzz

@@ -1,0 +1,36 @@
+// fuzz_differential: structure-aware inputs (fuzz/lib/fuzz_case.hpp) for a
+// kernel with a declared contract, checked against the MPFR oracle within that
+// contract, and, when the input picks one, a second kernel of the same format
+// and op on the same rows, within its own contract (fuzz/lib/differential.hpp).
+#include <cstddef>
+#include <cstdint>
+
+#include "differential.hpp"
+#include "invariants.hpp"
+#include "pool.hpp"
+
+namespace {
+
+// Rows up to 256 long; two rows per batch (the oracle stage is the slow one).
+const softcheck::fuzz::Limits& limits() {
+  static const softcheck::fuzz::Limits l = softcheck::fuzz::process_limits({2, 256});
+  return l;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)softcheck::fuzz::process_pool();
+  (void)limits();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace softcheck::fuzz;
+  FuzzCase c;
+  if (!decode({data, size}, process_pool(), limits(), OpChoice::contract_only, c)) return 0;
+  const std::vector<double> y = run_batch(*c.kernel, c.op, c);
+  const std::vector<double> y_partner = c.partner ? run_batch(*c.partner, c.op, c) : std::vector<double>{};
+  if (auto v = check_differential(c, y, y_partner)) report_and_abort(*v);
+  return 0;
+}

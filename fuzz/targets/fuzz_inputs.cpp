@@ -1,0 +1,199 @@
+// fuzz_inputs: every text parser the CLI has. The first byte picks the parser,
+// the rest is its text. Each must return a value or a clear (non-empty) error,
+// never crash or hang; what is accepted must survive a print/parse round trip
+// (rows bit for bit, reports as the same JSON).
+//   0  props::parse_row        the hex-exact row syntax of repro lines (--row=...)
+//   1  props::parse_value      one value of it (--temperature=...)
+//   2  the CLI's argument parser (CLI11 with every subcommand's options and
+//      validators): NUL- or newline-separated argv; the cheap commands that
+//      parse values themselves (oracle on short rows, list) are run too
+//   3  the name lookups behind --impl, --op, --dtype, --property, --family
+//   4  from_json               report.json and baselines (report, gate)
+//   5  performance_from_json   bench.json
+//   6  gate::parse_reference_rule   gate's --reference KERNEL:K
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands.hpp"
+#include "softcheck/families.hpp"
+#include "softcheck/format.hpp"
+#include "softcheck/gate.hpp"
+#include "softcheck/kernel.hpp"
+#include "softcheck/properties.hpp"
+#include "softcheck/report.hpp"
+
+namespace {
+
+using softcheck::props::Expected;
+
+[[noreturn]] void fail(std::string_view what, std::string_view input) {
+  std::fprintf(stderr, "==softcheck-fuzz== PARSER INVARIANT VIOLATED: %.*s\n  input (%zu bytes): %.*s\n",
+               static_cast<int>(what.size()), what.data(), input.size(), static_cast<int>(input.size()),
+               input.data());
+  std::abort();
+}
+
+bool same_value(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
+
+template <class T>
+void require_clear_error(const Expected<T>& r, std::string_view input) {
+  if (!r.has_value() && r.error().empty()) fail("error without a message", input);
+}
+
+void fuzz_row(std::string_view text) {
+  using namespace softcheck::props;
+  const Expected<std::vector<double>> row = parse_row(text);
+  require_clear_error(row, text);
+  if (!row) return;
+  const std::string printed = format_row(*row);
+  const Expected<std::vector<double>> again = parse_row(printed);
+  if (!again || again->size() != row->size()) fail("format_row output does not parse back", text);
+  for (std::size_t i = 0; i < row->size(); ++i)
+    if (!same_value((*row)[i], (*again)[i])) fail("format_row/parse_row round trip changed a value", text);
+}
+
+void fuzz_value(std::string_view text) {
+  using namespace softcheck::props;
+  const Expected<double> v = parse_value(text);
+  require_clear_error(v, text);
+  if (!v) return;
+  const Expected<double> again = parse_value(format_value(*v));
+  if (!again || !same_value(*v, *again)) fail("format_value/parse_value round trip changed the value", text);
+}
+
+// argv from NUL- or newline-separated words (empty words kept: "" is an argument).
+std::vector<std::string> split_args(std::string_view text) {
+  std::vector<std::string> args;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i)
+    if (i == text.size() || text[i] == '\0' || text[i] == '\n') {
+      args.emplace_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  return args;
+}
+
+// The commands cheap enough to run on every input: `list`, and `oracle` on
+// short rows with few digits (a long row or 1000 digits costs milliseconds).
+bool cheap_to_run(const CLI::App& sub) {
+  if (sub.get_name() == "list") return true;
+  if (sub.get_name() != "oracle") return false;
+  const CLI::Option* values = sub.get_option_no_throw("values");
+  const CLI::Option* digits = sub.get_option_no_throw("--digits");
+  if (values == nullptr || values->count() > 16) return false;
+  return digits == nullptr || digits->count() == 0 || digits->as<int>() <= 60;
+}
+
+void fuzz_cli(std::string_view text) {
+  using namespace softcheck::cli;
+  std::vector<std::string> args = split_args(text);
+  if (args.size() > 64) return;
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes argv reversed
+  CLI::App app{"softcheck"};
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, Command>> commands;
+  // The subcommands of cli/src/main.cpp, in its order.
+  for (Command (*adder)(CLI::App&) : {&add_list, &add_run, &add_oracle, &add_report, &add_gate, &add_bench, &add_sweep}) {
+    Command c = adder(app);
+    commands.emplace_back(app.get_subcommands({}).back(), std::move(c));
+  }
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    if (std::strlen(e.what()) == 0 && e.get_exit_code() != 0) fail("CLI parse error without a message", text);
+    return;
+  }
+  for (auto& [sub, run] : commands) {
+    if (!sub->parsed() || !cheap_to_run(*sub)) continue;
+    try {
+      (void)run();
+    } catch (const std::exception& e) {
+      if (std::strlen(e.what()) == 0) fail("command error without a message", text);
+    }
+  }
+}
+
+void fuzz_names(std::string_view text) {
+  const std::string s(text);
+  (void)softcheck::parse_format(s);
+  (void)softcheck::parse_op(s);
+  (void)softcheck::find_kernel(s);
+  (void)softcheck::props::find_property(s);
+  (void)softcheck::find_family(s);
+}
+
+// Runs parse(text): a ReportFormatError (or invalid_argument) must carry a
+// message; anything else escaping is a crash. Returns whether it parsed.
+template <class Parse>
+bool parses_or_explains(Parse parse, std::string_view text) {
+  try {
+    parse();
+    return true;
+  } catch (const softcheck::ReportFormatError& e) {
+    if (std::strlen(e.what()) == 0) fail("ReportFormatError without a message", text);
+  } catch (const std::invalid_argument& e) {
+    if (std::strlen(e.what()) == 0) fail("invalid_argument without a message", text);
+  }
+  return false;
+}
+
+// An accepted report prints to JSON that reads back to the same JSON, and
+// renders as Markdown and HTML.
+void fuzz_report(std::string_view text) {
+  softcheck::Report r;
+  if (!parses_or_explains([&] { r = softcheck::from_json(text); }, text)) return;
+  const std::string once = softcheck::to_json(r);
+  softcheck::Report again;
+  if (!parses_or_explains([&] { again = softcheck::from_json(once); }, text)) fail("to_json output does not read back", text);
+  if (softcheck::to_json(again) != once) fail("report JSON round trip changed the report", text);
+  (void)softcheck::to_markdown(r);
+  (void)softcheck::to_html(r);
+}
+
+void fuzz_performance(std::string_view text) {
+  softcheck::Performance p;
+  if (!parses_or_explains([&] { p = softcheck::performance_from_json(text); }, text)) return;
+  const std::string once = softcheck::performance_to_json(p);
+  softcheck::Performance again;
+  if (!parses_or_explains([&] { again = softcheck::performance_from_json(once); }, text))
+    fail("performance_to_json output does not read back", text);
+  if (softcheck::performance_to_json(again) != once) fail("bench JSON round trip changed it", text);
+}
+
+void fuzz_reference_rule(std::string_view text) {
+  (void)parses_or_explains([&] { (void)softcheck::gate::parse_reference_rule(std::string(text)); }, text);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // The commands print their results to stdout: discard them (libFuzzer and
+  // every report of this target use stderr).
+  if (std::freopen("/dev/null", "w", stdout) == nullptr) std::perror("fuzz_inputs: /dev/null");
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0] % 7) {
+    case 0: fuzz_row(text); break;
+    case 1: fuzz_value(text); break;
+    case 2: fuzz_cli(text); break;
+    case 3: fuzz_names(text); break;
+    case 4: fuzz_report(text); break;
+    case 5: fuzz_performance(text); break;
+    default: fuzz_reference_rule(text); break;
+  }
+  return 0;
+}

@@ -1,0 +1,35 @@
+// fuzz_nan_inf: structure-aware inputs (fuzz/lib/fuzz_case.hpp) run through a
+// kernel of the registry; aborts on a confirmed violation of the kernel's
+// declared invariants (fuzz/lib/invariants.hpp): NaN/inf for finite input,
+// outputs out of range, the sum bound, the masked-row policy.
+#include <cstddef>
+#include <cstdint>
+
+#include "invariants.hpp"
+#include "pool.hpp"
+
+namespace {
+
+// Short rows mostly, up to 256 (the limits of the issue); two rows per batch
+// (enough for batch independence; each row costs a kernel call).
+const softcheck::fuzz::Limits& limits() {
+  static const softcheck::fuzz::Limits l = softcheck::fuzz::process_limits({2, 256});
+  return l;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)softcheck::fuzz::process_pool();
+  (void)limits();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace softcheck::fuzz;
+  FuzzCase c;
+  if (!decode({data, size}, process_pool(), limits(), OpChoice::any, c)) return 0;
+  const std::vector<double> y = run_batch(*c.kernel, c.op, c);
+  if (auto v = check_invariants(c, *c.kernel, c.op, y)) report_and_abort(*v);
+  return 0;
+}

@@ -1,0 +1,259 @@
+// Unit tests of the fuzz-target library: the input codec, the kernel pool, the
+// invariant checks (they must catch the planted mutants) and the soundness of
+// fuzz_differential's long double prefilter against the MPFR oracle.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+
+#include "differential.hpp"
+#include "fuzz_case.hpp"
+#include "invariants.hpp"
+#include "pool.hpp"
+#include "softcheck/families.hpp"
+#include "softcheck/oracle.hpp"
+#include "softcheck/properties.hpp"
+
+namespace softcheck::fuzz {
+namespace {
+
+bool same_bits(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+}
+
+bool exact_in(double v, Format f) { return std::isnan(v) || round_to_format(v, f) == v; }
+
+Pool builtins() { return choose_pool(nullptr).pool; }
+
+std::vector<std::uint8_t> random_bytes(Rng& rng, std::size_t n) {
+  std::vector<std::uint8_t> b(n);
+  for (auto& v : b) v = static_cast<std::uint8_t>(rng.next());
+  return b;
+}
+
+// A row mixing the special values, small integers and random bits of f.
+std::vector<double> mixed_row(Rng& rng, Format f, std::size_t n) {
+  const std::vector<double> sp = special_values(f);
+  std::vector<double> row;
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (rng.below(3)) {
+      case 0: row.push_back(sp[rng.below(sp.size())]); break;
+      case 1: row.push_back(static_cast<double>(static_cast<int>(rng.below(64)) - 32)); break;
+      default: row.push_back(round_to_format(rng.normal(0, 50), f)); break;
+    }
+  }
+  return row;
+}
+
+// Kernels sharing a point of the kernel circle cannot all be encoded; a
+// registry with such a pair still works (the later one by name is unreachable
+// by encode, reachable by nothing else) but should rename one of them.
+TEST(FuzzCodec, NoTwoKernelsShareACirclePoint) {
+  Pool all = builtins();
+  for (const Kernel& k : mutant_kernels()) all.push_back(&k);
+  for (const auto& [a, b] : kernel_collisions(all)) ADD_FAILURE() << a->name << " and " << b->name << " collide";
+}
+
+// Adding kernels to the pool leaves the encoding of the others unchanged.
+TEST(FuzzCodec, KernelEncodingIsStableAcrossRegistryChanges) {
+  const Pool pool = builtins();
+  Pool bigger = pool;
+  for (const Kernel& k : mutant_kernels()) bigger.push_back(&k);
+  for (const Kernel* k : pool) {
+    FuzzCase c;
+    c.kernel = k;
+    c.op = k->ops.front().op;
+    c.values = {1.0};
+    FuzzCase d;
+    ASSERT_TRUE(decode(encode(c, pool, OpChoice::any), bigger, Limits{}, OpChoice::any, d));
+    EXPECT_EQ(d.kernel, k) << k->name << " decoded as " << d.kernel->name;
+  }
+}
+
+TEST(FuzzCodec, EncodeThenDecodeIsTheIdentity) {
+  const Pool pool = builtins();
+  Rng rng(42);
+  for (int i = 0; i < 400; ++i) {
+    for (OpChoice choice : {OpChoice::any, OpChoice::contract_only}) {
+      FuzzCase c;
+      c.kernel = pool[rng.below(pool.size())];
+      c.op = c.kernel->ops[rng.below(c.kernel->ops.size())].op;
+      if (choice == OpChoice::contract_only && !c.kernel->find(c.op)->contract.declared) continue;
+      c.rows = 1 + static_cast<std::int64_t>(rng.below(4));
+      c.cols = 1 + static_cast<std::int64_t>(rng.below(i % 2 ? 256 : 32));
+      const double ts[] = {1.0, 0.5, 3.0, 1e-40, -2.0, 0.1};
+      c.temperature = ts[rng.below(6)];
+      c.values = mixed_row(rng, c.kernel->format, static_cast<std::size_t>(c.rows * c.cols));
+      FuzzCase d;
+      ASSERT_TRUE(decode(encode(c, pool, choice), pool, Limits{4, 256}, choice, d));
+      EXPECT_EQ(d.kernel, c.kernel);
+      EXPECT_EQ(d.op, c.op);
+      EXPECT_EQ(d.rows, c.rows);
+      EXPECT_EQ(d.cols, c.cols);
+      EXPECT_TRUE(same_bits(d.temperature, c.temperature));
+      ASSERT_EQ(d.values.size(), c.values.size());
+      for (std::size_t j = 0; j < c.values.size(); ++j) ASSERT_TRUE(same_bits(d.values[j], c.values[j])) << j;
+    }
+  }
+}
+
+TEST(FuzzCodec, AnyBytesDecodeToAValidBatch) {
+  const Pool pool = builtins();
+  const Limits limits{4, 256};
+  Rng rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    const std::vector<std::uint8_t> bytes = random_bytes(rng, rng.below(600));
+    for (OpChoice choice : {OpChoice::any, OpChoice::contract_only}) {
+      FuzzCase c;
+      ASSERT_TRUE(decode(bytes, pool, limits, choice, c));
+      ASSERT_NE(c.kernel->find(c.op), nullptr);
+      if (choice == OpChoice::contract_only) {
+        EXPECT_TRUE(c.kernel->find(c.op)->contract.declared);
+        if (c.partner != nullptr) {
+          EXPECT_EQ(c.partner->format, c.kernel->format);
+          EXPECT_NE(c.partner, c.kernel);
+          EXPECT_TRUE(c.partner->find(c.op)->contract.declared);
+        }
+      }
+      EXPECT_GE(c.rows, 1);
+      EXPECT_LE(c.rows, limits.max_rows);
+      EXPECT_GE(c.cols, 1);
+      EXPECT_LE(c.cols, limits.max_cols);
+      ASSERT_EQ(c.values.size(), static_cast<std::size_t>(c.rows * c.cols));
+      for (double v : c.values) ASSERT_TRUE(exact_in(v, c.kernel->format)) << v;
+    }
+  }
+}
+
+TEST(FuzzCodec, SpecialValuesAreExactAndCoverTheEdges) {
+  for (Format f : {Format::f32, Format::f64, Format::f16, Format::bf16}) {
+    const std::vector<double> sp = special_values(f);
+    EXPECT_LE(sp.size(), 64u);  // one tag byte each
+    for (double v : sp) EXPECT_TRUE(exact_in(v, f)) << v;
+    auto has = [&](double x) { return std::any_of(sp.begin(), sp.end(), [&](double v) { return same_bits(v, x); }); };
+    EXPECT_TRUE(has(-0.0) && has(INFINITY) && has(-INFINITY) && has(NAN));
+    EXPECT_TRUE(has(denorm_min(f)) && has(max_finite(f)) && has(lowest(f)));
+    EXPECT_TRUE(has(round_to_format(-1e9, f)) && has(round_to_format(65504, f)));
+  }
+}
+
+TEST(FuzzPool, BuiltinsOnlyUnlessPlanted) {
+  const PoolChoice normal = choose_pool("");
+  EXPECT_FALSE(normal.planted);
+  EXPECT_FALSE(normal.pool.empty());
+  for (const Kernel* k : normal.pool) EXPECT_FALSE(k->test_only) << k->name;
+  const PoolChoice planted = choose_pool("mutant_masked_nan,shifted_f32");
+  EXPECT_TRUE(planted.planted);
+  ASSERT_EQ(planted.pool.size(), 2u);
+  EXPECT_TRUE(planted.pool[0]->test_only);
+  EXPECT_FALSE(choose_pool("no_such_kernel").error.empty());
+}
+
+FuzzCase one_row(const char* kernel, Op op, std::vector<double> row, double t = 1.0) {
+  FuzzCase c;
+  c.kernel = find_kernel(kernel);
+  c.op = op;
+  c.cols = static_cast<std::int64_t>(row.size());
+  c.temperature = t;
+  c.values = std::move(row);
+  return c;
+}
+
+std::optional<Violation> invariants_of(const FuzzCase& c) {
+  return check_invariants(c, *c.kernel, c.op, run_batch(*c.kernel, c.op, c));
+}
+
+TEST(FuzzInvariants, CatchThePlantedMutants) {
+  const auto masked = invariants_of(one_row("mutant_masked_nan", Op::softmax, {-INFINITY, -INFINITY, -INFINITY}));
+  ASSERT_TRUE(masked.has_value());
+  EXPECT_EQ(masked->property, "fully_masked");
+  const std::string text = report_text(*masked);
+  EXPECT_NE(text.find("softcheck repro --impl mutant_masked_nan --op softmax --property fully_masked"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("-inf,-inf,-inf"), std::string::npos) << text;
+
+  const auto rescale = invariants_of(one_row("mutant_online_wrong_rescale", Op::softmax, {0, 1, 2, 3}));
+  ASSERT_TRUE(rescale.has_value());
+  EXPECT_EQ(rescale->property, "sum_to_one");
+}
+
+TEST(FuzzInvariants, BuiltinKernelsHoldThemOnEdgeRows) {
+  const std::vector<std::vector<double>> rows = {
+      {1000, 1001, 1002}, {-INFINITY, -INFINITY}, {0, -INFINITY, 88.72283935546875}, {-1e9, -1e9}, {-0.0}};
+  for (const Kernel* k : builtins())
+    for (const OpDecl& d : k->ops)
+      for (const auto& row : rows) {
+        FuzzCase c = one_row(k->name.c_str(), d.op, row);
+        EXPECT_FALSE(invariants_of(c).has_value()) << k->name << " " << name(d.op);
+      }
+}
+
+// The prefilter's interval [ref - err, ref + err] must contain the exact value,
+// or fuzz_differential could pass a row the oracle would reject.
+TEST(FuzzDifferential, ReferenceErrorBoundContainsTheExactValue) {
+  Rng rng(11);
+  oracle::PrecisionScope scope(256);
+  int compared = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Format f = i % 2 ? Format::f32 : Format::f64;
+    const Op op = i % 3 ? Op::softmax : Op::log_softmax;
+    const double ts[] = {1.0, 0.5, 3.0, 0.01};
+    const double t = ts[rng.below(4)];
+    std::vector<double> row;
+    if (i % 4 == 0) {
+      const Family& fam = families()[rng.below(families().size())];
+      row = fill_rows(fam, f, 1, fam.fixed_cols > 0 ? fam.fixed_cols : 40, rng.next());
+    } else {
+      row = mixed_row(rng, f, 1 + rng.below(60));
+    }
+    if (classify(row) != RowKind::finite && classify(row) != RowKind::masked) continue;
+    const oracle::ExactRow ex = oracle::exact_row(row, t);
+    if (ex.status != oracle::RowStatus::ok) continue;
+    const Reference ref = reference_row(row, t, op);
+    const auto& exact = op == Op::softmax ? ex.softmax : ex.log_softmax;
+    for (std::size_t j = 0; j < row.size(); ++j) {
+      if (isinf(exact[j])) {
+        EXPECT_EQ(ref.value[j], -INFINITY);
+        continue;
+      }
+      const oracle::Real diff = abs(oracle::Real(ref.value[j]) - exact[j]);  // long double: exact in MPFR
+      ASSERT_LE(diff, oracle::Real(ref.error[j])) << "row " << i << " entry " << j << ": " << props::format_row(row) << " T=" << t;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 1000);
+}
+
+// A row the prefilter passes must pass the oracle check too.
+TEST(FuzzDifferential, PrefilterNeverPassesWhatTheOracleRejects) {
+  Rng rng(5);
+  int decided = 0;
+  for (const Kernel* k : builtins())
+    for (const OpDecl& d : k->ops) {
+      if (!d.contract.declared) continue;
+      for (int i = 0; i < 40; ++i) {
+        const double t = i % 3 ? 1.0 : 0.5;
+        FuzzCase c = one_row(k->name.c_str(), d.op, mixed_row(rng, k->format, 1 + rng.below(40)), t);
+        const RowKind kind = classify(c.values);
+        if (kind != RowKind::finite && kind != RowKind::masked) continue;
+        const std::vector<double> y = run_batch(*k, d.op, c);
+        const double bound = d.contract.bound_ulps(row_shape(c.values, t, k->format), k->format);
+        if (!clearly_within(y, reference_row(c.values, t, d.op), bound, k->format)) continue;
+        ++decided;
+        EXPECT_TRUE(within_contract_exact(y, c.values, t, *k, d.op)) << k->name;
+      }
+    }
+  EXPECT_GT(decided, 100);
+}
+
+TEST(FuzzDifferential, CatchesTheWrongRescale) {
+  FuzzCase c = one_row("mutant_online_wrong_rescale", Op::softmax, {0, 1, 2, 3});
+  const std::vector<double> y = run_batch(*c.kernel, c.op, c);
+  const auto v = check_differential(c, y, {});
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->property, "accuracy");
+}
+
+}  // namespace
+}  // namespace softcheck::fuzz

@@ -1,0 +1,202 @@
+// Writes the seed corpora of the fuzz targets (fuzz/corpus/<target>/seed-*):
+// rows of the input families (families.hpp) and of the property generators
+// (generators.hpp), encoded in the numeric targets' input format, and sample
+// texts for every parser of fuzz_inputs. Deterministic: the same build writes
+// the same files. Small on purpose (tens of files, a few KB): libFuzzer finds
+// the rest; crash regressions are committed next to them as crash-*.
+//
+//   fuzz_make_corpus fuzz/corpus
+#include <rapidcheck.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fuzz_case.hpp"
+#include "pool.hpp"
+#include "softcheck/families.hpp"
+#include "softcheck/generators.hpp"
+#include "softcheck/properties.hpp"
+#include "softcheck/report.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace softcheck;
+using fuzz::FuzzCase;
+using fuzz::OpChoice;
+using fuzz::Pool;
+
+constexpr std::int64_t max_seed_cols = 48;  // keeps every seed file under ~250 bytes
+
+void write_file(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::vector<std::uint8_t> text_input(std::uint8_t parser, const std::string& text) {
+  std::vector<std::uint8_t> b(text.size() + 1);
+  b[0] = parser;
+  for (std::size_t i = 0; i < text.size(); ++i) b[i + 1] = static_cast<std::uint8_t>(text[i]);
+  return b;
+}
+
+// Kernels (and ops) the seeds cycle through, for one target's op choice.
+struct Slot {
+  const Kernel* kernel;
+  Op op;
+};
+std::vector<Slot> slots(const Pool& pool, OpChoice choice) {
+  std::vector<Slot> out;
+  for (const Kernel* k : pool)
+    for (const OpDecl& d : k->ops)
+      if (choice == OpChoice::any || d.contract.declared) out.push_back({k, d.op});
+  return out;
+}
+
+// One row per seed: `values` for the slot's kernel (rounded to its format when
+// the source was another format's), truncated to max_seed_cols.
+FuzzCase make_case(const Slot& s, std::vector<double> values, double temperature) {
+  FuzzCase c;
+  c.kernel = s.kernel;
+  c.op = s.op;
+  if (static_cast<std::int64_t>(values.size()) > max_seed_cols) values.resize(max_seed_cols);
+  if (values.empty()) values.push_back(0.0);
+  for (double& v : values) v = round_to_format(v, s.kernel->format);
+  c.rows = 1;
+  c.cols = static_cast<std::int64_t>(values.size());
+  c.temperature = temperature;
+  c.values = std::move(values);
+  return c;
+}
+
+using RowGen = std::function<rc::Gen<std::vector<double>>(Format)>;
+
+std::vector<std::pair<std::string, RowGen>> generators() {
+  const gen::RowOptions o{static_cast<std::size_t>(max_seed_cols), 0.0};
+  return {
+      {"finite", [o](Format f) { return gen::finite_row(f, o); }},
+      {"masked", [o](Format f) { return gen::masked_row(f, o); }},
+      {"fully_masked", [o](Format f) { return gen::fully_masked_row(f, o); }},
+      {"nonfinite", [o](Format f) { return gen::nonfinite_row(f, o); }},
+      {"mask_1e9", [o](Format f) { return gen::mask_1e9_row(f, o); }},
+      {"underflow", [o](Format f) { return gen::underflow_row(f, o); }},
+      {"lattice", [o](Format f) { return gen::lattice_row(f, o); }},
+  };
+}
+
+// Seeds of a numeric target: one per input family, then two per generator.
+void numeric_seeds(const fs::path& dir, OpChoice choice, std::uint8_t partner) {
+  const Pool& pool = fuzz::process_pool();
+  const std::vector<Slot> all = slots(pool, choice);
+  std::size_t next = 0;
+  const std::vector<double> temperatures = {1.0, 1.0, 1.0, 0.5, 2.0, 0.1};
+  auto emit = [&](const std::string& stem, std::vector<double> row) {
+    const Slot& s = all[next % all.size()];
+    const FuzzCase c = make_case(s, std::move(row), temperatures[next % temperatures.size()]);
+    ++next;
+    write_file(dir / ("seed-" + stem + "-" + s.kernel->name + "-" + std::string(name(s.op))),
+               fuzz::encode(c, pool, choice, partner));
+  };
+  for (const Family& fam : families()) {
+    const std::int64_t cols = fam.fixed_cols > 0 ? fam.fixed_cols : 24;
+    emit("family-" + fam.name, fill_rows(fam, Format::f64, 1, cols, 7));
+  }
+  std::uint64_t seed = 1;
+  for (const auto& [label, make] : generators())
+    for (int i = 0; i < 2; ++i) {
+      const Slot& s = all[next % all.size()];
+      const rc::Gen<std::vector<double>> g = make(s.kernel->format);
+      emit("gen-" + label + "-" + std::to_string(i), g(rc::Random(seed++), 30).value());
+    }
+}
+
+// A small report with one kernel (every section present), as report.json.
+std::string sample_report_json() {
+  Report r;
+  r.tool_version = "0.1.0";
+  r.suite = "quick";
+  r.seed = 1;
+  r.oracle_bits = 256;
+  r.families = {"normal_s1", "mask_neg_inf"};
+  r.sizes = {3, 17};
+  r.temperatures = {1.0};
+  KernelSummary k;
+  k.kernel = "shifted_f32";
+  k.algorithm = "shifted";
+  k.format = "f32";
+  k.op = "softmax";
+  k.masked_policy = "nan";
+  k.contract_declared = true;
+  k.contract_formula = "2 + 1*n + 2*R + 4*M[T!=1]";
+  k.status = "held";
+  k.cases = k.rows = 2;
+  k.elements = k.measured = 20;
+  k.max_ulp = 1.5;
+  k.worst.present = true;
+  k.worst.family = "normal_s1";
+  k.worst.cols = 3;
+  k.worst.got = 0.5;
+  k.worst.exact = "5.00000000000000000000e-01";
+  k.worst.input = "0x1p+0,-inf,0x1p+0";
+  FamilySummary fam;
+  fam.family = "normal_s1";
+  fam.rows = 1;
+  fam.max_ulp = 1.5;
+  k.by_family.push_back(fam);
+  PropertySummary prop;
+  prop.property = "sum_to_one";
+  prop.verdict = "passed";
+  prop.tests = 40;
+  k.properties.push_back(prop);
+  r.kernels.push_back(k);
+  return to_json(r);
+}
+
+void input_seeds(const fs::path& dir) {
+  const std::vector<std::pair<std::string, std::vector<std::uint8_t>>> seeds = {
+      {"row-hex", text_input(0, "0x1p+0,-inf,nan, 0x1.8p-3")},
+      {"row-decimal", text_input(0, "1000,1001,1002")},
+      {"row-specials", text_input(0, "-1e9,+inf,-Infinity,NaN,0x1.fffffep+127,-0x0.000002p-126,65504")},
+      {"row-bad", text_input(0, "1,,2,abc,1e999")},
+      {"value-hex", text_input(1, "-0x1.62e42fefa39efp+6")},
+      {"value-words", text_input(1, " -infinity ")},
+      {"cli-oracle", text_input(2, "oracle\n--op\nlog_softmax\n--dtype\nf32\n--temperature\n0.5\n--\n1\n-inf\n3")},
+      {"cli-oracle-bad", text_input(2, "oracle\n--dtype\nf32\n1e39\nnan")},
+      {"cli-run", text_input(2, "run\n--impl\nshifted_f32\n--suite\nfull\n--seed\n7\n--oracle-bits\n64\n--size\n17")},
+      {"cli-list", text_input(2, "list\n--json\n--mutants")},
+      {"names-kernel", text_input(3, "shifted_log1p_f32")},
+      {"names-property", text_input(3, "sum_to_one")},
+      {"report-json", text_input(4, sample_report_json())},
+      {"report-json-bad", text_input(4, "{\"schema\": \"softcheck-report\", \"schema_version\": 99}")},
+      {"bench-json", text_input(5, performance_to_json(Performance{}))},
+      {"gate-rule", text_input(6, "shifted_f32:2")},
+  };
+  for (const auto& [stem, bytes] : seeds) write_file(dir / ("seed-" + stem), bytes);
+}
+
+void remove_old_seeds(const fs::path& dir) {
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind("seed-", 0) == 0) fs::remove(e.path());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s CORPUS_ROOT (e.g. fuzz/corpus)\n", argv[0]);
+    return 2;
+  }
+  const fs::path root = argv[1];
+  for (const char* t : {"fuzz_nan_inf", "fuzz_differential", "fuzz_inputs"}) remove_old_seeds(root / t);
+  numeric_seeds(root / "fuzz_nan_inf", OpChoice::any, 0);
+  numeric_seeds(root / "fuzz_differential", OpChoice::contract_only, 1);
+  input_seeds(root / "fuzz_inputs");
+  std::fprintf(stderr, "seed corpora written under %s\n", root.c_str());
+  return 0;
+}
