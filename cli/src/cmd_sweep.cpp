@@ -1,0 +1,371 @@
+// softcheck sweep: every finite value of one entry of a fixed f16/bf16 row,
+// every selected kernel of that format, against the oracle (sweep.hpp,
+// docs/low-precision.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <memory>
+#include <span>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "commands.hpp"
+#include "kernel_selection.hpp"
+#include "run_suite.hpp"
+#include "softcheck/metrics.hpp"
+#include "softcheck/oracle.hpp"
+#include "softcheck/storage.hpp"
+#include "sweep.hpp"
+
+namespace softcheck {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// CPU time of the calling thread, in seconds: the cost of the work itself,
+// unaffected by other processes on a busy machine (wall time is reported too).
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+std::string pattern_hex(std::uint16_t p) { return fmt::format("0x{:04X}", p); }
+
+bool is_16bit(Format f) { return f == Format::f16 || f == Format::bf16; }
+
+// One (kernel, op) under test, with its outputs for every row.
+struct Target {
+  const Kernel* kernel;
+  const OpDecl* decl;
+  std::vector<double> y;  // rows x cols, as doubles (exact)
+  SweepResult result;
+  double worst_key = -1;
+};
+
+std::vector<Target> select_targets(const std::vector<const Kernel*>& kernels, const SweepOptions& opt) {
+  std::vector<Target> targets;
+  for (const Kernel* k : kernels) {
+    if (k->format != opt.format)
+      throw std::invalid_argument(fmt::format("{} is an {} kernel; sweep --dtype {} needs {} kernels", k->name,
+                                              name(k->format), name(opt.format), name(opt.format)));
+    if (!k->available) throw std::invalid_argument(k->name + " is unavailable: " + k->unavailable_reason);
+    for (const OpDecl& d : k->ops) {
+      if (!opt.ops.empty() && std::find(opt.ops.begin(), opt.ops.end(), d.op) == opt.ops.end()) continue;
+      Target t{k, &d, {}, {}};
+      t.result.kernel = k->name;
+      t.result.op = d.op;
+      t.result.declared = d.contract.declared;
+      t.result.contract = d.contract.formula();
+      targets.push_back(std::move(t));
+    }
+  }
+  if (targets.empty()) throw std::invalid_argument("no selected kernel provides the requested op");
+  return targets;
+}
+
+// rows x cols inputs: row r is x_r (at sweep_position) and the context.
+std::vector<double> sweep_rows(const std::vector<std::uint16_t>& patterns, Format f) {
+  const std::vector<double>& ctx = sweep_context();
+  const std::size_t cols = ctx.size() + 1;
+  std::vector<double> x(patterns.size() * cols);
+  for (std::size_t r = 0; r < patterns.size(); ++r) {
+    double* row = x.data() + r * cols;
+    std::copy(ctx.begin(), ctx.end(), row + 1);
+    row[sweep_position] = decode16(patterns[r], f);
+  }
+  return x;
+}
+
+// The kernel on every row in one batched call (temperature 1), timed.
+void run_target(Target& t, const std::vector<unsigned char>& xin, std::size_t rows, std::size_t cols) {
+  const double t0 = thread_cpu_seconds();
+  std::vector<unsigned char> out(xin.size());
+  t.kernel->run(t.decl->op, xin.data(), out.data(), static_cast<std::int64_t>(rows),
+                static_cast<std::int64_t>(cols), 1.0);
+  t.y = unpack(out, t.kernel->format, rows * cols);
+  t.result.kernel_seconds = thread_cpu_seconds() - t0;
+}
+
+std::string repro_of(const Target& t, Format f, std::uint16_t pattern) {
+  return fmt::format("softcheck sweep --dtype {} --impl {} --op {} --value {}", name(f), t.kernel->name,
+                     name(t.decl->op), pattern_hex(pattern));
+}
+
+// One row of the sweep: its index, x's pattern, the inputs and the exact results.
+struct SweepRow {
+  std::size_t index;
+  std::uint16_t pattern;
+  std::span<const double> x;
+  const oracle::ExactRow* exact;
+};
+
+void record_worst(Target& t, Format f, const SweepRow& row, const RowError& e, double bound, bool broken) {
+  const double key = broken ? std::numeric_limits<double>::infinity() : e.max_ulp;
+  if (key <= t.worst_key) return;  // the first strictly largest wins
+  t.worst_key = key;
+  const auto& ref = t.decl->op == Op::softmax ? row.exact->softmax : row.exact->log_softmax;
+  SweepWorst& w = t.result.worst;
+  w.present = true;
+  w.pattern = row.pattern;
+  w.x = row.x[sweep_position];
+  w.element = e.worst_index;
+  w.got = t.y[row.index * row.x.size() + e.worst_index];
+  w.exact = oracle::to_string(ref[e.worst_index], 21);
+  w.ulp = key;
+  w.bound = bound;
+  w.row = hex_row(row.x.data(), static_cast<std::int64_t>(row.x.size()));
+  w.repro = repro_of(t, f, row.pattern);
+}
+
+// Compares one row's outputs with the shared exact row and folds the errors in.
+void evaluate(Target& t, Format f, const SweepRow& row) {
+  const double t0 = thread_cpu_seconds();
+  SweepResult& s = t.result;
+  const Op op = t.decl->op;
+  const auto& ref = op == Op::softmax ? row.exact->softmax : row.exact->log_softmax;
+  const std::span<const double> y(t.y.data() + row.index * row.x.size(), row.x.size());
+  const RowError e = compare_row(y, ref, f, op);
+  const double b = t.decl->contract.bound_ulps(row_shape(row.x, 1.0, f), f);  // +inf for "none"
+  const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
+  s.rows++;
+  s.elements += e.elements;
+  s.measured += e.measured;
+  s.nonfinite += e.nonfinite;
+  s.special_mismatch += e.special_mismatch;
+  s.max_ulp = std::max(s.max_ulp, e.max_ulp);
+  s.mean_ulp += e.sum_ulp;  // divided by measured at the end
+  s.max_bits = std::max(s.max_bits, e.max_bits);
+  if (std::isfinite(b)) s.max_bound = std::max(s.max_bound, b);
+  if (t.decl->contract.declared && !std::isfinite(b)) s.vacuous_rows++;
+  if (t.decl->contract.declared && (broken || e.max_ulp > b)) s.violations++;
+  record_worst(t, f, row, e, b, broken);
+  s.compare_seconds += thread_cpu_seconds() - t0;
+}
+
+}  // namespace
+
+const std::vector<double>& sweep_context() {
+  static const std::vector<double> ctx = {-3.5, -1.75, -0.625, 0.0, 0.3125, 1.25, 2.0};
+  return ctx;
+}
+
+std::vector<std::uint16_t> finite_patterns(Format f) {
+  if (!is_16bit(f)) throw std::invalid_argument("sweep: f16 or bf16 only, not " + std::string(name(f)));
+  std::vector<std::uint16_t> out;
+  for (std::uint32_t p = 0; p <= 0xFFFF; ++p)
+    if (std::isfinite(decode16(static_cast<std::uint16_t>(p), f))) out.push_back(static_cast<std::uint16_t>(p));
+  return out;
+}
+
+std::string SweepResult::status() const {
+  if (!declared) return "no_contract";
+  return violations > 0 ? "violated" : "held";
+}
+
+double SweepReport::oracle_us_per_row() const {
+  return rows ? 1e6 * oracle_seconds / static_cast<double>(rows) : 0;
+}
+
+bool SweepReport::all_held() const {
+  return std::none_of(results.begin(), results.end(), [](const SweepResult& r) { return r.violations > 0; });
+}
+
+SweepReport run_sweep(const std::vector<const Kernel*>& kernels, const SweepOptions& opt) {
+  const auto t_start = Clock::now();
+  const double cpu_start = thread_cpu_seconds();
+  if (!is_16bit(opt.format))
+    throw std::invalid_argument("sweep: --dtype must be f16 or bf16, not " + std::string(name(opt.format)));
+  std::vector<Target> targets = select_targets(kernels, opt);
+  const std::vector<std::uint16_t> patterns = opt.patterns.empty() ? finite_patterns(opt.format) : opt.patterns;
+  for (std::uint16_t p : patterns)
+    if (!std::isfinite(decode16(p, opt.format)))
+      throw std::invalid_argument(fmt::format("{} is not a finite {} value", pattern_hex(p), name(opt.format)));
+  const std::size_t cols = sweep_context().size() + 1, rows = patterns.size();
+  const std::vector<double> x = sweep_rows(patterns, opt.format);
+  const std::vector<unsigned char> xin = pack(x, opt.format);
+  for (Target& t : targets) run_target(t, xin, rows, cols);
+
+  SweepReport report;
+  report.format = opt.format;
+  report.context = sweep_context();
+  report.rows = rows;
+  report.oracle_bits = opt.oracle_bits;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::span<const double> xr(x.data() + r * cols, cols);
+    const double t0 = thread_cpu_seconds();
+    const oracle::ExactRow exact = oracle::exact_row(xr, 1.0, opt.oracle_bits);  // shared by every target
+    report.oracle_seconds += thread_cpu_seconds() - t0;
+    for (Target& t : targets) evaluate(t, opt.format, {r, patterns[r], xr, &exact});
+  }
+  for (Target& t : targets) {
+    if (t.result.measured > 0) t.result.mean_ulp /= static_cast<double>(t.result.measured);
+    report.results.push_back(std::move(t.result));
+  }
+  report.total_seconds = seconds_since(t_start);
+  report.total_cpu_seconds = thread_cpu_seconds() - cpu_start;
+  return report;
+}
+
+// ------------------------------------------------------------------ output
+
+namespace {
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json worst_json(const SweepWorst& w) {
+  if (!w.present) return nullptr;
+  return {{"pattern", pattern_hex(w.pattern)}, {"x", hex_row(&w.x, 1)}, {"element", w.element},
+          {"got", hex_row(&w.got, 1)},           {"exact", w.exact},      {"ulp", number_or_null(w.ulp)},
+          {"bound", number_or_null(w.bound)},     {"row", w.row},          {"repro", w.repro}};
+}
+
+}  // namespace
+
+std::string sweep_json(const SweepReport& r) {
+  nlohmann::json j;
+  j["format"] = std::string(name(r.format));
+  j["row"] = {{"position", sweep_position}, {"context", r.context}, {"temperature", 1.0}};
+  j["rows"] = r.rows;
+  j["oracle"] = {{"bits", r.oracle_bits}, {"seconds", r.oracle_seconds}, {"us_per_row", r.oracle_us_per_row()}};
+  j["total_seconds"] = {{"wall", r.total_seconds}, {"cpu", r.total_cpu_seconds}};
+  j["all_held"] = r.all_held();
+  j["kernels"] = nlohmann::json::array();
+  for (const SweepResult& s : r.results)
+    j["kernels"].push_back({{"kernel", s.kernel},
+                            {"op", std::string(name(s.op))},
+                            {"contract", s.contract},
+                            {"status", s.status()},
+                            {"rows", s.rows},
+                            {"elements", s.elements},
+                            {"measured", s.measured},
+                            {"max_ulp", s.max_ulp},
+                            {"mean_ulp", s.mean_ulp},
+                            {"max_bits", s.max_bits},
+                            {"nonfinite", s.nonfinite},
+                            {"special_mismatch", s.special_mismatch},
+                            {"violations", s.violations},
+                            {"max_bound", s.max_bound},
+                            {"vacuous_bound_rows", s.vacuous_rows},
+                            {"seconds", {{"kernel", s.kernel_seconds}, {"compare", s.compare_seconds}}},
+                            {"worst", worst_json(s.worst)}});
+  return j.dump(2) + "\n";
+}
+
+std::string sweep_table(const SweepReport& r) {
+  std::string row_text = "[x";
+  for (double v : r.context) row_text += fmt::format(", {}", v);
+  row_text += "]";
+  std::string out = fmt::format(
+      "sweep {}: x over {} finite values in the row {} (T = 1)\n"
+      "oracle ({} bits, once per row, shared by every kernel): {:.2f} s CPU, {:.1f} us per row\n\n",
+      name(r.format), r.rows, row_text, r.oracle_bits, r.oracle_seconds, r.oracle_us_per_row());
+  out += fmt::format("{:<22} {:<11} {:>9} {:>9} {:>8} {:>10} {:>8}  {}\n", "kernel", "op", "max ULP", "mean ULP",
+                     "NaN/inf", "contract", "CPU s", "worst x (pattern)");
+  for (const SweepResult& s : r.results) {
+    const std::string verdict = s.status() == "held"       ? fmt::format("held<={:.4g}", s.worst.bound)
+                                : s.status() == "violated" ? fmt::format("VIOLATED:{}", s.violations)
+                                                           : "none";
+    const std::string worst = s.worst.present ? fmt::format("{} ({})", hex_row(&s.worst.x, 1), pattern_hex(s.worst.pattern)) : "-";
+    out += fmt::format("{:<22} {:<11} {:>9.4g} {:>9.4g} {:>8} {:>10} {:>8.2f}  {}\n", s.kernel, name(s.op),
+                       s.max_ulp, s.mean_ulp, s.nonfinite + s.special_mismatch, verdict,
+                       s.kernel_seconds + s.compare_seconds, worst);
+  }
+  out += "(contract: \"held<=B\" gives the bound B on the worst row)\n";
+  for (const SweepResult& s : r.results)
+    if (s.vacuous_rows > 0)
+      out += fmt::format("note: {} {}: the bound is infinite (K u >= 1) on {} rows (large |x| inflates R by "
+                         "2^-50 M in row_shape)\n",
+                         s.kernel, name(s.op), s.vacuous_rows);
+  out += "\nworst rows:\n";
+  for (const SweepResult& s : r.results)
+    if (s.worst.present)
+      out += fmt::format("  {} {}: element {} got {} exact {} ({} ulp)\n    {}\n", s.kernel, name(s.op),
+                         s.worst.element, hex_row(&s.worst.got, 1), s.worst.exact,
+                         std::isfinite(s.worst.ulp) ? fmt::format("{:.4g}", s.worst.ulp) : "NaN/inf",
+                         s.worst.repro);
+  out += fmt::format("\n{} in {:.1f} s ({:.1f} s CPU, one thread)\n",
+                     r.all_held() ? "every declared contract held" : "CONTRACT VIOLATED", r.total_seconds,
+                     r.total_cpu_seconds);
+  return out;
+}
+
+namespace cli {
+
+namespace {
+
+struct SweepArgs {
+  std::string dtype;
+  std::vector<std::string> impls;
+  std::string op;
+  std::vector<std::string> values;
+  unsigned oracle_bits = 256;
+  bool json = false;
+  PluginArgs plugins;
+};
+
+// "0x3C00" or "15360" -> a 16-bit pattern.
+std::uint16_t parse_pattern(const std::string& text) {
+  const bool hex = text.starts_with("0x") || text.starts_with("0X");
+  const char* begin = text.data() + (hex ? 2 : 0);
+  const char* end = text.data() + text.size();
+  unsigned v = 0;
+  const auto r = std::from_chars(begin, end, v, hex ? 16 : 10);
+  if (r.ec != std::errc() || r.ptr != end || begin == end || v > 0xFFFF)
+    throw std::invalid_argument("--value: not a 16-bit pattern: '" + text + "' (e.g. 0x3C00)");
+  return static_cast<std::uint16_t>(v);
+}
+
+}  // namespace
+
+Command add_sweep(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "sweep",
+      "Exhaustive f16/bf16 check: the row [x, -3.5, -1.75, -0.625, 0, 0.3125, 1.25, 2] with x every\n"
+      "finite value of --dtype, every selected kernel of that format against the oracle.\n"
+      "Exit status: 0 every declared contract held, 1 a contract was violated, 2 usage error.");
+  auto a = std::make_shared<SweepArgs>();
+  sub->add_option("--dtype", a->dtype, "f16 or bf16")->required()->check(CLI::IsMember({"f16", "bf16"}));
+  sub->add_option("--impl", a->impls, "Kernel (repeatable; default: every available kernel of --dtype)");
+  sub->add_option("--op", a->op, "softmax or log_softmax (default: every op each kernel provides)")
+      ->check(CLI::IsMember({"softmax", "log_softmax"}));
+  sub->add_option("--value", a->values, "Only x = this bit pattern, e.g. 0x3C00 (repeatable; for repro lines)");
+  sub->add_option("--oracle-bits", a->oracle_bits, "MPFR working precision in bits")
+      ->check(CLI::Range(64u, 4096u))
+      ->capture_default_str();
+  sub->add_flag("--json", a->json, "Print the result as JSON instead of a table");
+  add_plugin_options(*sub, a->plugins);
+  return [a] {
+    SweepOptions opt;
+    opt.format = *parse_format(a->dtype);
+    if (!a->op.empty()) opt.ops = {*parse_op(a->op)};
+    for (const std::string& v : a->values) opt.patterns.push_back(parse_pattern(v));
+    opt.oracle_bits = a->oracle_bits;
+    const KernelSet kernel_set(a->plugins);
+    std::vector<const Kernel*> kernels;
+    if (a->impls.empty()) {
+      for (const Kernel* k : kernel_set.all())
+        if (k->format == opt.format && k->available && !k->test_only) kernels.push_back(k);
+    } else {
+      kernels = kernel_set.select(a->impls);
+    }
+    if (kernels.empty()) throw std::invalid_argument("no available " + a->dtype + " kernel to sweep");
+    const SweepReport report = run_sweep(kernels, opt);
+    fmt::print("{}", a->json ? sweep_json(report) : sweep_table(report));
+    return report.all_held() ? exit_ok : exit_violation;
+  };
+}
+
+}  // namespace cli
+
+}  // namespace softcheck
