@@ -16,6 +16,9 @@ packages=(
   libcli11-dev                # command-line parsing
   nlohmann-json3-dev          # report JSON
   libfmt-dev                  # formatting
+  libdnnl-dev                 # oneDNN: the onednn_* peer kernels (softmax_v2, f32/bf16)
+  libxnnpack-dev              # XNNPACK: the xnnpack_* peer kernels (softmax_nc f32)
+  libpthreadpool-dev          # pthreadpool.h, which xnnpack.h includes (libxnnpack-dev does not pull it in)
 )
 
 missing=()

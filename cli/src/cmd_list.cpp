@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "kernel_selection.hpp"
 #include "softcheck/families.hpp"
 #include "softcheck/kernel.hpp"
 
@@ -31,16 +32,22 @@ nlohmann::ordered_json kernel_json(const Kernel& k) {
           {"ops", ops}};
 }
 
+std::string status_text(const Kernel& k) {
+  if (!k.available) return "unavailable: " + k.unavailable_reason;
+  return k.test_only ? "test-only (deliberately broken)" : "available";
+}
+
 void print_table(const std::vector<const Kernel*>& ks) {
+  const auto row = [](const Kernel& k, std::string_view op, const std::string& contract) {
+    fmt::print("{:<30} {:<14} {:<5} {:<8} {:<12} {:<36} {}\n", k.name, k.algorithm, name(k.format),
+               name(k.masked_policy), op, contract, status_text(k));
+  };
   fmt::print("{:<30} {:<14} {:<5} {:<8} {:<12} {:<36} {}\n", "kernel", "algorithm", "fmt", "policy",
              "op", "contract (max ULP)", "status");
-  for (const Kernel* k : ks)
-    for (const OpDecl& d : k->ops)
-      fmt::print("{:<30} {:<14} {:<5} {:<8} {:<12} {:<36} {}\n", k->name, k->algorithm,
-                 name(k->format), name(k->masked_policy), name(d.op),
-                 d.contract.declared ? d.contract.formula() : "none",
-                 k->available ? (k->test_only ? "test-only (deliberately broken)" : "available")
-                              : "unavailable: " + k->unavailable_reason);
+  for (const Kernel* k : ks) {
+    if (k->ops.empty()) row(*k, "-", "-");  // e.g. a plugin kernel whose op this version cannot run
+    for (const OpDecl& d : k->ops) row(*k, name(d.op), d.contract.declared ? d.contract.formula() : "none");
+  }
   fmt::print("\nn = row length, R = range and M = largest magnitude of the contributing x/T "
              "(docs/kernels.md); [T!=1] applies when the temperature is not 1.\n");
 }
@@ -55,6 +62,8 @@ Command add_list(CLI::App& app) {
   sub->add_flag("--json", *json, "Machine-readable output");
   sub->add_flag("--families", *fams, "List the input families of the run suite instead");
   sub->add_flag("--mutants", *mutants, "Include the deliberately broken test-only kernels");
+  auto plugins = std::make_shared<PluginArgs>();
+  add_plugin_options(*sub, *plugins);
   return [=] {
     if (*fams) {
       if (*json) {
@@ -67,8 +76,8 @@ Command add_list(CLI::App& app) {
       }
       return exit_ok;
     }
-    std::vector<const Kernel*> ks;
-    for (const Kernel& k : builtin_kernels()) ks.push_back(&k);
+    const KernelSet kernel_set(*plugins);
+    std::vector<const Kernel*> ks = kernel_set.all();
     if (*mutants)
       for (const Kernel& k : mutant_kernels()) ks.push_back(&k);
     if (*json) {

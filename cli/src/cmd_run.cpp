@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "kernel_selection.hpp"
 #include "run_suite.hpp"
 #include "softcheck/kernel.hpp"
 
@@ -26,24 +27,33 @@ struct RunArgs {
   std::vector<std::int64_t> sizes;
   std::vector<double> temperatures;
   bool quiet = false;
+  bool peers = false;
+  PluginArgs plugins;
 };
 
-// Kernels named by --impl (built-in or test-only), or every built-in one.
-std::vector<const Kernel*> select_kernels(const std::vector<std::string>& names) {
-  std::vector<const Kernel*> ks;
-  if (names.empty()) {
-    for (const Kernel& k : builtin_kernels()) ks.push_back(&k);
-    return ks;
-  }
-  for (const std::string& n : names) {
-    const Kernel* k = find_kernel(n);
-    if (!k) throw std::invalid_argument("unknown kernel '" + n + "' (see `softcheck list`)");
-    if (std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
-  }
-  return ks;
-}
-
 std::string fmt_num(double v) { return fmt::format("{:.3g}", v); }
+
+// The bar's state: redrawn when the filled width or the elapsed second changes.
+struct Bar {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  int drawn_fill = -1;
+  long drawn_second = -1;
+};
+
+void draw_bar(Bar& b, std::size_t done, std::size_t total) {
+  constexpr int width = 32;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - b.start).count();
+  const double frac = total ? static_cast<double>(done) / static_cast<double>(total) : 1;
+  const int fill = static_cast<int>(frac * width);
+  const long second = static_cast<long>(elapsed);
+  if (fill == b.drawn_fill && second == b.drawn_second && done != total) return;
+  b.drawn_fill = fill;
+  b.drawn_second = second;
+  const std::string eta = done > 0 && done < total ? fmt::format(", ~{:.0f} s left", elapsed / frac - elapsed) : "";
+  fmt::print(stderr, "\r[{}{}] {:>3.0f}% {}/{} cases, {:.0f} s{}\x1b[K", std::string(static_cast<std::size_t>(fill), '#'),
+             std::string(static_cast<std::size_t>(width - fill), '.'), 100 * frac, done, total, elapsed, eta);
+  if (done == total) fmt::print(stderr, "\n");
+}
 
 void print_summary(const Report& r) {
   fmt::print("{:<22} {:<11} {:>6} {:>10} {:>10} {:>8} {:>8} {}\n", "kernel", "op", "cases", "max ULP",
@@ -55,6 +65,7 @@ void print_summary(const Report& r) {
                                                       : "none";
     if (k.status != "unavailable" && k.nonfinite > 0) verdict += "  FLAGGED: NaN/inf on finite input";
     if (k.policy_violations > 0) verdict += fmt::format("  masked-row policy broken in {} rows", k.policy_violations);
+    if (k.worst.exact.starts_with(kernel_failure_prefix)) verdict += "  " + k.worst.exact;
     fmt::print("{:<22} {:<11} {:>6} {:>10} {:>10} {:>8} {:>8} {}\n", k.kernel, k.op, k.cases,
                fmt_num(k.max_ulp), fmt_num(k.mean_ulp), fmt_num(k.max_bits), k.nonfinite, verdict);
   }
@@ -62,13 +73,21 @@ void print_summary(const Report& r) {
 
 }  // namespace
 
+std::function<void(std::size_t, std::size_t)> progress_bar(bool enabled) {
+  if (!enabled || !::isatty(STDERR_FILENO)) return {};
+  auto bar = std::make_shared<Bar>();
+  return [bar](std::size_t done, std::size_t total) { draw_bar(*bar, done, total); };
+}
+
 Command add_run(CLI::App& app) {
   auto* sub = app.add_subcommand("run", "Run kernels over the built-in input families and compare with the oracle");
   auto a = std::make_shared<RunArgs>();
-  sub->add_option("--impl", a->impls, "Kernel to run (repeatable; default: every built-in kernel)");
+  sub->add_option("--impl", a->impls, "Kernel to run (repeatable; default: every built-in and plugin kernel)");
+  sub->add_flag("--peers", a->peers, "With no --impl: also run the peer libraries' kernels (oneDNN, XNNPACK)");
+  add_plugin_options(*sub, a->plugins);
   sub->add_option("--suite", a->suite, "quick (under a minute on 2 cores) or full")->check(CLI::IsMember({"quick", "full"}));
   sub->add_option("--seed", a->seed, "Seed of the input rows; same seed, same report.json byte for byte");
-  sub->add_option("--out", a->out, "Directory for report.json and report.md")->capture_default_str();
+  sub->add_option("--out", a->out, "Directory for report.json, report.md and report.html")->capture_default_str();
   sub->add_option("--jobs", a->jobs, "Worker threads (default: all cores); reports are identical for any value");
   sub->add_option("--oracle-bits", a->oracle_bits, "MPFR working precision in bits")->check(CLI::Range(64u, 4096u))->capture_default_str();
   sub->add_option("--family", a->families, "Only this input family (repeatable; see `softcheck list --families`)");
@@ -76,7 +95,9 @@ Command add_run(CLI::App& app) {
   sub->add_option("--temperature", a->temperatures, "Only this temperature (repeatable)");
   sub->add_flag("--quiet", a->quiet, "No progress and no table; exit status and files only");
   return [a] {
-    const std::vector<const Kernel*> kernels = select_kernels(a->impls);
+    const KernelSet kernel_set(a->plugins);
+    const std::vector<const Kernel*> kernels = kernel_set.select(a->impls, a->peers);
+    warn_kernels_without_ops(kernels);
     RunOptions opt;
     opt.selection = {a->suite, a->families, a->sizes, a->temperatures};
     build_suite(opt.selection);  // validate before touching the output directory
@@ -85,21 +106,16 @@ Command add_run(CLI::App& app) {
     opt.jobs = a->jobs ? a->jobs : std::max(1u, std::thread::hardware_concurrency());
     const std::filesystem::path out = a->out;
     ensure_writable_dir(out);  // fail before the run, not after it
-    const bool tty = !a->quiet && ::isatty(STDERR_FILENO);
-    if (tty)
-      opt.progress = [](std::size_t done, std::size_t total) {
-        fmt::print(stderr, "\r{}/{} cases", done, total);
-        if (done == total) fmt::print(stderr, "\n");
-      };
+    opt.progress = progress_bar(!a->quiet);
     const auto t0 = std::chrono::steady_clock::now();
     const Report report = run_suite(kernels, opt);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    write_files_atomically({{out / "report.json", to_json(report)}, {out / "report.md", to_markdown(report)}});
+    write_files_atomically(report_files(report, out));
     if (!a->quiet) {
       print_summary(report);
-      fmt::print("\n{} in {:.1f} s with {} jobs; wrote {} and {}\n",
+      fmt::print("\n{} in {:.1f} s with {} jobs; wrote report.json, report.md and report.html in {}\n",
                  report.all_held() ? "every declared contract held" : "CONTRACT VIOLATED", secs,
-                 opt.jobs, (out / "report.json").string(), (out / "report.md").string());
+                 opt.jobs, out.string());
     }
     return report.all_held() ? exit_ok : exit_violation;
   };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstddef>
 #include <functional>
 
 namespace softcheck::cli {
@@ -13,6 +14,16 @@ using Command = std::function<int()>;
 Command add_list(CLI::App& app);
 Command add_run(CLI::App& app);
 Command add_oracle(CLI::App& app);
+Command add_check(CLI::App& app);
+Command add_repro(CLI::App& app);
+Command add_report(CLI::App& app);
+Command add_gate(CLI::App& app);
+Command add_bench(CLI::App& app);
+Command add_sweep(CLI::App& app);  // cmd_sweep.cpp: exhaustive f16/bf16 sweep
+
+// Progress of a long run on stderr, as a bar; empty (no output) unless enabled
+// and stderr is a terminal. Defined in cmd_run.cpp.
+std::function<void(std::size_t done, std::size_t total)> progress_bar(bool enabled);
 
 // Exit codes shared by every command.
 inline constexpr int exit_ok = 0;

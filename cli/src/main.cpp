@@ -23,6 +23,12 @@ int main(int argc, char** argv) {
   add(add_list, app);
   add(add_run, app);
   add(add_oracle, app);
+  add(add_check, app);
+  add(add_repro, app);
+  add(add_report, app);
+  add(add_gate, app);
+  add(add_bench, app);
+  add(add_sweep, app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "softcheck/kernel_failure.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
 #include "softcheck/storage.hpp"
@@ -108,6 +110,58 @@ struct Target {
   const OpDecl* decl;
 };
 
+// Sweep bins (report.hpp ErrorBin) are accumulated with mean_ulp holding the
+// sum of the ULP errors; finish_means divides once everything is merged.
+void add_row(ErrorBin& b, const RowError& e) {
+  b.rows++;
+  b.measured += e.measured;
+  b.nonfinite += e.nonfinite;
+  b.max_ulp = std::max(b.max_ulp, e.max_ulp);
+  b.mean_ulp += e.sum_ulp;
+}
+
+void add_bin(ErrorBin& into, const ErrorBin& from) {
+  into.rows += from.rows;
+  into.measured += from.measured;
+  into.nonfinite += from.nonfinite;
+  into.max_ulp = std::max(into.max_ulp, from.max_ulp);
+  into.mean_ulp += from.mean_ulp;
+}
+
+// The bin with this key, inserted in ascending key order when new.
+ErrorBin& bin_at(std::vector<ErrorBin>& bins, double key) {
+  const auto it = std::lower_bound(bins.begin(), bins.end(), key,
+                                   [](const ErrorBin& b, double k) { return b.key < k; });
+  if (it != bins.end() && it->key == key) return *it;
+  ErrorBin fresh;
+  fresh.key = key;
+  return *bins.insert(it, fresh);
+}
+
+void finish_means(std::vector<ErrorBin>& bins) {
+  for (ErrorBin& b : bins)
+    if (b.measured > 0) b.mean_ulp /= static_cast<double>(b.measured);
+}
+
+// Largest |x_i / T| over the finite entries of a row (0 when none).
+double max_abs_scaled(const double* x, std::int64_t n, double temperature) {
+  double m = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (std::isfinite(x[i])) m = std::max(m, std::fabs(x[i] / temperature));
+  return m;
+}
+
+using UlpHistogram = std::array<std::uint64_t, ulp_histogram_bins>;
+
+// ULP error of every measured element of a row (the elements compare_row
+// measures: class finite), into log2 bins.
+void add_elements(UlpHistogram& h, const double* y, const std::vector<oracle::Real>& ref, Format f) {
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const ElementError e = compare_element(y[i], ref[i], f);
+    if (e.cls == ElementClass::finite) h[ulp_histogram_bin(e.ulp)]++;
+  }
+}
+
 // Per (case, target) accumulation; merged into KernelSummary in case order.
 struct Accum {
   std::uint64_t rows = 0, elements = 0, measured = 0;
@@ -117,6 +171,9 @@ struct Accum {
   std::uint64_t policy_rows = 0, policy_violations = 0;
   double worst_key = -1;
   WorstCase worst;
+  ErrorBin measured_rows;              // rows with a finite entry (the case's size and temperature bin)
+  std::vector<ErrorBin> by_magnitude;  // by decade of max |x/T|
+  UlpHistogram histogram{};
 };
 
 // Does an all -inf row's output follow the declared policy?
@@ -149,6 +206,21 @@ std::string repro_line(const Kernel& k, Op op, const SuiteCase& c, std::uint64_t
                      c.family->name, c.cols, c.temperature, seed);
 }
 
+// Keeps w (for row `row` of case c) as the worst case when its key is larger.
+void keep_if_worse(Accum& a, double key, WorstCase w, const Target& t, const SuiteCase& c, std::int64_t row,
+                   const double* x, std::uint64_t seed) {
+  if (key <= a.worst_key) return;  // strictly larger only: the first worst wins (determinism)
+  a.worst_key = key;
+  w.present = true;
+  w.family = c.family->name;
+  w.cols = c.cols;
+  w.temperature = c.temperature;
+  w.row = row;
+  if (c.cols <= 64) w.input = hex_row(x, c.cols);
+  w.repro = repro_line(*t.kernel, t.decl->op, c, seed, x);
+  a.worst = std::move(w);
+}
+
 void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
                   const double* y, const oracle::ExactRow& exact, std::uint64_t seed) {
   const Kernel& k = *t.kernel;
@@ -177,6 +249,9 @@ void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t ro
     a.max_bits = std::max(a.max_bits, e.max_bits);
     a.max_rel = std::max(a.max_rel, e.max_rel);
     a.max_normwise = std::max(a.max_normwise, e.normwise);
+    add_row(a.measured_rows, e);
+    add_row(bin_at(a.by_magnitude, magnitude_decade(max_abs_scaled(x, c.cols, c.temperature))), e);
+    add_elements(a.histogram, y, ref, k.format);
     const double bound = t.decl->contract.bound_ulps(
         row_shape({x, static_cast<std::size_t>(c.cols)}, c.temperature, k.format), k.format);
     const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
@@ -195,16 +270,24 @@ void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t ro
     w.ulp = broken ? INFINITY : e.max_ulp;
     w.bound = bound;
   }
-  if (key <= a.worst_key) return;  // strictly larger only: the first worst wins (determinism)
-  a.worst_key = key;
-  w.present = true;
-  w.family = c.family->name;
-  w.cols = c.cols;
-  w.temperature = c.temperature;
-  w.row = row;
-  if (c.cols <= 64) w.input = hex_row(x, c.cols);
-  w.repro = repro_line(k, op, c, seed, x);
-  a.worst = std::move(w);
+  keep_if_worse(a, key, std::move(w), t, c, row, x, seed);
+}
+
+// A run that threw KernelFailure: every row of the case counts as a contract
+// violation (status "violated", contract or not) and the worst case carries
+// the message after kernel_failure_prefix.
+void record_failure(Accum& a, const Target& t, const SuiteCase& c, const double* x, const std::string& message,
+                    std::uint64_t seed) {
+  const auto rows = static_cast<std::uint64_t>(c.rows);
+  a.rows += rows;
+  a.elements += rows * static_cast<std::uint64_t>(c.cols);
+  a.contract_violations += rows;
+  WorstCase w;
+  w.got = NAN;
+  w.exact = std::string(kernel_failure_prefix) + message;
+  w.ulp = INFINITY;
+  w.bound = INFINITY;
+  keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, 0, x, seed);
 }
 
 // Runs one (format, case): fill, kernel, oracle, compare.
@@ -214,21 +297,47 @@ std::vector<Accum> run_case(const SuiteCase& c, Format f, const std::vector<Targ
   const std::size_t count = x.size();
   const std::vector<unsigned char> xin = pack(x, f);
   std::vector<std::vector<double>> outputs;
-  for (const Target& t : targets) {
+  std::vector<std::string> failures(targets.size());  // KernelFailure messages
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const Target& t = targets[i];
     std::vector<unsigned char> yout(count * element_size(f));
-    t.kernel->run(t.decl->op, xin.data(), yout.data(), c.rows, c.cols, c.temperature);
+    try {
+      t.kernel->run(t.decl->op, xin.data(), yout.data(), c.rows, c.cols, c.temperature);
+    } catch (const KernelFailure& e) {
+      failures[i] = e.what();
+    }
     outputs.push_back(unpack(yout, f, count));
   }
   std::vector<Accum> acc(targets.size());
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    if (!failures[i].empty()) record_failure(acc[i], targets[i], c, x.data(), failures[i], opt.seed);
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const double* xr = x.data() + r * c.cols;
     const oracle::ExactRow exact =
         oracle::exact_row({xr, static_cast<std::size_t>(c.cols)}, c.temperature, opt.oracle_bits);
     if (exact.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
     for (std::size_t i = 0; i < targets.size(); ++i)
-      evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, exact, opt.seed);
+      if (failures[i].empty())
+        evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, exact, opt.seed);
   }
   return acc;
+}
+
+// The plots' sweeps of one case; `histogram` is the full-width one of the kernel.
+void merge_sweeps(KernelSummary& s, UlpHistogram& histogram, const SuiteCase& c, const Accum& a) {
+  add_bin(bin_at(s.by_size, static_cast<double>(c.cols)), a.measured_rows);
+  add_bin(bin_at(s.by_temperature, c.temperature), a.measured_rows);
+  for (const ErrorBin& b : a.by_magnitude) add_bin(bin_at(s.by_magnitude, b.key), b);
+  for (std::size_t i = 0; i < histogram.size(); ++i) histogram[i] += a.histogram[i];
+}
+
+void finish_sweeps(KernelSummary& s, const UlpHistogram& histogram) {
+  finish_means(s.by_size);
+  finish_means(s.by_temperature);
+  finish_means(s.by_magnitude);
+  std::size_t used = histogram.size();
+  while (used > 0 && histogram[used - 1] == 0) --used;  // trailing empty bins dropped
+  s.ulp_histogram.assign(histogram.begin(), histogram.begin() + static_cast<std::ptrdiff_t>(used));
 }
 
 void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
@@ -352,6 +461,7 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
     const Target& t = targets[ti];
     KernelSummary s = describe(*t.kernel, *t.decl);
     double worst_key = -1;
+    UlpHistogram histogram{};
     std::map<std::string, std::size_t> family_slot;
     for (std::size_t i = 0; i < items.size(); ++i) {
       const auto& tis = items[i].target_index;
@@ -362,6 +472,7 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
       auto [it, fresh] = family_slot.try_emplace(fam, s.by_family.size());
       if (fresh) s.by_family.push_back({fam});
       merge(s, s.by_family[it->second], a);
+      merge_sweeps(s, histogram, cases[items[i].case_index], a);
       if (a.worst.present && a.worst_key > worst_key) {
         worst_key = a.worst_key;
         s.worst = a.worst;
@@ -371,6 +482,7 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
       s.mean_ulp /= static_cast<double>(s.measured);
       s.mean_bits /= static_cast<double>(s.measured);
     }
+    finish_sweeps(s, histogram);
     s.status = status_of(*t.kernel, s);
     report.kernels.push_back(std::move(s));
   }

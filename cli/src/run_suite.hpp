@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "softcheck/families.hpp"
@@ -44,7 +45,13 @@ struct RunOptions {
 // temperature only, so a kernel's rows do not change with the selection.
 std::uint64_t case_seed(std::uint64_t seed, const SuiteCase& c, Format f);
 
+// A kernel whose run throws KernelFailure (softcheck/kernel_failure.hpp) is
+// recorded, the others go on: every row of that case counts as a contract
+// violation and the kernel's worst case has got = NaN and exact =
+// kernel_failure_prefix + the message. Any other exception ends the run.
 Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& opt);
+
+inline constexpr std::string_view kernel_failure_prefix = "kernel failed: ";
 
 // Hex-exact text of a row ("0x1.8p+1,-inf,..."), for inputs and repro lines.
 std::string hex_row(const double* x, std::int64_t n);

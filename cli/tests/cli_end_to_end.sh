@@ -58,7 +58,7 @@ check run_small 0 'FLAGGED' -- "$bin" run "${small[@]}" --out "$tmp/a" --jobs 1
 check run_small_again 0 '' -- "$bin" run "${small[@]}" --out "$tmp/b" --jobs 2 --quiet
 check run_deterministic 0 '' -- cmp "$tmp/a/report.json" "$tmp/b/report.json"
 check run_md 0 'softcheck report' -- cat "$tmp/a/report.md"
-check run_no_temporaries 0 '' -- bash -c "[[ \$(ls -A '$tmp/a' | wc -l) -eq 2 ]]"
+check run_no_temporaries 0 '' -- bash -c "[[ \$(ls -A '$tmp/a' | wc -l) -eq 3 ]]"  # report.json, .md, .html
 check run_violation 1 'VIOLATED' -- "$bin" run --impl mutant_no_max_shift --family xnnpack_u90_100 --size 8 --out "$tmp/c"
 
 # list

@@ -96,3 +96,39 @@ TEST(RunSuite, SameSeedSameReportForAnyJobCount) {
   other.seed = 43;
   EXPECT_NE(one, to_json(run_suite(ks, other)));
 }
+
+// The plots' sweeps (report.hpp): every measured element is in exactly one
+// histogram bin and one bin of each sweep, and the bins' maxima make the total.
+TEST(RunSuite, SweepsPartitionTheMeasuredElements) {
+  const auto ks = kernels({"shifted_f32", "naive_f32"});
+  const Report r = run_suite(ks, small_run({"normal_s100", "mask_neg_inf"}, {3, 33, 300}));
+  for (const KernelSummary& k : r.kernels) {
+    std::uint64_t in_histogram = 0;
+    for (std::uint64_t c : k.ulp_histogram) in_histogram += c;
+    EXPECT_EQ(in_histogram, k.measured) << k.kernel;
+    ASSERT_FALSE(k.ulp_histogram.empty());
+    EXPECT_NE(k.ulp_histogram.back(), 0u) << "trailing empty bins are dropped";
+    std::vector<double> sizes;
+    for (const ErrorBin& b : k.by_size) sizes.push_back(b.key);
+    EXPECT_EQ(sizes, (std::vector<double>{3, 33, 300}));
+    EXPECT_EQ(k.by_temperature.size(), 2u);
+    EXPECT_EQ(k.by_temperature.front().key, 0.7);
+    for (const std::vector<ErrorBin>* sweep : {&k.by_size, &k.by_temperature, &k.by_magnitude}) {
+      std::uint64_t measured = 0, nonfinite = 0;
+      double max_ulp = 0;
+      for (const ErrorBin& b : *sweep) {
+        measured += b.measured;
+        nonfinite += b.nonfinite;
+        max_ulp = std::max(max_ulp, b.max_ulp);
+      }
+      EXPECT_EQ(measured, k.measured) << k.kernel;
+      EXPECT_EQ(nonfinite, k.nonfinite) << k.kernel;
+      EXPECT_EQ(max_ulp, k.max_ulp) << k.kernel;
+    }
+  }
+  // naive overflows on normal_s100 (|x| up to ~400): flagged in the bins of large magnitude only.
+  const KernelSummary& naive = summary(r, "naive_f32", "softmax");
+  for (const ErrorBin& b : naive.by_magnitude)
+    if (b.key < 1) EXPECT_EQ(b.nonfinite, 0u) << b.key;
+  EXPECT_GT(naive.by_magnitude.back().nonfinite, 0u);
+}

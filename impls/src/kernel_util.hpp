@@ -9,7 +9,9 @@
 // Every operation is done in the element type T (float or double) with plain
 // std::exp / std::log / std::log1p of T, left-to-right recursive summation and
 // no FMA contraction (the project compiles with -ffp-contract=off): the error
-// bounds in the kernels' contracts assume exactly these roundings.
+// bounds in the kernels' contracts assume exactly these roundings. T may also be
+// an emulated type whose every operation rounds to f16 (Rounded<F>, lowp.hpp):
+// the helpers call exp_of / log_of / log1p_of, which are std:: for float/double.
 #pragma once
 
 #include <algorithm>
@@ -31,6 +33,26 @@ namespace softcheck::kernels {
 
 template <class T>
 inline constexpr T minus_inf = -std::numeric_limits<T>::infinity();
+
+// exp, log and log1p of the arithmetic type T: std::exp etc. of float and
+// double (bit-identical to calling them directly), and for an emulated type
+// such as Rounded<F> (lowp.hpp: every operation rounded to f16) the overloads
+// declared next to it, found by argument-dependent lookup.
+template <class T>
+T exp_of(T v) {
+  using std::exp;
+  return exp(v);
+}
+template <class T>
+T log_of(T v) {
+  using std::log;
+  return log(v);
+}
+template <class T>
+T log1p_of(T v) {
+  using std::log1p;
+  return log1p(v);
+}
 
 // ---------------------------------------------------------------- row steps
 
@@ -70,13 +92,13 @@ T max_or_zero_if_masked(T a) {
 // v_i <- exp(v_i)
 template <class T>
 void exp_each(std::span<T> v) {
-  for (T& e : v) e = std::exp(e);
+  for (T& e : v) e = exp_of(e);
 }
 
 // v_i <- exp(v_i - a)
 template <class T>
 void exp_shifted(std::span<T> v, T a) {
-  for (T& e : v) e = std::exp(e - a);
+  for (T& e : v) e = exp_of(e - a);
 }
 
 // Sum v_0 + v_1 + ... left to right (recursive summation: error <= (n-1)u).
@@ -91,7 +113,7 @@ T sum(std::span<const T> v) {
 template <class T>
 T sum_exp_shifted(std::span<const T> z, T a) {
   T s = 0;
-  for (T v : z) s += std::exp(v - a);
+  for (T v : z) s += exp_of(v - a);
   return s;
 }
 
@@ -101,7 +123,7 @@ template <class T>
 T sum_exp_shifted_except(std::span<const T> z, T a, std::size_t k) {
   T s = 0;
   for (std::size_t i = 0; i < z.size(); ++i)
-    if (i != k) s += std::exp(z[i] - a);
+    if (i != k) s += exp_of(z[i] - a);
   return s;
 }
 
@@ -131,7 +153,7 @@ void log_softmax_shifted(std::span<T> v, T a, T log_sum) {
 struct RescaleToNewMax {
   template <class T>
   T operator()(T d, T m_old, T m_new) const {
-    return d == T(0) ? T(0) : d * std::exp(m_old - m_new);
+    return d == T(0) ? T(0) : d * exp_of(m_old - m_new);
   }
 };
 
@@ -150,7 +172,7 @@ struct OnlineNormaliser {
   void push(T z) {
     if (z == minus_inf<T>) return;
     const T m_new = std::max(m, z);
-    d = Rescale{}(d, m, m_new) + std::exp(z - m_new);
+    d = Rescale{}(d, m, m_new) + exp_of(z - m_new);
     m = m_new;
   }
 };

@@ -2,6 +2,10 @@
 #include <algorithm>
 
 #include "kernel_util.hpp"
+#include "lowp.hpp"
+#include "peer_util.hpp"
+#include "softcheck/peers.hpp"
+#include "tiled_online.hpp"
 
 namespace softcheck {
 
@@ -33,6 +37,19 @@ const std::vector<Kernel>& builtin_kernels() {
     register_both_formats(k, kernels::shifted_log1p_family());
     register_both_formats(k, kernels::lse_alt_family());
     register_both_formats(k, kernels::online_family());
+    for (Kernel& x : kernels::lowp_kernels()) k.push_back(std::move(x));  // f16 / bf16
+    for (Kernel& x : kernels::tiled_online_kernels()) k.push_back(std::move(x));  // host twins
+    for (Kernel& x : kernels::cuda_kernels()) k.push_back(std::move(x));  // available or not
+    return k;
+  }();
+  return registry;
+}
+
+// Other libraries' kernels (peer_*.cpp), listed whether or not they were built in.
+const std::vector<Kernel>& peer_kernels() {
+  static const std::vector<Kernel> registry = [] {
+    std::vector<Kernel> k = peers::onednn_kernels();
+    for (Kernel& x : peers::xnnpack_kernels()) k.push_back(std::move(x));
     return k;
   }();
   return registry;
@@ -40,6 +57,7 @@ const std::vector<Kernel>& builtin_kernels() {
 
 const Kernel* find_kernel(std::string_view name) {
   if (const Kernel* k = find_in(builtin_kernels(), name)) return k;
+  if (const Kernel* k = find_in(peer_kernels(), name)) return k;
   return find_in(mutant_kernels(), name);
 }
 

@@ -5,23 +5,10 @@
 //   log-softmax_j = (z_j - a) - log1p(s')
 // Fully masked rows follow FlashAttention (shift by 0 when the max is -inf):
 // softmax 0, log-softmax -inf.
-#include "kernel_util.hpp"
+#include "shifted_log1p_core.hpp"
 
 namespace softcheck::kernels {
 namespace {
-
-template <class T>
-void shifted_log1p_core(Op op, std::span<T> zy) {
-  const std::size_t k = index_of_max<T>(zy);
-  const T a = max_or_zero_if_masked(zy[k]);
-  const T s = sum_exp_shifted_except<T>(zy, a, k);  // s' (0 for a fully masked row)
-  if (op == Op::softmax) {
-    exp_shifted(zy, a);             // e_k = exp(0) = 1 exactly
-    divide_by(zy, T(1) + s);        // y_j = e_j / (1 + s')
-  } else {
-    log_softmax_shifted(zy, a, std::log1p(s));
-  }
-}
 
 // Softmax contract: the derivation of `shifted` (its comment) applies term by
 // term: 1 + s' is a recursive sum of n terms (n - 1 additions, the term e_k = 1

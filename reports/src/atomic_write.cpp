@@ -73,3 +73,11 @@ void write_files_atomically(const std::vector<std::pair<fs::path, std::string>>&
 }
 
 }  // namespace softcheck
+
+namespace softcheck {
+
+std::vector<std::pair<fs::path, std::string>> report_files(const Report& r, const fs::path& dir) {
+  return {{dir / "report.json", to_json(r)}, {dir / "report.md", to_markdown(r)}, {dir / "report.html", to_html(r)}};
+}
+
+}  // namespace softcheck

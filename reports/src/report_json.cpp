@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "softcheck/report.hpp"
@@ -40,6 +41,36 @@ Json property_json(const PropertySummary& p) {
               {"detail", p.detail},     {"repro", p.repro}};
 }
 
+// One bin of a sweep, its key under `key_name` (an integer for cols and decade).
+Json bin_json(const ErrorBin& b, const char* key_name, bool integer_key) {
+  Json j;
+  j[key_name] = integer_key ? Json(static_cast<std::int64_t>(b.key)) : Json(b.key);
+  j["rows"] = b.rows;
+  j["measured"] = b.measured;
+  j["max_ulp"] = b.max_ulp;
+  j["mean_ulp"] = b.mean_ulp;
+  j["nonfinite"] = b.nonfinite;
+  return j;
+}
+
+Json bins_json(const std::vector<ErrorBin>& bins, const char* key_name, bool integer_key) {
+  Json a = Json::array();
+  for (const ErrorBin& b : bins) a.push_back(bin_json(b, key_name, integer_key));
+  return a;
+}
+
+Json bench_result_json(const BenchResult& b) {
+  return Json{{"kernel", b.kernel},
+              {"format", b.format},
+              {"op", b.op},
+              {"rows", b.rows},
+              {"cols", b.cols},
+              {"items_per_second", b.items_per_second},
+              {"bytes_per_second", b.bytes_per_second},
+              {"copy_bytes_per_second", b.copy_bytes_per_second},
+              {"copy_fraction", b.copy_fraction()}};
+}
+
 Json kernel_json(const KernelSummary& k) {
   Json by_family = Json::array();
   for (const FamilySummary& f : k.by_family) by_family.push_back(family_json(f));
@@ -75,7 +106,22 @@ Json kernel_json(const KernelSummary& k) {
               {"policy_violations", k.policy_violations},
               {"worst", worst_json(k.worst)},
               {"by_family", by_family},
-              {"properties", properties}};
+              {"properties", properties},
+              {"ulp_histogram", k.ulp_histogram},
+              {"by_size", bins_json(k.by_size, "cols", true)},
+              {"by_temperature", bins_json(k.by_temperature, "temperature", false)},
+              {"by_magnitude", bins_json(k.by_magnitude, "decade", true)}};
+}
+
+Json performance_json(const Performance& p) {
+  Json results = Json::array();
+  for (const BenchResult& b : p.results) results.push_back(bench_result_json(b));
+  return Json{{"host", p.host},
+              {"cpus", p.cpus},
+              {"mhz_per_cpu", p.mhz_per_cpu},
+              {"library_build_type", p.library_build_type},
+              {"min_time", p.min_time},
+              {"results", results}};
 }
 
 }  // namespace
@@ -103,6 +149,13 @@ std::string to_json(const Report& r) {
                                {"temperatures", r.temperatures}}},
                   {"verdict", r.all_held() ? "held" : "violated"},
                   {"kernels", kernels}};
+  if (r.performance.present) doc["performance"] = performance_json(r.performance);
+  return doc.dump(2) + "\n";
+}
+
+std::string performance_to_json(const Performance& p) {
+  Json doc = Json{{"schema", "softcheck-bench"}, {"schema_version", report_schema_version}};
+  doc["performance"] = performance_json(p);
   return doc.dump(2) + "\n";
 }
 

@@ -3,16 +3,13 @@
 #include <cmath>
 
 #include "softcheck/report.hpp"
+#include "text.hpp"
 
 namespace softcheck {
 
 namespace {
 
-std::string num(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return fmt::format("{:.4g}", v);
-}
+using text::num;
 
 // One short word a reader can scan for; NaN/inf is called out even for a
 // kernel without a contract (that is how `naive` gets flagged).
@@ -58,6 +55,18 @@ void kernel_section(std::string& out, const KernelSummary& k) {
                        f.violations);
 }
 
+void performance_table(std::string& out, const Performance& p) {
+  out += fmt::format("\n## Performance\n\nGoogle Benchmark on {} ({} CPUs, {} MHz), {} s per benchmark. "
+                     "Bytes count input and output; the copy column is memcpy of as many bytes in the same run.\n\n",
+                     p.host, p.cpus, num(p.mhz_per_cpu), num(p.min_time));
+  out += "| kernel | op | format | rows x cols | elements/s | GB/s | copy GB/s | of copy |\n";
+  out += "|---|---|---|---|---:|---:|---:|---:|\n";
+  for (const BenchResult& b : p.results)
+    out += fmt::format("| {} | {} | {} | {} x {} | {} | {:.2f} | {:.2f} | {:.0f}% |\n", b.kernel, b.op, b.format,
+                       b.rows, b.cols, text::si(b.items_per_second), b.bytes_per_second / 1e9,
+                       b.copy_bytes_per_second / 1e9, 100 * b.copy_fraction());
+}
+
 }  // namespace
 
 std::string to_markdown(const Report& r) {
@@ -71,6 +80,7 @@ std::string to_markdown(const Report& r) {
   summary_table(out, r);
   out += "\n## Kernels\n";
   for (const KernelSummary& k : r.kernels) kernel_section(out, k);
+  if (r.performance.present) performance_table(out, r.performance);
   return out;
 }
 

@@ -76,6 +76,6 @@ struct Kernel {
 const std::vector<Kernel>& builtin_kernels();
 // Deliberately broken test-only kernels (mutation self-test); never in builtin_kernels().
 const std::vector<Kernel>& mutant_kernels();
-const Kernel* find_kernel(std::string_view name);  // searches builtin, then mutants
+const Kernel* find_kernel(std::string_view name);  // searches builtin, peers (peers.hpp), then mutants
 
 }  // namespace softcheck

@@ -1,11 +1,16 @@
 // The run report: one data model, written as report.json (the single source,
-// schema documented in docs/report-schema.md) and report.md. Files are written
-// atomically: all of a report or none of it.
+// schema documented in docs/report-schema.md), report.md and report.html, and
+// read back from report.json. Files are written atomically: all of a report
+// or none of it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace softcheck {
@@ -45,6 +50,28 @@ struct PropertySummary {
   std::uint64_t tests = 0;
 };
 
+// Errors of the rows that fall in one bin of a sweep: one row length, one
+// temperature, or one decade of input magnitude max |x/T|.
+struct ErrorBin {
+  double key = 0;  // cols, temperature or decade (cols and decade are integers)
+  std::uint64_t rows = 0, measured = 0, nonfinite = 0;
+  double max_ulp = 0, mean_ulp = 0;  // over the measured elements of those rows
+};
+
+// ULP error histogram in log2 bins: bin 0 holds [0, 1/2), bin i >= 1 holds
+// [2^(i-2), 2^(i-1)), and the last bin is open above.
+inline constexpr std::size_t ulp_histogram_bins = 64;
+std::size_t ulp_histogram_bin(double ulp);          // bin of a (non-negative) error
+double ulp_histogram_lower_edge(std::size_t bin);   // 0, 0.5, 1, 2, 4, ...
+
+// Decade of a row's input magnitude m = max |x_i / T| over its finite entries:
+// floor(log10 m), clamped to [magnitude_min_decade, magnitude_max_decade] (so
+// the lowest bin holds every smaller m, 0 included, and the highest every
+// larger one: past 1e10 a softmax row is one-hot whatever the magnitude).
+inline constexpr int magnitude_min_decade = -3;
+inline constexpr int magnitude_max_decade = 10;
+int magnitude_decade(double max_abs_scaled);
+
 struct KernelSummary {
   std::string kernel, algorithm, format, op, masked_policy, description;
   bool contract_declared = false;
@@ -60,6 +87,35 @@ struct KernelSummary {
   WorstCase worst;
   std::vector<FamilySummary> by_family;
   std::vector<PropertySummary> properties;  // empty when properties were not run
+  // Sweeps for the plots (empty in reports written before they existed).
+  std::vector<std::uint64_t> ulp_histogram;  // measured elements per bin, trailing empty bins dropped
+  std::vector<ErrorBin> by_size, by_temperature, by_magnitude;  // keys ascending
+};
+
+// Throughput of one (kernel, op, shape) from `softcheck bench` (Google Benchmark).
+struct BenchResult {
+  std::string kernel, format, op;
+  std::int64_t rows = 0, cols = 0;
+  double items_per_second = 0;       // elements per second
+  double bytes_per_second = 0;       // input + output bytes per second
+  double copy_bytes_per_second = 0;  // memcpy of as many bytes, measured in the same run
+  double copy_fraction() const {
+    return copy_bytes_per_second > 0 ? bytes_per_second / copy_bytes_per_second : 0;
+  }
+  // Bytes of one call's input (f64 8, f32 4, f16/bf16 2 per element).
+  std::int64_t input_bytes() const { return rows * cols * (format == "f64" ? 8 : format == "f32" ? 4 : 2); }
+};
+
+// The machine and settings of a bench run. Timings exist only here: a report
+// without `softcheck bench` merged into it is deterministic.
+struct Performance {
+  bool present = false;
+  std::string host;
+  std::uint64_t cpus = 0;
+  double mhz_per_cpu = 0;
+  std::string library_build_type;  // Google Benchmark's own build (debug or release)
+  double min_time = 0;             // seconds per benchmark
+  std::vector<BenchResult> results;
 };
 
 struct Report {
@@ -71,12 +127,36 @@ struct Report {
   std::vector<std::int64_t> sizes;
   std::vector<double> temperatures;
   std::vector<KernelSummary> kernels;
+  Performance performance;  // merged by `softcheck bench`; absent from `softcheck run`
   // Overall verdict: every kernel with a contract held it and every policy held.
   bool all_held() const;
 };
 
 std::string to_json(const Report& r);      // pretty, deterministic, newline-terminated
 std::string to_markdown(const Report& r);  // human summary
+std::string to_html(const Report& r);      // self-contained page with inline SVG plots
+
+// A report.json, or any of its parts, that this version cannot read.
+struct ReportFormatError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Parses report.json text with strict validation: schema name, schema_version,
+// every required field and its type, the vocabulary of status and verdict
+// fields. Throws ReportFormatError naming the offending field.
+Report from_json(std::string_view text);
+// Reads and parses a file; errors (missing, unreadable, malformed) are
+// ReportFormatError prefixed with the path.
+Report read_report(const std::filesystem::path& file);
+
+// bench.json: the performance part of a report on its own (docs/report-schema.md).
+std::string performance_to_json(const Performance& p);
+Performance performance_from_json(std::string_view text);
+
+// The report files of a run directory: report.json, report.md, report.html,
+// ready for write_files_atomically.
+std::vector<std::pair<std::filesystem::path, std::string>> report_files(const Report& r,
+                                                                        const std::filesystem::path& dir);
 
 // Throws std::runtime_error with a clear message when the directory cannot be
 // created or written. Call before a long run to fail early.

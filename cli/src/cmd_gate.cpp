@@ -1,0 +1,93 @@
+// softcheck gate: a run compared with a stored baseline (docs/gate.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include "commands.hpp"
+#include "run_suite.hpp"
+#include "softcheck/gate.hpp"
+#include "softcheck/kernel.hpp"
+
+namespace softcheck::cli {
+
+namespace {
+
+struct GateArgs {
+  std::string baseline, report, junit;
+  double margin = 0.10;
+  double slack_ulp = 0.5;
+  std::vector<std::string> reference_rules;
+  unsigned jobs = 0;
+  bool quiet = false;
+};
+
+// The baseline's kernels that this build knows, each once, in baseline order;
+// the others are reported missing by the gate.
+std::vector<const Kernel*> baseline_kernels(const Report& baseline) {
+  std::vector<const Kernel*> ks;
+  for (const KernelSummary& s : baseline.kernels)
+    if (const Kernel* k = find_kernel(s.kernel); k && std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
+  return ks;
+}
+
+// Without --report: rerun exactly the inputs the baseline records.
+Report rerun_baseline_suite(const Report& baseline, const GateArgs& a) {
+  RunOptions opt;
+  opt.selection = {baseline.suite, baseline.families, baseline.sizes, baseline.temperatures};
+  opt.seed = baseline.seed;
+  opt.oracle_bits = baseline.oracle_bits;
+  opt.jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  opt.progress = progress_bar(!a.quiet);
+  const std::vector<const Kernel*> kernels = baseline_kernels(baseline);
+  if (kernels.empty()) throw std::invalid_argument("no kernel of the baseline exists in this build");
+  return run_suite(kernels, opt);
+}
+
+gate::Options gate_options(const GateArgs& a) {
+  gate::Options opt;
+  opt.margin = a.margin;
+  opt.slack_ulp = a.slack_ulp;
+  for (const std::string& r : a.reference_rules) opt.reference_rules.push_back(gate::parse_reference_rule(r));
+  return opt;
+}
+
+}  // namespace
+
+Command add_gate(CLI::App& app) {
+  auto* sub = app.add_subcommand("gate", "Compare a run with a stored baseline report; fail on regressions");
+  auto a = std::make_shared<GateArgs>();
+  sub->add_option("--baseline", a->baseline, "Baseline report.json")->required();
+  sub->add_option("--report", a->report,
+                  "Report to check (default: rerun the baseline's suite, seed, inputs and kernels now)");
+  sub->add_option("--margin", a->margin, "Relative growth of max ULP tolerated over the baseline")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  sub->add_option("--slack-ulp", a->slack_ulp, "Absolute growth of max ULP tolerated on top of the margin")
+      ->check(CLI::Range(0.0, 1e12))
+      ->capture_default_str();
+  sub->add_option("--reference-rule", a->reference_rules,
+                  "KERNEL:K: every kernel with a contract in KERNEL's format and op must have max ULP <= K x "
+                  "KERNEL's + slack (repeatable)");
+  sub->add_option("--junit", a->junit, "Write JUnit XML here (one testcase per kernel, op and check)");
+  sub->add_option("--jobs", a->jobs, "Worker threads when the suite is rerun (default: all cores)");
+  sub->add_flag("--quiet", a->quiet, "No progress and no table; exit status (and --junit) only");
+  sub->footer("Exit status: 0 no regression, 1 a regression (named in the output), 2 harness error: a missing, "
+              "malformed or foreign file, schema mismatch, a bad option (nothing is written).");
+  return [a] {
+    const gate::Options opt = gate_options(*a);
+    const Report baseline = read_report(a->baseline);
+    if (!a->junit.empty()) {
+      const std::filesystem::path j = a->junit;
+      ensure_writable_dir(j.parent_path().empty() ? std::filesystem::path(".") : j.parent_path());
+    }
+    const Report report = a->report.empty() ? rerun_baseline_suite(baseline, *a) : read_report(a->report);
+    const gate::Result result = gate::compare(baseline, report, opt);
+    if (!a->junit.empty()) write_files_atomically({{a->junit, gate::junit_xml(result)}});
+    if (!a->quiet) fmt::print("{}", gate::diff_table(result));
+    return result.passed() ? exit_ok : exit_violation;
+  };
+}
+
+}  // namespace softcheck::cli

@@ -1,0 +1,148 @@
+// softcheck_bench: Google Benchmark over every registered (available) kernel x
+// op x shape, plus memcpy of the same byte counts in the same run, so that
+// each kernel's bandwidth can be read as a fraction of the machine's copy
+// bandwidth. `softcheck bench` runs it and merges the results into a report.
+//
+// Rates are per wall-clock second (UseRealTime): a peer may run on several
+// threads, and per-CPU-second rates would credit it with the others' work.
+//
+// Benchmark names (parsed by `softcheck bench`; keep in sync):
+//   KERNEL/OP/FORMAT/ROWSxCOLS   items = elements, bytes = input + output
+//   copy/BYTES                   memcpy of BYTES; bytes = 2 x BYTES (read + write)
+// (Google Benchmark appends /real_time to both.)
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "softcheck/kernel.hpp"
+// The peers' registry (oneDNN, XNNPACK) lands separately; until it does only
+// the built-in kernels exist.
+#if __has_include("softcheck/peers.hpp")
+#include "softcheck/peers.hpp"
+#define SOFTCHECK_BENCH_PEERS 1
+#endif
+
+namespace {
+
+using softcheck::Format;
+using softcheck::Kernel;
+using softcheck::Op;
+
+struct Shape {
+  std::int64_t rows, cols;
+};
+
+// One row of 2^10 ... 2^20 elements, and two attention-like batches.
+std::vector<Shape> shapes() {
+  std::vector<Shape> s;
+  for (int e = 10; e <= 20; ++e) s.push_back({1, std::int64_t{1} << e});
+  s.push_back({4096, 128});
+  s.push_back({1024, 4096});
+  return s;
+}
+
+std::size_t element_bytes(Format f) { return static_cast<std::size_t>(softcheck::info(f).width / 8); }
+
+// binary16 bits of a value that f16 holds exactly and normally (or 0).
+std::uint16_t f16_bits(double v) {
+  if (v == 0) return 0;
+  const std::uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  const int e = std::ilogb(v);
+  const auto mantissa = static_cast<std::uint16_t>(std::ldexp(std::fabs(v), 10 - e) - 1024);
+  return static_cast<std::uint16_t>(sign | ((e + 15) << 10) | mantissa);
+}
+
+std::uint16_t bf16_bits(double v) {
+  const auto f = static_cast<float>(v);
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &f, sizeof bits);
+  return static_cast<std::uint16_t>(bits >> 16);  // exact: v has at most 6 significant bits
+}
+
+// Inputs: multiples of 1/16 in [-2, 2), exact in every format.
+std::vector<unsigned char> inputs(Format f, std::size_t count) {
+  std::vector<unsigned char> buf(count * element_bytes(f));
+  for (std::size_t i = 0; i < count; ++i) {
+    const double v = static_cast<double>((i * 2654435761u) % 64) / 16.0 - 2.0;
+    if (f == Format::f64) {
+      std::memcpy(buf.data() + i * 8, &v, 8);
+    } else if (f == Format::f32) {
+      const auto x = static_cast<float>(v);
+      std::memcpy(buf.data() + i * 4, &x, 4);
+    } else {
+      const std::uint16_t x = f == Format::f16 ? f16_bits(v) : bf16_bits(v);
+      std::memcpy(buf.data() + i * 2, &x, 2);
+    }
+  }
+  return buf;
+}
+
+void run_kernel(benchmark::State& state, const Kernel* k, Op op, Shape s) {
+  const auto count = static_cast<std::size_t>(s.rows * s.cols);
+  const std::vector<unsigned char> x = inputs(k->format, count);
+  std::vector<unsigned char> y(x.size());
+  for (auto _ : state) {
+    k->run(op, x.data(), y.data(), s.rows, s.cols, 1.0);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  const auto iterations = static_cast<std::int64_t>(state.iterations());
+  state.SetItemsProcessed(iterations * static_cast<std::int64_t>(count));
+  state.SetBytesProcessed(iterations * static_cast<std::int64_t>(2 * x.size()));
+}
+
+void run_copy(benchmark::State& state, std::size_t bytes) {
+  std::vector<unsigned char> src(bytes, 1), dst(bytes);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), bytes);
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(2 * bytes));
+}
+
+// Every registered kernel: built-ins, then peers. Unavailable ones are skipped.
+std::vector<const Kernel*> registered_kernels() {
+  std::vector<const Kernel*> ks;
+  for (const Kernel& k : softcheck::builtin_kernels()) ks.push_back(&k);
+#ifdef SOFTCHECK_BENCH_PEERS
+  for (const Kernel& k : softcheck::peer_kernels()) ks.push_back(&k);
+#endif
+  return ks;
+}
+
+void register_all() {
+  std::set<std::size_t> copy_sizes;
+  for (const Kernel* kp : registered_kernels()) {
+    const Kernel& k = *kp;
+    if (!k.available) continue;
+    for (const softcheck::OpDecl& d : k.ops)
+      for (const Shape& s : shapes()) {
+        const std::string name = k.name + "/" + std::string(softcheck::name(d.op)) + "/" +
+                                 std::string(softcheck::name(k.format)) + "/" + std::to_string(s.rows) + "x" +
+                                 std::to_string(s.cols);
+        benchmark::RegisterBenchmark(name.c_str(), run_kernel, &k, d.op, s)->Unit(benchmark::kMicrosecond)->UseRealTime();
+        copy_sizes.insert(static_cast<std::size_t>(s.rows * s.cols) * element_bytes(k.format));
+      }
+  }
+  for (std::size_t bytes : copy_sizes)
+    benchmark::RegisterBenchmark(("copy/" + std::to_string(bytes)).c_str(), run_copy, bytes)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,29 @@
+// Bins of the report's sweeps: the ULP histogram and the input-magnitude decades.
+#include <cmath>
+
+#include "softcheck/report.hpp"
+
+namespace softcheck {
+
+std::size_t ulp_histogram_bin(double ulp) {
+  if (!(ulp >= 0.5)) return 0;  // [0, 1/2), and NaN (never measured) defensively
+  if (std::isinf(ulp)) return ulp_histogram_bins - 1;
+  // ulp in [2^(e-1), 2^e) with frexp's e; that is bin e + 1.
+  int e = 0;
+  std::frexp(ulp, &e);
+  const auto bin = static_cast<std::size_t>(e + 1);
+  return bin < ulp_histogram_bins ? bin : ulp_histogram_bins - 1;
+}
+
+double ulp_histogram_lower_edge(std::size_t bin) {
+  return bin == 0 ? 0.0 : std::ldexp(1.0, static_cast<int>(bin) - 2);
+}
+
+int magnitude_decade(double max_abs_scaled) {
+  const double floor_value = std::pow(10.0, magnitude_min_decade);
+  if (!(max_abs_scaled >= floor_value)) return magnitude_min_decade;
+  if (max_abs_scaled >= std::pow(10.0, magnitude_max_decade)) return magnitude_max_decade;
+  return static_cast<int>(std::floor(std::log10(max_abs_scaled)));
+}
+
+}  // namespace softcheck

@@ -1,0 +1,139 @@
+// The regression gate's checks, diff table and JUnit output.
+#include "softcheck/gate.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sample.hpp"
+
+namespace gate = softcheck::gate;
+using softcheck::Report;
+
+namespace {
+
+// The failed checks, as "kernel op name".
+std::vector<std::string> failures(const gate::Result& r) {
+  std::vector<std::string> f;
+  for (const gate::Check& c : r.checks)
+    if (c.outcome == gate::Outcome::fail) f.push_back(c.kernel + " " + c.op + " " + c.name);
+  return f;
+}
+
+const gate::Check* find_check(const gate::Result& r, const std::string& kernel, const std::string& name) {
+  for (const gate::Check& c : r.checks)
+    if (c.kernel == kernel && c.name == name) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(Gate, SameReportPasses) {
+  const Report r = softcheck::testing::sample();
+  const gate::Result res = gate::compare(r, r, {});
+  EXPECT_TRUE(res.passed()) << gate::diff_table(res);
+  EXPECT_TRUE(res.notes.empty());
+  EXPECT_NE(gate::diff_table(res).find("gate: passed"), std::string::npos);
+}
+
+TEST(Gate, NewNaNFails) {
+  const Report base = softcheck::testing::sample();
+  Report now = base;
+  now.kernels[0].nonfinite = 3;
+  EXPECT_EQ(failures(gate::compare(base, now, {})), (std::vector<std::string>{"shifted_f32 softmax nonfinite"}));
+  // naive had NaN/inf in the baseline already: not new.
+  now = base;
+  now.kernels[2].nonfinite = 50;
+  EXPECT_TRUE(gate::compare(base, now, {}).passed());
+}
+
+TEST(Gate, ContractViolationFails) {
+  const Report base = softcheck::testing::sample();
+  Report now = base;
+  now.kernels[1].status = "violated";
+  now.kernels[1].contract_violations = 2;
+  const gate::Result res = gate::compare(base, now, {});
+  EXPECT_EQ(failures(res), (std::vector<std::string>{"shifted_f64 softmax contract"}));
+  EXPECT_NE(find_check(res, "shifted_f64", "contract")->message.find("2 rows over the bound"), std::string::npos);
+}
+
+TEST(Gate, MarginIsRelativePlusSlack) {
+  const Report base = softcheck::testing::sample();  // shifted_f32: 3.25 ULP
+  Report now = base;
+  now.kernels[0].max_ulp = 3.25 * 1.1 + 0.5;  // exactly the allowance
+  EXPECT_TRUE(gate::compare(base, now, {}).passed());
+  now.kernels[0].max_ulp = 4.5;
+  const gate::Result res = gate::compare(base, now, {});
+  EXPECT_EQ(failures(res), (std::vector<std::string>{"shifted_f32 softmax margin"}));
+  EXPECT_NE(find_check(res, "shifted_f32", "margin")->message.find("max ULP 3.25 -> 4.5"), std::string::npos);
+  gate::Options loose;
+  loose.margin = 0.5;
+  EXPECT_TRUE(gate::compare(base, now, loose).passed());
+}
+
+TEST(Gate, PropertyThatHeldAndNowFails) {
+  const Report base = softcheck::testing::sample();
+  Report now = base;
+  now.kernels[3].properties[0].verdict = "failed";
+  now.kernels[3].properties[0].detail = "measured 9 > allowed 4";
+  now.kernels[3].status = "held";
+  const gate::Result res = gate::compare(base, now, {});
+  EXPECT_EQ(failures(res), (std::vector<std::string>{"online_f32 softmax property:shift_invariance"}));
+  // Failing in the baseline too: not a regression.
+  EXPECT_TRUE(gate::compare(now, now, {}).passed());
+}
+
+TEST(Gate, MissingKernelFails) {
+  const Report base = softcheck::testing::sample();
+  Report now = base;
+  now.kernels.erase(now.kernels.begin() + 1);
+  EXPECT_EQ(failures(gate::compare(base, now, {})), (std::vector<std::string>{"shifted_f64 softmax present"}));
+  // A kernel new in the report is compared with nothing but its contract.
+  EXPECT_TRUE(gate::compare(now, base, {}).passed());
+}
+
+TEST(Gate, ReferenceRule) {
+  const Report base = softcheck::testing::sample();
+  Report now = base;
+  now.kernels[3].max_ulp = 3.25 * 1.1 + 0.5;  // online_f32 within the margin of its baseline (4)
+  gate::Options opt;
+  opt.reference_rules = {gate::parse_reference_rule("shifted_f32:1")};
+  // online_f32 (f32 softmax) 4.075 > 1 x 3.25 + 0.5; naive_f32 has no contract; shifted_f64 is f64.
+  EXPECT_EQ(failures(gate::compare(base, now, opt)), (std::vector<std::string>{"online_f32 softmax reference:shifted_f32"}));
+  opt.reference_rules = {gate::parse_reference_rule("shifted_f32:2")};
+  EXPECT_TRUE(gate::compare(base, now, opt).passed());
+  opt.reference_rules = {gate::parse_reference_rule("nosuch_f32:2")};
+  EXPECT_THROW(gate::compare(base, now, opt), std::invalid_argument);
+}
+
+TEST(Gate, ParseReferenceRule) {
+  const gate::ReferenceRule r = gate::parse_reference_rule("shifted_f32:2.5");
+  EXPECT_EQ(r.kernel, "shifted_f32");
+  EXPECT_EQ(r.k, 2.5);
+  for (const char* bad : {"shifted_f32", ":2", "shifted_f32:", "shifted_f32:x", "shifted_f32:0.5", "a:2x", "a:inf"})
+    EXPECT_THROW(gate::parse_reference_rule(bad), std::invalid_argument) << bad;
+}
+
+TEST(Gate, DifferentSettingsAreNoted) {
+  const Report base = softcheck::testing::sample();
+  Report now = base;
+  now.seed = 8;
+  const gate::Result res = gate::compare(base, now, {});
+  ASSERT_EQ(res.notes.size(), 1u);
+  EXPECT_NE(res.notes[0].find("seed 7 vs 8"), std::string::npos);
+}
+
+TEST(Gate, JUnit) {
+  const Report base = softcheck::testing::sample();
+  Report now = base;
+  now.kernels[0].max_ulp = 100;
+  const gate::Result res = gate::compare(base, now, {});
+  const std::string xml = gate::junit_xml(res);
+  EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", 0), 0u);
+  EXPECT_NE(xml.find("failures=\"1\""), std::string::npos);
+  EXPECT_NE(xml.find("<testcase classname=\"softcheck.gate.shifted_f32.softmax\" name=\"margin\">\n      <failure "
+                     "message=\"max ULP 3.25 -&gt; 100"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"softcheck.gate.shifted_f64.softmax\" name=\"margin\"/>"), std::string::npos);
+  EXPECT_NE(xml.find("<skipped message="), std::string::npos);  // naive has no contract
+  EXPECT_EQ(xml, gate::junit_xml(gate::compare(base, now, {})));  // deterministic: no times
+}

@@ -1,0 +1,141 @@
+// Reading report.json back: round trip and strict validation.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "sample.hpp"
+#include "softcheck/report.hpp"
+
+namespace fs = std::filesystem;
+using softcheck::from_json;
+using softcheck::ReportFormatError;
+using softcheck::to_json;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// The error message from_json gives for a document edited by `edit`.
+template <class Edit>
+std::string error_after(Edit edit) {
+  Json doc = Json::parse(to_json(softcheck::testing::sample()));
+  edit(doc);
+  try {
+    from_json(doc.dump());
+  } catch (const ReportFormatError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST(ReportRead, RoundTripIsByteIdentical) {
+  const std::string text = to_json(softcheck::testing::sample());
+  EXPECT_EQ(to_json(from_json(text)), text);
+}
+
+TEST(ReportRead, RoundTripWithPerformance) {
+  softcheck::Report r = softcheck::testing::sample();
+  r.performance = softcheck::testing::sample_performance();
+  const std::string text = to_json(r);
+  const softcheck::Report back = from_json(text);
+  EXPECT_TRUE(back.performance.present);
+  ASSERT_EQ(back.performance.results.size(), 3u);
+  EXPECT_DOUBLE_EQ(back.performance.results[0].copy_fraction(), 0.5);
+  EXPECT_EQ(to_json(back), text);
+}
+
+TEST(ReportRead, NonFiniteValuesComeBack) {
+  const softcheck::Report r = from_json(to_json(softcheck::testing::sample()));
+  const softcheck::KernelSummary& naive = r.kernels[2];
+  EXPECT_TRUE(std::isnan(naive.worst.got));
+  EXPECT_TRUE(std::isinf(naive.worst.bound));
+  EXPECT_TRUE(std::isinf(naive.max_rel));
+  EXPECT_FALSE(r.kernels[3].worst.present);
+  EXPECT_EQ(r.kernels[3].properties.size(), 2u);
+  EXPECT_EQ(r.kernels[0].by_temperature[0].key, 0.7);
+  EXPECT_EQ(r.kernels[0].by_magnitude[0].key, -3);
+}
+
+TEST(ReportRead, BenchJsonRoundTrip) {
+  const std::string text = softcheck::performance_to_json(softcheck::testing::sample_performance());
+  EXPECT_EQ(softcheck::performance_to_json(softcheck::performance_from_json(text)), text);
+  EXPECT_THROW(softcheck::performance_from_json(to_json(softcheck::testing::sample())), ReportFormatError);
+}
+
+TEST(ReportRead, SweepsAreOptional) {
+  // A schema-1 report written before the sweeps existed still reads.
+  const std::string msg = error_after([](Json& d) {
+    for (Json& k : d["kernels"])
+      for (const char* key : {"ulp_histogram", "by_size", "by_temperature", "by_magnitude"}) k.erase(key);
+  });
+  EXPECT_EQ(msg, "(no error)");
+}
+
+TEST(ReportRead, NotJson) {
+  EXPECT_THROW(from_json("{\"schema\": "), ReportFormatError);
+  try {
+    from_json("not json");
+  } catch (const ReportFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReportRead, ForeignDocuments) {
+  EXPECT_NE(error_after([](Json& d) { d.erase("schema"); }).find("not a softcheck-report document"),
+            std::string::npos);
+  EXPECT_NE(error_after([](Json& d) { d["schema"] = "other-tool"; }).find("schema is 'other-tool'"),
+            std::string::npos);
+  EXPECT_NE(error_after([](Json& d) { d["schema_version"] = 2; }).find("unsupported schema_version 2"),
+            std::string::npos);
+  EXPECT_NE(error_after([](Json& d) { d = Json::array(); }).find("expected an object"), std::string::npos);
+}
+
+TEST(ReportRead, ErrorsNameTheField) {
+  EXPECT_EQ(error_after([](Json& d) { d["kernels"][1].erase("max_ulp"); }),
+            "kernels[1].max_ulp: required field is missing");
+  EXPECT_EQ(error_after([](Json& d) { d["kernels"][0]["cases"] = "three"; }),
+            "kernels[0].cases: expected a non-negative integer, found a string");
+  EXPECT_EQ(error_after([](Json& d) { d["kernels"][0]["cases"] = -1; }),
+            "kernels[0].cases: expected a non-negative integer, found an integer");
+  EXPECT_EQ(error_after([](Json& d) { d["kernels"][0]["worst"]["got"] = "huge"; }),
+            "kernels[0].worst.got: expected a number, \"nan\", \"inf\" or \"-inf\", found \"huge\"");
+  EXPECT_EQ(error_after([](Json& d) { d["run"]["sizes"][1] = 1.5; }), "run.sizes[1]: expected an integer, found a number");
+  EXPECT_EQ(error_after([](Json& d) { d["kernels"][0]["status"] = "fine"; }),
+            "kernels[0].status: 'fine' is not one of held, violated, no_contract, unavailable");
+  EXPECT_EQ(error_after([](Json& d) { d["kernels"][0]["contract"] = 3; }),
+            "kernels[0].contract: expected an object, found an unsigned integer");
+  EXPECT_EQ(error_after([](Json& d) { d["kernels"][0]["by_size"][0]["cols"] = 500; }),
+            "kernels[0].by_size: keys are not strictly ascending");
+}
+
+TEST(ReportRead, VerdictMustAgreeWithKernels) {
+  EXPECT_NE(error_after([](Json& d) { d["verdict"] = "violated"; }).find("contradicts"), std::string::npos);
+  EXPECT_EQ(error_after([](Json& d) {
+              d["kernels"][0]["status"] = "violated";
+              d["verdict"] = "violated";
+            }),
+            "(no error)");
+}
+
+TEST(ReportRead, FilesNameThePath) {
+  const fs::path missing = fs::temp_directory_path() / "softcheck-no-such-report.json";
+  fs::remove(missing);
+  try {
+    softcheck::read_report(missing);
+    FAIL() << "no error";
+  } catch (const ReportFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find(missing.string()), std::string::npos);
+  }
+  const fs::path bad = fs::temp_directory_path() / "softcheck-bad-report.json";
+  std::ofstream(bad) << "{\"schema\": \"softcheck-report\", \"schema_version\": 1}";
+  try {
+    softcheck::read_report(bad);
+    FAIL() << "no error";
+  } catch (const ReportFormatError& e) {
+    EXPECT_EQ(std::string(e.what()), bad.string() + ": tool: required field is missing");
+  }
+  fs::remove(bad);
+}
