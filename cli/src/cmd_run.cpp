@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "kernel_selection.hpp"
+#include "softcheck/properties.hpp"
 #include "run_suite.hpp"
 #include "softcheck/kernel.hpp"
 
@@ -28,6 +29,7 @@ struct RunArgs {
   std::vector<double> temperatures;
   bool quiet = false;
   bool peers = false;
+  int property_tests = 10;
   PluginArgs plugins;
 };
 
@@ -71,6 +73,28 @@ void print_summary(const Report& r) {
   }
 }
 
+// The property suite (properties/) with a small budget, so the report carries
+// every claimed guarantee's verdict next to the accuracy figures.
+void add_property_verdicts(Report& report, const std::vector<const Kernel*>& kernels, int tests,
+                           std::uint64_t seed) {
+  props::CheckOptions opt;
+  opt.tests = tests;
+  opt.seed = seed;
+  for (const Kernel* k : kernels) {
+    if (!k->available) continue;
+    for (const props::PropertyVerdict& v : props::check_kernel(*k, opt))
+      for (KernelSummary& s : report.kernels)
+        if (s.kernel == v.kernel && s.op == name(v.op)) {
+          const bool failed = v.verdict == props::Verdict::failed || v.verdict == props::Verdict::gave_up ||
+                              v.verdict == props::Verdict::error;
+          s.properties.push_back({v.property,
+                                  failed ? std::string("failed") : std::string(props::name(v.verdict)),
+                                  failed ? v.failure.message + (v.reason.empty() ? "" : " " + v.reason) : v.reason,
+                                  v.repro, static_cast<std::uint64_t>(v.tests_passed)});
+        }
+  }
+}
+
 }  // namespace
 
 std::function<void(std::size_t, std::size_t)> progress_bar(bool enabled) {
@@ -93,6 +117,9 @@ Command add_run(CLI::App& app) {
   sub->add_option("--family", a->families, "Only this input family (repeatable; see `softcheck list --families`)");
   sub->add_option("--size", a->sizes, "Only this row length (repeatable)");
   sub->add_option("--temperature", a->temperatures, "Only this temperature (repeatable)");
+  sub->add_option("--property-tests", a->property_tests,
+                  "Cases per property in the report's property verdicts (0: skip; `softcheck check` runs more)")
+      ->check(CLI::Range(0, 100000))->capture_default_str();
   sub->add_flag("--quiet", a->quiet, "No progress and no table; exit status and files only");
   return [a] {
     const KernelSet kernel_set(a->plugins);
@@ -108,7 +135,8 @@ Command add_run(CLI::App& app) {
     ensure_writable_dir(out);  // fail before the run, not after it
     opt.progress = progress_bar(!a->quiet);
     const auto t0 = std::chrono::steady_clock::now();
-    const Report report = run_suite(kernels, opt);
+    Report report = run_suite(kernels, opt);
+    if (a->property_tests > 0) add_property_verdicts(report, kernels, a->property_tests, a->seed);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     write_files_atomically(report_files(report, out));
     if (!a->quiet) {

@@ -61,6 +61,13 @@ check run_md 0 'softcheck report' -- cat "$tmp/a/report.md"
 check run_no_temporaries 0 '' -- bash -c "[[ \$(ls -A '$tmp/a' | wc -l) -eq 3 ]]"  # report.json, .md, .html
 check run_violation 1 'VIOLATED' -- "$bin" run --impl mutant_no_max_shift --family xnnpack_u90_100 --size 8 --out "$tmp/c"
 
+# check and repro: a shrunk counterexample replays; the correct kernel passes the same case.
+check check_mutant 1 'softcheck repro --impl mutant_online_wrong_rescale' -- "$bin" check --impl mutant_online_wrong_rescale --property sum_to_one --tests 30
+check repro_fails 1 'result: +fail' -- "$bin" repro --impl mutant_online_wrong_rescale --op softmax --property sum_to_one --temperature=0x1p+0 --row=-0x1p+0,0x0p+0
+check repro_passes 0 'result: +pass' -- "$bin" repro --impl online_f32 --op softmax --property sum_to_one --temperature=0x1p+0 --row=-0x1p+0,0x0p+0
+check repro_bad_row 2 'row' -- "$bin" repro --impl online_f32 --property sum_to_one --row=1,abc
+check run_property_verdicts 0 '' -- bash -c "grep -q '\"property\": \"shift_invariance\"' '$tmp/a/report.json'"
+
 # list
 check list_table 0 'shifted_log1p_f32' -- "$bin" list
 check list_json 0 '"masked_row_policy"' -- "$bin" list --json
