@@ -86,7 +86,7 @@ void check_properties(Checker& c, const KernelSummary* base, const KernelSummary
     else if (p.verdict == "passed")
       c.add(name, Outcome::pass, fmt::format("passed {} tests (baseline: {})", p.tests, was));
     else
-      c.add(name, Outcome::skip, "not claimed: " + p.detail);
+      c.add(name, Outcome::skip, (p.verdict == "not_claimed" ? "not claimed: " : "skipped: ") + p.detail);
   }
   // A property that passed in the baseline and was not run now is not evidence either way.
   if (base)

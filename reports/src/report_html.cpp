@@ -8,6 +8,7 @@
 #include <map>
 
 #include "softcheck/report.hpp"
+#include "perf_grid.hpp"
 #include "svg.hpp"
 #include "text.hpp"
 
@@ -24,7 +25,7 @@ h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:32px 0 8px;border-bott
 h3{font-size:15px;margin:16px 0 6px}p.intro{color:#444;max-width:1100px}
 nav a{margin-right:14px;color:#0b5cad;text-decoration:none}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px solid #d0d7de;padding:3px 8px;vertical-align:top}
-th{background:#f3f5f7;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f3f5f7;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code{font-family:"DejaVu Sans Mono",monospace;font-size:12px;background:#f3f5f7;padding:1px 3px;word-break:break-all}
 .held{color:#116329;font-weight:600}.violated{color:#b3261e;font-weight:700}.no_contract{color:#57606a}.unavailable{color:#8a6d00}
 .flag{color:#b3261e;font-weight:600}.badge{display:inline-block;padding:2px 10px;border-radius:10px;color:#fff;font-weight:600}
@@ -336,6 +337,7 @@ std::string throughput_chart(const Performance& p, const Report& r, const Palett
   ch.x_label = "input bytes of the row";
   ch.y_label = "GB/s (input + output)";
   ch.x_log = true;
+  ch.y_log = true;
   std::map<double, double> copy;  // input bytes -> copy GB/s
   std::vector<std::string> kernels;
   for (const BenchResult& b : p.results)
@@ -362,27 +364,39 @@ std::string throughput_chart(const Performance& p, const Report& r, const Palett
   return svg::render(ch);
 }
 
+// GB/s (and the fraction of copy bandwidth) per (kernel, op) and shape.
+std::string perf_table(const Performance& p) {
+  const PerfGrid g = perf_grid(p);
+  std::string s = "<table><tr><th>kernel</th><th>op</th><th>format</th>";
+  for (const auto& [rows, cols] : g.shapes) s += fmt::format("<th>{} x {}</th>", rows, cols);
+  s += "</tr>\n";
+  for (const PerfGrid::Row& row : g.rows) {
+    s += "<tr>" + td(escape(row.kernel)) + td(escape(row.op)) + td(escape(row.format));
+    for (const BenchResult* b : row.cells)
+      s += b ? fmt::format("<td class=\"n\" title=\"{} elements/s; copy {:.2f} GB/s\">{:.2f} ({:.0f}%)</td>",
+                           text::si(b->items_per_second), b->copy_bytes_per_second / 1e9, b->bytes_per_second / 1e9,
+                           100 * b->copy_fraction())
+             : std::string("<td></td>");
+    s += "</tr>\n";
+  }
+  return s + "</table>\n";
+}
+
 std::string performance_section(const Report& r, const Palette& pal) {
   const Performance& p = r.performance;
   if (!p.present) return "";
   std::string s = fmt::format(
       "<section id=\"performance\"><h2>Performance</h2>\n<p class=\"intro\">Google Benchmark on {} ({} CPUs, {} MHz), "
       "at least {} s per benchmark (Google Benchmark built as {}). Bytes count input plus output; <i>of copy</i> is "
-      "the kernel's bandwidth over memcpy's for as many bytes, measured in the same run. Timings vary from run to "
-      "run: they are the only part of a report that is not reproducible.</p>\n",
+      "the kernel's bandwidth over memcpy's for as many bytes, measured in the same run; the table gives GB/s "
+      "(of copy) per shape, rows x cols. Rates are per wall-clock second. Timings vary from run to run: they are the "
+      "only part of a report that is not reproducible.</p>\n",
       escape(p.host), p.cpus, num(p.mhz_per_cpu), num(p.min_time), escape(p.library_build_type));
   for (const std::string& op : ops_of(r)) {
     const std::string plot = throughput_chart(p, r, pal, op);
     if (!plot.empty()) s += figure(plot);
   }
-  s += "<table><tr><th>kernel</th><th>op</th><th>format</th><th>rows x cols</th><th>elements/s</th><th>GB/s</th>"
-       "<th>copy GB/s</th><th>of copy</th></tr>\n";
-  for (const BenchResult& b : p.results)
-    s += "<tr>" + td(escape(b.kernel)) + td(escape(b.op)) + td(escape(b.format)) +
-         td(fmt::format("{} x {}", b.rows, b.cols)) + "<td class=\"n\">" + text::si(b.items_per_second) + "</td>" +
-         fmt::format("<td class=\"n\">{:.2f}</td><td class=\"n\">{:.2f}</td><td class=\"n\">{:.0f}%</td>",
-                     b.bytes_per_second / 1e9, b.copy_bytes_per_second / 1e9, 100 * b.copy_fraction()) +
-         "</tr>\n";
+  s += perf_table(p);
   return s + "</table></section>\n";
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "softcheck/report.hpp"
+#include "perf_grid.hpp"
 #include "text.hpp"
 
 namespace softcheck {
@@ -57,14 +58,20 @@ void kernel_section(std::string& out, const KernelSummary& k) {
 
 void performance_table(std::string& out, const Performance& p) {
   out += fmt::format("\n## Performance\n\nGoogle Benchmark on {} ({} CPUs, {} MHz), {} s per benchmark. "
-                     "Bytes count input and output; the copy column is memcpy of as many bytes in the same run.\n\n",
+                     "Bytes count input and output, per wall-clock second; the percentage is the fraction of "
+                     "memcpy's bandwidth for as many bytes, measured in the same run.\n\n",
                      p.host, p.cpus, num(p.mhz_per_cpu), num(p.min_time));
-  out += "| kernel | op | format | rows x cols | elements/s | GB/s | copy GB/s | of copy |\n";
-  out += "|---|---|---|---|---:|---:|---:|---:|\n";
-  for (const BenchResult& b : p.results)
-    out += fmt::format("| {} | {} | {} | {} x {} | {} | {:.2f} | {:.2f} | {:.0f}% |\n", b.kernel, b.op, b.format,
-                       b.rows, b.cols, text::si(b.items_per_second), b.bytes_per_second / 1e9,
-                       b.copy_bytes_per_second / 1e9, 100 * b.copy_fraction());
+  const PerfGrid g = perf_grid(p);
+  out += "GB/s (fraction of copy) per shape, rows x cols:\n\n| kernel | op | format |";
+  std::string rule = "|---|---|---|";
+  for (const auto& [rows, cols] : g.shapes) out += fmt::format(" {} x {} |", rows, cols), rule += "---:|";
+  out += "\n" + rule + "\n";
+  for (const PerfGrid::Row& row : g.rows) {
+    out += fmt::format("| {} | {} | {} |", row.kernel, row.op, row.format);
+    for (const BenchResult* b : row.cells)
+      out += b ? fmt::format(" {:.2f} ({:.0f}%) |", b->bytes_per_second / 1e9, 100 * b->copy_fraction()) : " |";
+    out += "\n";
+  }
 }
 
 }  // namespace

@@ -214,7 +214,7 @@ FamilySummary read_family(const Node& n) {
 PropertySummary read_property(const Node& n) {
   PropertySummary p;
   p.property = n.str("property");
-  p.verdict = n.word("verdict", {"passed", "failed", "not_claimed"});
+  p.verdict = n.word("verdict", {"passed", "failed", "not_claimed", "skipped"});
   p.tests = n.count("tests");
   p.detail = n.str("detail");
   p.repro = n.str("repro");

@@ -54,7 +54,8 @@ TEST(ReportRead, NonFiniteValuesComeBack) {
   EXPECT_TRUE(std::isinf(naive.worst.bound));
   EXPECT_TRUE(std::isinf(naive.max_rel));
   EXPECT_FALSE(r.kernels[3].worst.present);
-  EXPECT_EQ(r.kernels[3].properties.size(), 2u);
+  EXPECT_EQ(r.kernels[3].properties.size(), 3u);
+  EXPECT_EQ(r.kernels[3].properties[2].verdict, "skipped");
   EXPECT_EQ(r.kernels[0].by_temperature[0].key, 0.7);
   EXPECT_EQ(r.kernels[0].by_magnitude[0].key, -3);
 }

@@ -44,7 +44,7 @@ struct FamilySummary {
 // Verdict of one property (properties/, issue 3) for one (kernel, op).
 struct PropertySummary {
   std::string property;
-  std::string verdict;  // passed | failed | not_claimed
+  std::string verdict;  // passed | failed | not_claimed | skipped
   std::string detail;   // why not claimed, or the failure (measured vs allowed)
   std::string repro;    // for failures: the command that replays the shrunk case
   std::uint64_t tests = 0;
