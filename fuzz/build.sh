@@ -21,7 +21,7 @@ src=$(dirname "$here")
 
 : "${CC:=clang-14}"
 : "${CXX:=clang++-14}"
-: "${CFLAGS:=-O1 -g -fno-omit-frame-pointer -gline-tables-only -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined}"
+: "${CFLAGS:=-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined}"
 : "${CXXFLAGS:=$CFLAGS}"
 : "${LIB_FUZZING_ENGINE:=-fsanitize=fuzzer}"
 : "${OUT:=$src/build-fuzz-clang/out}"

@@ -28,7 +28,7 @@ say() { echo "fuzz/planted.sh: $*"; }
 must_crash() {
   local log=$1
   shift
-  if "$@" >"$log" 2>&1; then
+  if ("$@") >"$log" 2>&1; then  # the subshell keeps bash's "Aborted" notice in the log
     say "replay did NOT crash: $*"
     return 1
   fi

@@ -19,6 +19,8 @@ packages=(
   libdnnl-dev                 # oneDNN: the onednn_* peer kernels (softmax_v2, f32/bf16)
   libxnnpack-dev              # XNNPACK: the xnnpack_* peer kernels (softmax_nc f32)
   libpthreadpool-dev          # pthreadpool.h, which xnnpack.h includes (libxnnpack-dev does not pull it in)
+  clang-14 libclang-rt-14-dev # libFuzzer, ASan, UBSan for the fuzzers (fuzz/smoke.sh, docs/fuzzing.md)
+  python3                     # JSON checks in the end-to-end tests (cli/tests/*.sh)
 )
 
 missing=()

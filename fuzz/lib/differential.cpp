@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "invariants.hpp"
 #include "softcheck/metrics.hpp"
@@ -17,43 +20,71 @@ using Long = long double;
 // where long double is double; the bound below then just decides less often).
 constexpr Long u_long = std::numeric_limits<Long>::epsilon() / 2;
 
-// Entries more than this below the max contribute exp(-800) < 1e-347 to the
-// softmax: under 1e-23 of f64's smallest subnormal, negligible in every format.
-constexpr Long contributing_gap = 800;
+// Safety factor over the first-order error analysis below (glibc's long
+// double exp and log1p are within a couple of ulps, but no bound is documented).
+constexpr Long safety = 8;
 
-// Safety factor over the first-order error analysis below (long double exp,
-// log1p are within a few ulps in glibc, but no bound is documented).
-constexpr Long safety = 16;
+// An argument error beyond this makes the first-order analysis meaningless
+// (x/T rounded in long double may even merge distinct entries): the row goes
+// to the oracle unless the entry is far below the max either way.
+constexpr Long reliable_arg = 0x1p-20L;
 
-struct Scaled {
-  std::vector<Long> z;  // x/T in long double (exact when T = 1), -inf kept
-  Long a = 0;           // max z (finite)
-  std::size_t k = 0;    // its first index
-  Long R = 0, M = 0;    // range and max |z| of the contributing entries
-};
-
-Scaled scale(std::span<const double> x, double temperature) {
-  Scaled s;
-  s.z.resize(x.size());
-  s.a = -INFINITY;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    s.z[i] = static_cast<Long>(x[i]) / static_cast<Long>(temperature);
-    if (s.z[i] > s.a) s.a = s.z[i], s.k = i;
-  }
-  Long lo = s.a;
-  for (Long v : s.z)
-    if (std::isfinite(v) && s.a - v <= contributing_gap) lo = std::min(lo, v), s.M = std::max(s.M, std::fabs(v));
-  s.R = s.a - lo;
-  return s;
+// Entries whose exact exp(z_i - a) is below e^-gap cannot matter: for softmax
+// below denorm_min(f)/16 = 2^-(p - emin + 3); for log-softmax below 1e-4907,
+// still a normal long double (its smallest normal is 3.4e-4932).
+Long gap_for(Op op, Format f) {
+  const FormatInfo fi = info(f);
+  return op == Op::softmax ? (fi.precision - fi.emin + 3) * std::log(Long{2}) : Long{11300};
 }
 
-// s' = sum_{i != k} exp(z_i - a) (Blanchard, Higham & Higham's final form:
-// the max term, exactly 1, is left out of the sum).
-Long sum_except_max(const Scaled& s) {
-  Long sum = 0;
-  for (std::size_t i = 0; i < s.z.size(); ++i)
-    if (i != s.k) sum += std::exp(s.z[i] - s.a);
-  return sum;
+// The error analysis of one row: z = x/T, a = max z (first index k),
+// d_i = z_i - a, t_i = exp(d_i), s' = sum_{i != k} t_i (Blanchard, Higham &
+// Higham's final form: the max term, exactly 1, stays out of the sum).
+struct Analysis {
+  std::vector<Long> d;    // z_i - a (-inf for masked entries)
+  std::vector<Long> arg;  // absolute error of d_i
+  std::vector<Long> t;    // exp(d_i)
+  std::vector<Long> t_err;  // absolute error of t_i
+  Long s = 0, s_err = 0;    // s' and its absolute error
+  bool reliable = true;
+};
+
+// arg_i: the subtraction's u|d_i|, plus u(|z_i| + |a|) from the roundings of
+// x_i/T and x_k/T when T != 1 (none when x_i = x_k: the same value).
+// t_i: exp adds 2u relative (glibc: ~1 ulp), the argument error is relative;
+// an entry that is below e^-gap even with its argument error has |error| <= e^-gap.
+// s': the terms' errors plus (n - 1) u s' for the recursive sum.
+Analysis analyse(std::span<const double> x, double temperature, Long gap) {
+  const std::size_t n = x.size();
+  Analysis an;
+  std::vector<Long> z(n);
+  Long a = -INFINITY;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    z[i] = static_cast<Long>(x[i]) / static_cast<Long>(temperature);
+    if (z[i] > a) a = z[i], k = i;
+  }
+  an.d.resize(n);
+  an.arg.resize(n);
+  an.t.resize(n);
+  an.t_err.resize(n);
+  const Long far_error = std::exp(-gap);
+  for (std::size_t i = 0; i < n; ++i) {
+    an.d[i] = z[i] - a;
+    if (x[i] == -INFINITY) continue;  // t = 0 exactly, arg and t_err unused
+    const bool same_as_max = x[i] == x[k];
+    an.arg[i] = u_long * std::fabs(an.d[i]) +
+                (temperature == 1.0 || same_as_max ? Long{0} : u_long * (std::fabs(z[i]) + std::fabs(a)));
+    an.t[i] = std::exp(an.d[i]);
+    if (an.d[i] + an.arg[i] <= -gap) an.t_err[i] = far_error;  // exact and computed both below e^-gap
+    else if (an.arg[i] <= reliable_arg) an.t_err[i] = an.t[i] * (an.arg[i] + 2 * u_long);
+    else an.reliable = false;
+    if (i == k) continue;
+    an.s += an.t[i];
+    an.s_err += an.t_err[i];
+  }
+  an.s_err += static_cast<Long>(n) * u_long * an.s;
+  return an;
 }
 
 // ulp_T(v) for v >= 0 (REFERENCE.md "Error metrics in use"): 2^(max(e, emin) - p + 1),
@@ -67,61 +98,50 @@ Long ulp_in(Long v, Format f) {
 
 }  // namespace
 
-// First-order errors in units of u_long (REFERENCE.md "shifted softmax" and
-// docs/kernels.md's derivations, redone for this evaluation):
-//   z_j - a:       u|z_j - a| <= uR from the subtraction, plus |dz_j| + |da| <=
-//                  2uM from x/T when T != 1;
-//   exp:           a relative error of the argument's absolute error, plus 2u;
-//   s':            the terms' (R + 2M + 2) plus n - 1 additions;
-//   softmax:       exp term + s' + (1 + s') + division: n + 2R + 4M + 10;
-//   log-softmax:   (z_j - a) - log1p(s') adds two non-positive numbers, so the
-//                  relative error is the operands' worst plus u: with log1p's 4u,
-//                  n + R + 2M + 12 relative, plus u(|z_j| + |a|) absolute from
-//                  x/T when T != 1.
-// Every term times `safety`. Entries more than contributing_gap below the max
-// have softmax below tiny = 1e-347 (absolute error at most that) and move s' by
-// less than n tiny: a relative n tiny on softmax, an absolute n tiny on
-// log-softmax (log1p(s') when s' itself is that small).
-Reference reference_row(std::span<const double> x, double temperature, Op op) {
-  const Scaled s = scale(x, temperature);
-  const Long sp = sum_except_max(s);
-  const Long log1p_sp = std::log1p(sp);
-  const Long n = static_cast<Long>(x.size());
-  const Long m = temperature == 1.0 ? Long{0} : s.M;
-  const Long tiny = 1e-347L;
+// Softmax_j = t_j / (1 + s'): relative error t_err_j/t_j + s_err/(1 + s') + 2u
+// (the sum 1 + s' and the division); a far entry: its t_err over (1 + s').
+// Log-softmax_j = d_j - log1p(s'): absolute error arg_j + err(log1p) + u|l_j|
+// (the final subtraction of two non-positive numbers), with
+// err(log1p) = s_err/(1 + s') + 4u log1p(s') (glibc log1p ~2 ulp).
+// First order, everything times `safety`; an unreliable analysis gives +inf.
+Reference reference_row(std::span<const double> x, double temperature, Op op, Format f) {
+  const std::size_t n = x.size();
+  const Analysis an = analyse(x, temperature, gap_for(op, f));
+  const Long one_plus_s = 1 + an.s;
+  const Long log1p_s = std::log1p(an.s);
+  const Long log1p_err = an.s_err / one_plus_s + 4 * u_long * log1p_s;
   Reference ref;
-  ref.value.resize(x.size());
-  ref.error.resize(x.size());
-  for (std::size_t j = 0; j < x.size(); ++j) {
-    if (s.z[j] == -INFINITY) {
-      ref.value[j] = op == Op::softmax ? Long{0} : -INFINITY;
+  ref.value.resize(n);
+  ref.error.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    if (x[j] == -INFINITY) {
+      ref.value[j] = op == Op::softmax ? Long{0} : Long{-INFINITY};
       ref.error[j] = 0;
       continue;
     }
-    const Long d = s.z[j] - s.a;
     if (op == Op::softmax) {
-      ref.value[j] = std::exp(d) / (1 + sp);
-      const Long rel = (n + 2 * s.R + 4 * m + 10) * u_long + n * tiny;
-      ref.error[j] = safety * (rel * ref.value[j] + (s.a - s.z[j] > contributing_gap ? tiny : Long{0}));
+      ref.value[j] = an.t[j] / one_plus_s;
+      ref.error[j] = an.t_err[j] / one_plus_s + ref.value[j] * (an.s_err / one_plus_s + 2 * u_long);
     } else {
-      ref.value[j] = d - log1p_sp;
-      const Long rel = (n + s.R + 2 * m + 12) * u_long;
-      const Long from_t = temperature == 1.0 ? Long{0} : (std::fabs(s.z[j]) + std::fabs(s.a)) * u_long;
-      ref.error[j] = safety * (rel * std::fabs(ref.value[j]) + from_t + n * tiny);
+      ref.value[j] = an.d[j] - log1p_s;
+      ref.error[j] = an.arg[j] + log1p_err + u_long * std::fabs(ref.value[j]);
     }
+    ref.error[j] = an.reliable ? safety * ref.error[j] : Long{INFINITY};
   }
   return ref;
 }
 
-bool clearly_within(std::span<const double> y, const Reference& ref, double bound, Format f) {
+bool clearly_within(std::span<const double> x, std::span<const double> y, const Reference& ref, double bound,
+                    Format f) {
   for (std::size_t j = 0; j < y.size(); ++j) {
     const Long r = ref.value[j];
-    if (!std::isfinite(r) || r == 0) {  // a masked entry: exactly -inf / 0 expected
+    if (x[j] == -INFINITY) {  // a masked entry: exactly 0 / -inf expected
       if (!(static_cast<Long>(y[j]) == r)) return false;
       continue;
     }
     if (!std::isfinite(y[j])) return false;  // the oracle decides (e.g. a correct -inf below lowest)
-    if (std::isinf(bound)) continue;
+    if (std::isinf(bound)) continue;         // any finite output is within an infinite bound
+    if (!std::isfinite(ref.error[j])) return false;
     const Long lo = std::max(Long{0}, std::fabs(r) - ref.error[j]);  // ulp_T is non-decreasing in |v|
     const Long distance = std::fabs(static_cast<Long>(y[j]) - r) + ref.error[j];
     if (!(distance <= static_cast<Long>(bound) * ulp_in(lo, f) * (1 - Long{0x1p-40L}))) return false;
@@ -140,12 +160,48 @@ bool within_contract_exact(std::span<const double> y, std::span<const double> x,
 
 namespace {
 
+// SOFTCHECK_FUZZ_VERBOSE=1 prints every row the prefilter leaves to the oracle
+// (to tune the prefilter: each one costs about 1 us per element).
+bool verbose() {
+  static const bool v = [] {
+    const char* e = std::getenv("SOFTCHECK_FUZZ_VERBOSE");
+    return e != nullptr && *e != '\0' && *e != '0';
+  }();
+  return v;
+}
+
+// SOFTCHECK_FUZZ_CHECK_PREFILTER=1 runs the oracle on the rows the prefilter
+// passes too and aborts if it rejects one (a self-test of the prefilter's
+// error bound; slow).
+bool check_prefilter() {
+  static const bool v = [] {
+    const char* e = std::getenv("SOFTCHECK_FUZZ_CHECK_PREFILTER");
+    return e != nullptr && *e != '\0' && *e != '0';
+  }();
+  return v;
+}
+
+void print_undecided(const Kernel& k, Op op, std::span<const double> x, std::span<const double> y, double t,
+                     double bound) {
+  std::fprintf(stderr, "softcheck-fuzz: oracle stage for %s %s T=%s B=%g\n  x=%s\n  y=%s\n", k.name.c_str(),
+               std::string(name(op)).c_str(), props::format_value(t).c_str(), bound, props::format_row(x).c_str(),
+               props::format_row(y).c_str());
+}
+
 std::optional<Violation> check_kernel_row(const FuzzCase& c, const Kernel& k, std::int64_t r,
                                           std::span<const double> y_row, const Reference& ref) {
   const std::span<const double> x = c.row(r);
   const Format f = k.format;
   const double bound = k.find(c.op)->contract.bound_ulps(row_shape(x, c.temperature, f), f);
-  if (clearly_within(y_row, ref, bound, f)) return std::nullopt;
+  if (clearly_within(x, y_row, ref, bound, f)) {
+    if (check_prefilter() && !within_contract_exact(y_row, x, c.temperature, k, c.op)) {
+      print_undecided(k, c.op, x, y_row, c.temperature, bound);
+      std::fputs("==softcheck-fuzz== PREFILTER UNSOUND: passed a row the oracle rejects\n", stderr);
+      std::abort();
+    }
+    return std::nullopt;
+  }
+  if (verbose()) print_undecided(k, c.op, x, y_row, c.temperature, bound);
   if (within_contract_exact(y_row, x, c.temperature, k, c.op)) return std::nullopt;
   return confirm_row(c, k, c.op, r, "accuracy", y_row);
 }
@@ -159,7 +215,7 @@ std::optional<Violation> check_differential(const FuzzCase& c, std::span<const d
     const RowKind kind = classify(c.row(r));
     if (kind != RowKind::finite && kind != RowKind::masked) continue;
     if (!in_property_scope(c.row(r), c.temperature, c.kernel->format)) continue;
-    const Reference ref = reference_row(c.row(r), c.temperature, c.op);
+    const Reference ref = reference_row(c.row(r), c.temperature, c.op, c.kernel->format);
     const std::size_t at = static_cast<std::size_t>(r) * cols;
     if (auto v = check_kernel_row(c, *c.kernel, r, y.subspan(at, cols), ref)) return v;
     if (c.partner != nullptr)

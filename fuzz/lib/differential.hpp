@@ -24,17 +24,21 @@
 
 namespace softcheck::fuzz {
 
-// Softmax or log-softmax of x/T in long double with |ref_j - exact_j| <= err_j.
-// Requires a row with a finite entry and no +inf/NaN, T finite and > 0.
+// Softmax or log-softmax of x/T in long double with |ref_j - exact_j| <= err_j
+// (err_j = +inf where the analysis cannot bound it), for a kernel of format f
+// (entries that cannot matter in f are bounded coarsely). Requires a row with
+// a finite entry and no +inf/NaN, T finite and > 0.
 struct Reference {
   std::vector<long double> value;
   std::vector<long double> error;
 };
-Reference reference_row(std::span<const double> x, double temperature, Op op);
+Reference reference_row(std::span<const double> x, double temperature, Op op, Format f);
 
 // Stage 1: true when every y_j is provably within `bound` ulps of the exact
-// value (false: undecided, not necessarily wrong).
-bool clearly_within(std::span<const double> y, const Reference& ref, double bound, Format f);
+// value (false: undecided, not necessarily wrong). Masked entries (x_j = -inf)
+// must be exactly 0 / -inf.
+bool clearly_within(std::span<const double> x, std::span<const double> y, const Reference& ref, double bound,
+                    Format f);
 
 // Stage 2: the contract check against the oracle; true when the row is within.
 bool within_contract_exact(std::span<const double> y, std::span<const double> x, double temperature,

@@ -6,13 +6,18 @@
 //   1  props::parse_value      one value of it (--temperature=...)
 //   2  the CLI's argument parser (CLI11 with every subcommand's options and
 //      validators): NUL- or newline-separated argv; the cheap commands that
-//      parse values themselves (oracle on short rows, list) are run too
+//      parse values themselves (oracle and repro on short rows, list) are run
+//      too (repro: parse_row/parse_value and replay's errors, as users reach them)
 //   3  the name lookups behind --impl, --op, --dtype, --property, --family
 //   4  from_json               report.json and baselines (report, gate)
 //   5  performance_from_json   bench.json
 //   6  gate::parse_reference_rule   gate's --reference KERNEL:K
+//   7  a printed command line, e.g. a `softcheck repro ...` line from a report
+//      or a fuzzer: space-separated words (a leading "softcheck" dropped),
+//      then as 2
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -83,37 +88,84 @@ std::vector<std::string> split_args(std::string_view text) {
   return args;
 }
 
-// The commands cheap enough to run on every input: `list`, and `oracle` on
-// short rows with few digits (a long row or 1000 digits costs milliseconds).
+// Count of an option of `sub` (0 when it has no such option).
+std::size_t count_of(const CLI::App& sub, const std::string& option) {
+  const CLI::Option* o = sub.get_option_no_throw(option);
+  return o == nullptr ? 0 : o->count();
+}
+
+// The commands cheap enough to run on every input: `list`, `oracle` on short
+// rows with few digits (a long row or 1000 digits costs milliseconds), and
+// `repro` on short rows; never with --plugin (it would dlopen whatever path
+// the input names).
 bool cheap_to_run(const CLI::App& sub) {
+  if (count_of(sub, "--plugin") > 0) return false;
   if (sub.get_name() == "list") return true;
+  if (sub.get_name() == "repro") {
+    const CLI::Option* row = sub.get_option_no_throw("--row");
+    return row != nullptr && row->count() == 1 && row->as<std::string>().size() <= 512;
+  }
   if (sub.get_name() != "oracle") return false;
-  const CLI::Option* values = sub.get_option_no_throw("values");
   const CLI::Option* digits = sub.get_option_no_throw("--digits");
-  if (values == nullptr || values->count() > 16) return false;
+  if (count_of(sub, "values") > 16) return false;
   return digits == nullptr || digits->count() == 0 || digits->as<int>() <= 60;
 }
 
-void fuzz_cli(std::string_view text) {
-  using namespace softcheck::cli;
-  std::vector<std::string> args = split_args(text);
-  if (args.size() > 64) return;
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes argv reversed
-  CLI::App app{"softcheck"};
-  app.require_subcommand(1);
-  std::vector<std::pair<CLI::App*, Command>> commands;
-  // The subcommands of cli/src/main.cpp, in its order.
-  for (Command (*adder)(CLI::App&) : {&add_list, &add_run, &add_oracle, &add_report, &add_gate, &add_bench, &add_sweep}) {
-    Command c = adder(app);
-    commands.emplace_back(app.get_subcommands({}).back(), std::move(c));
+// Words of a printed command line; the program name is dropped.
+std::vector<std::string> split_words(std::string_view text) {
+  std::vector<std::string> words;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    const std::size_t start = i;
+    while (i < text.size() && text[i] != ' ') ++i;
+    if (i > start) words.emplace_back(text.substr(start, i - start));
   }
+  if (!words.empty() && words.front() == "softcheck") words.erase(words.begin());
+  return words;
+}
+
+// The CLI as cli/src/main.cpp builds it (its subcommands, in its order).
+struct Cli {
+  CLI::App app{"softcheck"};
+  std::vector<std::pair<CLI::App*, softcheck::cli::Command>> commands;
+  Cli() {
+    using namespace softcheck::cli;
+    app.require_subcommand(1);
+    for (Command (*adder)(CLI::App&) : {&add_list, &add_run, &add_oracle, &add_check, &add_repro, &add_report,
+                                        &add_gate, &add_bench, &add_sweep}) {
+      Command c = adder(app);
+      commands.emplace_back(app.get_subcommands({}).back(), std::move(c));
+    }
+  }
+};
+
+// Parses `reversed`; false (after checking the message) on a parse error.
+bool parse_cli(Cli& cli, std::vector<std::string> reversed, std::string_view text) {
   try {
-    app.parse(reversed);
+    cli.app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     if (std::strlen(e.what()) == 0 && e.get_exit_code() != 0) fail("CLI parse error without a message", text);
-    return;
+    return false;
   }
-  for (auto& [sub, run] : commands) {
+  return true;
+}
+
+// Building the CLI costs more than parsing, so one instance parses every input
+// (CLI11 clears it before each parse; whether a parse succeeds depends on the
+// arguments only). Running a command needs the values of this input alone:
+// a fresh instance parses again and runs it.
+void fuzz_cli(std::string_view text, std::vector<std::string> args) {
+  if (args.size() > 64) return;
+  const std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes argv reversed
+  static Cli shared;
+  if (!parse_cli(shared, reversed, text)) return;
+  const bool runs = std::any_of(shared.commands.begin(), shared.commands.end(),
+                                [](const auto& c) { return c.first->parsed() && cheap_to_run(*c.first); });
+  if (!runs) return;
+  Cli fresh;
+  if (!parse_cli(fresh, reversed, text)) return;
+  for (auto& [sub, run] : fresh.commands) {
     if (!sub->parsed() || !cheap_to_run(*sub)) continue;
     try {
       (void)run();
@@ -186,14 +238,15 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 7) {
+  switch (data[0] % 8) {
     case 0: fuzz_row(text); break;
     case 1: fuzz_value(text); break;
-    case 2: fuzz_cli(text); break;
+    case 2: fuzz_cli(text, split_args(text)); break;
     case 3: fuzz_names(text); break;
     case 4: fuzz_report(text); break;
     case 5: fuzz_performance(text); break;
-    default: fuzz_reference_rule(text); break;
+    case 6: fuzz_reference_rule(text); break;
+    default: fuzz_cli(text, split_words(text)); break;
   }
   return 0;
 }

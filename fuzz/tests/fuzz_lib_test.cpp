@@ -195,7 +195,7 @@ TEST(FuzzDifferential, ReferenceErrorBoundContainsTheExactValue) {
   Rng rng(11);
   oracle::PrecisionScope scope(256);
   int compared = 0;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 3000; ++i) {
     const Format f = i % 2 ? Format::f32 : Format::f64;
     const Op op = i % 3 ? Op::softmax : Op::log_softmax;
     const double ts[] = {1.0, 0.5, 3.0, 0.01};
@@ -210,19 +210,20 @@ TEST(FuzzDifferential, ReferenceErrorBoundContainsTheExactValue) {
     if (classify(row) != RowKind::finite && classify(row) != RowKind::masked) continue;
     const oracle::ExactRow ex = oracle::exact_row(row, t);
     if (ex.status != oracle::RowStatus::ok) continue;
-    const Reference ref = reference_row(row, t, op);
+    const Reference ref = reference_row(row, t, op, f);
     const auto& exact = op == Op::softmax ? ex.softmax : ex.log_softmax;
     for (std::size_t j = 0; j < row.size(); ++j) {
       if (isinf(exact[j])) {
         EXPECT_EQ(ref.value[j], -INFINITY);
         continue;
       }
+      if (isinf(ref.error[j])) continue;  // undecided: left to the oracle
       const oracle::Real diff = abs(oracle::Real(ref.value[j]) - exact[j]);  // long double: exact in MPFR
       ASSERT_LE(diff, oracle::Real(ref.error[j])) << "row " << i << " entry " << j << ": " << props::format_row(row) << " T=" << t;
       ++compared;
     }
   }
-  EXPECT_GT(compared, 1000);
+  EXPECT_GT(compared, 20000);
 }
 
 // A row the prefilter passes must pass the oracle check too.
@@ -232,19 +233,19 @@ TEST(FuzzDifferential, PrefilterNeverPassesWhatTheOracleRejects) {
   for (const Kernel* k : builtins())
     for (const OpDecl& d : k->ops) {
       if (!d.contract.declared) continue;
-      for (int i = 0; i < 40; ++i) {
+      for (int i = 0; i < 150; ++i) {
         const double t = i % 3 ? 1.0 : 0.5;
         FuzzCase c = one_row(k->name.c_str(), d.op, mixed_row(rng, k->format, 1 + rng.below(40)), t);
         const RowKind kind = classify(c.values);
         if (kind != RowKind::finite && kind != RowKind::masked) continue;
         const std::vector<double> y = run_batch(*k, d.op, c);
         const double bound = d.contract.bound_ulps(row_shape(c.values, t, k->format), k->format);
-        if (!clearly_within(y, reference_row(c.values, t, d.op), bound, k->format)) continue;
+        if (!clearly_within(c.values, y, reference_row(c.values, t, d.op, k->format), bound, k->format)) continue;
         ++decided;
         EXPECT_TRUE(within_contract_exact(y, c.values, t, *k, d.op)) << k->name;
       }
     }
-  EXPECT_GT(decided, 100);
+  EXPECT_GT(decided, 1000);
 }
 
 TEST(FuzzDifferential, CatchesTheWrongRescale) {

@@ -175,6 +175,10 @@ void input_seeds(const fs::path& dir) {
       {"report-json-bad", text_input(4, "{\"schema\": \"softcheck-report\", \"schema_version\": 99}")},
       {"bench-json", text_input(5, performance_to_json(Performance{}))},
       {"gate-rule", text_input(6, "shifted_f32:2")},
+      {"cli-repro", text_input(2, "repro\n--impl\nshifted_log1p_f32\n--op\nlog_softmax\n--property\naccuracy\n"
+                                  "--temperature=0x1p-1\n--row=0x1p+0,-inf,0x1.62e43p+6")},
+      {"repro-line", text_input(7, "softcheck repro --impl mutant_masked_nan --op softmax --property fully_masked "
+                                   "--temperature=0x1p+0 --row=-inf,-inf,-inf")},
   };
   for (const auto& [stem, bytes] : seeds) write_file(dir / ("seed-" + stem), bytes);
 }

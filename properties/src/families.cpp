@@ -34,9 +34,10 @@ std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v) {
 
 namespace {
 
-template <double Sigma>
+// An integer sigma: clang 14 (the fuzz build) has no floating-point template parameters.
+template <int Sigma>
 void fill_normal(std::span<double> row, Format, Rng& rng) {
-  for (double& v : row) v = rng.normal(0.0, Sigma);
+  for (double& v : row) v = rng.normal(0.0, static_cast<double>(Sigma));
 }
 
 // oneDNN benchdnn's softmax fill (REFERENCE.md, "How the peers test softmax"):
@@ -122,9 +123,9 @@ void fill_seed_1e5(std::span<double> row, Format, Rng&) {
 
 const std::vector<Family>& families() {
   static const std::vector<Family> all = {
-      {"normal_s1", "N(0, 1)", 0, fill_normal<1.0>},
-      {"normal_s10", "N(0, 10)", 0, fill_normal<10.0>},
-      {"normal_s100", "N(0, 100)", 0, fill_normal<100.0>},
+      {"normal_s1", "N(0, 1)", 0, fill_normal<1>},
+      {"normal_s10", "N(0, 10)", 0, fill_normal<10>},
+      {"normal_s100", "N(0, 100)", 0, fill_normal<100>},
       {"benchdnn", "oneDNN benchdnn: a few of +-88/89/90 (sign flipped every 64), rest = lowest", 0,
        fill_benchdnn},
       {"xnnpack_u90_100", "XNNPACK: U(90, 100), exp overflows without the shift", 0, fill_xnnpack},
