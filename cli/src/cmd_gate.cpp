@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "kernel_selection.hpp"
+#include "property_verdicts.hpp"
 #include "run_suite.hpp"
 #include "softcheck/gate.hpp"
 #include "softcheck/kernel.hpp"
@@ -21,28 +23,35 @@ struct GateArgs {
   std::vector<std::string> reference_rules;
   unsigned jobs = 0;
   bool quiet = false;
+  PluginArgs plugins;
 };
 
-// The baseline's kernels that this build knows, each once, in baseline order;
-// the others are reported missing by the gate.
-std::vector<const Kernel*> baseline_kernels(const Report& baseline) {
+// The baseline's kernels that this build (and the --plugin libraries) knows,
+// each once, in baseline order; the others are reported missing by the gate.
+std::vector<const Kernel*> baseline_kernels(const Report& baseline, const KernelSet& known) {
   std::vector<const Kernel*> ks;
   for (const KernelSummary& s : baseline.kernels)
-    if (const Kernel* k = find_kernel(s.kernel); k && std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
+    if (const Kernel* k = known.find(s.kernel); k && std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
   return ks;
 }
 
-// Without --report: rerun exactly the inputs the baseline records.
+// Without --report: rerun exactly the inputs the baseline records, and its
+// property verdicts with the same per-property budget and seed.
 Report rerun_baseline_suite(const Report& baseline, const GateArgs& a) {
+  const KernelSet known(a.plugins);
   RunOptions opt;
   opt.selection = {baseline.suite, baseline.families, baseline.sizes, baseline.temperatures};
   opt.seed = baseline.seed;
   opt.oracle_bits = baseline.oracle_bits;
   opt.jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   opt.progress = progress_bar(!a.quiet);
-  const std::vector<const Kernel*> kernels = baseline_kernels(baseline);
-  if (kernels.empty()) throw std::invalid_argument("no kernel of the baseline exists in this build");
-  return run_suite(kernels, opt);
+  const std::vector<const Kernel*> kernels = baseline_kernels(baseline, known);
+  if (kernels.empty())
+    throw std::invalid_argument("no kernel of the baseline exists in this build (a plugin's kernels need --plugin)");
+  Report report = run_suite(kernels, opt);
+  if (const int tests = property_tests_of(baseline); tests > 0)
+    add_property_verdicts(report, kernels, tests, baseline.seed);
+  return report;
 }
 
 gate::Options gate_options(const GateArgs& a) {
@@ -72,6 +81,7 @@ Command add_gate(CLI::App& app) {
                   "KERNEL's + slack (repeatable)");
   sub->add_option("--junit", a->junit, "Write JUnit XML here (one testcase per kernel, op and check)");
   sub->add_option("--jobs", a->jobs, "Worker threads when the suite is rerun (default: all cores)");
+  add_plugin_options(*sub, a->plugins);
   sub->add_flag("--quiet", a->quiet, "No progress and no table; exit status (and --junit) only");
   sub->footer("Exit status: 0 no regression, 1 a regression (named in the output), 2 harness error: a missing, "
               "malformed or foreign file, schema mismatch, a bad option (nothing is written).");

@@ -9,7 +9,7 @@
 
 #include "commands.hpp"
 #include "kernel_selection.hpp"
-#include "softcheck/properties.hpp"
+#include "property_verdicts.hpp"
 #include "run_suite.hpp"
 #include "softcheck/kernel.hpp"
 
@@ -70,28 +70,6 @@ void print_summary(const Report& r) {
     if (k.worst.exact.starts_with(kernel_failure_prefix)) verdict += "  " + k.worst.exact;
     fmt::print("{:<22} {:<11} {:>6} {:>10} {:>10} {:>8} {:>8} {}\n", k.kernel, k.op, k.cases,
                fmt_num(k.max_ulp), fmt_num(k.mean_ulp), fmt_num(k.max_bits), k.nonfinite, verdict);
-  }
-}
-
-// The property suite (properties/) with a small budget, so the report carries
-// every claimed guarantee's verdict next to the accuracy figures.
-void add_property_verdicts(Report& report, const std::vector<const Kernel*>& kernels, int tests,
-                           std::uint64_t seed) {
-  props::CheckOptions opt;
-  opt.tests = tests;
-  opt.seed = seed;
-  for (const Kernel* k : kernels) {
-    if (!k->available) continue;
-    for (const props::PropertyVerdict& v : props::check_kernel(*k, opt))
-      for (KernelSummary& s : report.kernels)
-        if (s.kernel == v.kernel && s.op == name(v.op)) {
-          const bool failed = v.verdict == props::Verdict::failed || v.verdict == props::Verdict::gave_up ||
-                              v.verdict == props::Verdict::error;
-          s.properties.push_back({v.property,
-                                  failed ? std::string("failed") : std::string(props::name(v.verdict)),
-                                  failed ? v.failure.message + (v.reason.empty() ? "" : " " + v.reason) : v.reason,
-                                  v.repro, static_cast<std::uint64_t>(v.tests_passed)});
-        }
   }
 }
 

@@ -44,6 +44,31 @@ expect example_correct_holds 0 "every declared contract held" \
   -- "$bin" run --plugin "$example" --impl example_softmax_f32 --out "$tmp/ok"
 expect example_held_in_report 0 '"status": "held"' -- cat "$tmp/ok/report.json"
 
+# check: the flawed kernel fails a property it claims, with a repro line that
+# replays through `repro` (exit 1); the correct one passes every property.
+expect check_example_correct 0 "example_softmax_f32" -- \
+  "$bin" check --plugin "$example" --impl example_softmax_f32 --tests 20
+expect check_example_flawed 1 "example_flawed_f32" "FAIL" "softcheck repro --impl example_flawed_f32" -- \
+  "$bin" check --plugin "$example" --impl example_flawed_f32 --tests 20
+repro_line=$("$bin" check --plugin "$example" --impl example_flawed_f32 --tests 20 2>&1 |
+  grep -o 'softcheck repro --impl example_flawed_f32.*' | head -1)
+read -ra repro_words <<<"${repro_line:-softcheck repro}"
+expect repro_example_flawed 1 "example_flawed_f32" -- "$bin" "${repro_words[@]:1}" --plugin "$example"
+
+# gate: the correct kernel against its own baseline passes; the flawed one,
+# renamed into the baseline of the correct one (a kernel team's regression),
+# fails naming the checks; the rerun (no --report) needs the plugin to find
+# the kernel, and reruns the baseline's property verdicts too.
+expect gate_report_ok 0 "example_softmax_f32" -- "$bin" gate --baseline "$tmp/ok/report.json" --report "$tmp/ok/report.json"
+expect gate_rerun_ok 0 "gate: passed" -- \
+  "$bin" gate --baseline "$tmp/ok/report.json" --plugin "$example" --jobs 2 --junit "$tmp/gate-ok.xml"
+expect gate_rerun_junit 0 'example_softmax_f32' 'name="property:accuracy"' 'name="property:sum_to_one"' -- cat "$tmp/gate-ok.xml"
+"$bin" run --plugin "$example" --impl example_flawed_f32 --jobs 2 --out "$tmp/bad" >/dev/null 2>&1
+sed 's/example_flawed_f32/example_softmax_f32/g' "$tmp/bad/report.json" >"$tmp/bad-renamed.json"
+expect gate_catches_flawed 1 "example_softmax_f32" "FAIL" -- \
+  "$bin" gate --baseline "$tmp/ok/report.json" --report "$tmp/bad-renamed.json"
+expect gate_without_plugin 2 "no kernel of the baseline exists in this build (a plugin's kernels need --plugin)" -- "$bin" gate --baseline "$tmp/ok/report.json" --jobs 2
+
 # Load failures: harness errors (exit 2), nothing written.
 expect missing_file 2 "softcheck: error: plugin '$tmp/nope.so': no such file" \
   -- "$bin" run --plugin "$tmp/nope.so" --out "$tmp/none"

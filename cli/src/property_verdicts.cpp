@@ -1,0 +1,37 @@
+#include "property_verdicts.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "softcheck/properties.hpp"
+
+namespace softcheck::cli {
+
+void add_property_verdicts(Report& report, const std::vector<const Kernel*>& kernels, int tests,
+                           std::uint64_t seed) {
+  props::CheckOptions opt;
+  opt.tests = tests;
+  opt.seed = seed;
+  for (const Kernel* k : kernels) {
+    if (!k->available) continue;
+    for (const props::PropertyVerdict& v : props::check_kernel(*k, opt))
+      for (KernelSummary& s : report.kernels)
+        if (s.kernel == v.kernel && s.op == name(v.op)) {
+          const bool failed = v.verdict == props::Verdict::failed || v.verdict == props::Verdict::gave_up ||
+                              v.verdict == props::Verdict::error;
+          s.properties.push_back({v.property,
+                                  failed ? std::string("failed") : std::string(props::name(v.verdict)),
+                                  failed ? v.failure.message + (v.reason.empty() ? "" : " " + v.reason) : v.reason,
+                                  v.repro, static_cast<std::uint64_t>(v.tests_passed)});
+        }
+  }
+}
+
+int property_tests_of(const Report& report) {
+  std::uint64_t tests = 0;
+  for (const KernelSummary& s : report.kernels)
+    for (const PropertySummary& p : s.properties) tests = std::max(tests, p.tests);
+  return static_cast<int>(std::min<std::uint64_t>(tests, 100000));
+}
+
+}  // namespace softcheck::cli
