@@ -4,7 +4,7 @@
 #include "kernel_util.hpp"
 #include "lowp.hpp"
 #include "peer_util.hpp"
-#include "shifted_simd.hpp"
+#include "simd_softmax.hpp"
 #include "softcheck/peers.hpp"
 #include "tiled_online.hpp"
 
@@ -38,7 +38,7 @@ const std::vector<Kernel>& builtin_kernels() {
     register_both_formats(k, kernels::shifted_log1p_family());
     register_both_formats(k, kernels::lse_alt_family());
     register_both_formats(k, kernels::online_family());
-    k.push_back(kernels::shifted_simd_f32_kernel());  // vectorised, polynomial exp
+    for (Kernel& x : kernels::simd_kernels()) k.push_back(std::move(x));  // vectorised f32, polynomial exp
     for (Kernel& x : kernels::lowp_kernels()) k.push_back(std::move(x));  // f16 / bf16
     for (Kernel& x : kernels::tiled_online_kernels()) k.push_back(std::move(x));  // host twins
     for (Kernel& x : kernels::cuda_kernels()) k.push_back(std::move(x));  // available or not

@@ -1,19 +1,25 @@
-// shifted_simd_f32: the max-shifted softmax of shifted.cpp, vectorised.
+// shifted_simd_f32 and online_simd_f32: the max-shifted softmax of shifted.cpp
+// and the online softmax of online.cpp, vectorised.
 //
 // The arithmetic is written once, on 16-lane vectors (GCC/Clang vector
 // extensions), and compiled three times with target attributes: AVX-512 (one
-// zmm), AVX2 (two ymm) and baseline x86-64 (four xmm); the kernel picks the
-// best the CPU has at first use (__builtin_cpu_supports). Every lane does the same IEEE operations in the same order on every
-// ISA (no FMA: the project compiles with -ffp-contract=off, and the vector
-// extensions never fuse), so the three clones give bitwise identical results
-// (tested), and the contract below does not depend on the machine.
+// zmm), AVX2 (two ymm) and baseline x86-64 (four xmm); the kernels pick the
+// best the CPU has at first use (__builtin_cpu_supports). Every lane does the
+// same IEEE operations in the same order on every ISA: nothing is contracted
+// (-ffp-contract=off), and the one fused multiply-add, in exp16, is fmaf
+// lane by lane (vfmadd with FMA, glibc's correctly rounded fmaf without), so
+// the three give the same bits (tested) and the contracts below do not depend
+// on the machine.
 //
-//   a   = fl(max_i x_i / T)          (= max_i fl(x_i / T): rounding is monotonic)
-//   d_i = fl(fl(x_i / T) - a)
-//   e_i = exp16(d_i)                  polynomial exp, below
+// shifted_simd:
+//   a   = fl(max_i x_i / T)          (= max_i fl(x_i / T): rounding is
+//   monotonic) d_i = fl(fl(x_i / T) - a) e_i = exp16(d_i) polynomial exp, below
 //   S   = sum of e_i: lane l sums e_l, e_{l+16}, ... in order, then a fixed
 //         4-level tree over the 16 lanes
 //   y_j = e_j * fl(1 / S)
+// online_simd: see "online_simd" below.
+#include "simd_softmax.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -22,10 +28,10 @@
 #include <string>
 
 #include "kernel_util.hpp"
-#include "shifted_simd.hpp"
 
 // 64-byte vectors passed between the (always inlined, file-local) helpers:
-// GCC and Clang warn that their ABI differs without AVX-512; nothing here crosses an ABI.
+// GCC and Clang warn that their ABI differs without AVX-512; nothing here
+// crosses an ABI.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace softcheck::kernels {
@@ -116,14 +122,16 @@ SOFTCHECK_INLINE vf exp16(vf d_in) {
   const vf kf = (d * splat(0x1.715476p+0f) + magic) - magic;  // round(d log2 e)
   const vf r = (d - kf * splat(0x1.63p-1f)) - kf * splat(-0x1.bd0104p-13f);
   vf p = splat(1.0f / 5040.0f);
-  for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f}) p = fma16(p, r, splat(c));
-  const vi k = __builtin_convertvector(d == d ? kf : splat(0.0f), vi);  // NaN lanes: k = 0
+  for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f})
+    p = fma16(p, r, splat(c));
+  const vi k = __builtin_convertvector(d == d ? kf : splat(0.0f),
+                                       vi);  // NaN lanes: k = 0
   const vi tiny = k < splat_i(-126);
   const vi k1 = tiny ? k + 64 : k;
   vf v = p * from_bits((k1 + 127) << 23);
   v = tiny ? v * splat(0x1p-64f) : v;
   v = d_in < splat(-104.0f) ? splat(0.0f) : v;  // below -104 (masked -inf too): exactly 0, the rounded value
-  return d == d ? v : d;                         // NaN in, NaN out
+  return d == d ? v : d;                        // NaN in, NaN out
 }
 
 // Pass 2 of a row: e_i = exp16(z_i - a) stored in y, their 16 lane sums
@@ -156,7 +164,7 @@ SOFTCHECK_INLINE vf exp_and_lane_sums(const float* x, float* y, std::size_t n, v
 
 // One row, x -> y (may alias), op softmax. A fully masked row (max -inf) gives
 // NaN everywhere: the declared nan policy, like shifted_f32 (-inf - -inf).
-SOFTCHECK_INLINE void row_body(const float* x, float* y, std::size_t n, float t) {
+SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float t) {
   const std::size_t full = n - n % lanes;
   // Four running maxima: vmax's latency, not the loads, would bound one chain
   // (the max is exact, so the order does not matter).
@@ -187,29 +195,117 @@ SOFTCHECK_INLINE void row_body(const float* x, float* y, std::size_t n, float t)
   if (full < n) store_part(y + full, load_part(y + full, n - full, 1.0f) * r, n - full);
 }
 
-#if defined(__x86_64__)
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma"))) void row_avx512(const float* x, float* y,
-                                                                              std::size_t n, float t) {
-  row_body(x, y, n, t);
+// ------------------------------------------------------------ online_simd
+// Milakov & Gimelshein's online normaliser per lane, a block of 4 vectors at
+// a time (one rescale per block instead of one per element), the 16 lanes
+// merged at the end, then one more pass:
+//   per lane l, per block b: m' = max(m, max_k z_k); d = d exp16(m - m') +
+//     sum_k exp16(z_k - m') (in order); m = m'
+//   M = max_l m_l;  D = sum_l d_l exp16(m_l - M) (the 4-level tree)
+//   y_j = exp16(z_j - M) * fl(1 / D)
+// Two passes over x (one write of y) instead of shifted's three.
+
+constexpr std::size_t block_vectors = 4;
+
+// z of 16 elements at p (count < 16: the other lanes -inf, i.e. masked).
+template <bool Scaled>
+SOFTCHECK_INLINE vf z_at(const float* p, std::size_t count, vf vt) {
+  vf z = count >= lanes ? load(p) : load_part(p, count, -std::numeric_limits<float>::infinity());
+  if constexpr (Scaled) z = z / vt;
+  return z;
 }
+
+template <bool Scaled>
+SOFTCHECK_INLINE void online_stats(const float* x, std::size_t n, vf vt, vf& m, vf& d) {
+  const vf minus_inf = splat(-std::numeric_limits<float>::infinity());
+  m = minus_inf;
+  d = splat(0.0f);
+  for (std::size_t i = 0; i < n; i += block_vectors * lanes) {
+    vf z[block_vectors];
+    std::size_t count = 0;
+    vf block_max = minus_inf;
+    for (; count < block_vectors && i + count * lanes < n; ++count) {
+      z[count] = z_at<Scaled>(x + i + count * lanes, n - i - count * lanes, vt);
+      block_max = vmax(block_max, z[count]);
+    }
+    const vf m_new = vmax(m, block_max);
+    // A lane with nothing but -inf so far keeps (-inf, 0): shifting by 0
+    // there turns every exp16(-inf - shift) into an exact 0, never NaN.
+    const vf shift = m_new == minus_inf ? splat(0.0f) : m_new;
+    vf acc = d * exp16(m - shift);
+    for (std::size_t k = 0; k < count; ++k) acc = acc + exp16(z[k] - shift);
+    d = acc;
+    m = m_new;
+  }
+}
+
+template <bool Scaled>
+SOFTCHECK_INLINE void online_row_scaled(const float* x, float* y, std::size_t n, float t) {
+  const vf vt = splat(t);
+  vf m, d;
+  online_stats<Scaled>(x, n, vt, m, d);
+  const float big_m = fold(m, [](float p, float q) { return p > q ? p : q; });
+  if (big_m == -std::numeric_limits<float>::infinity()) {  // fully masked: the nan policy
+    for (std::size_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
+    return;
+  }
+  const vf vm = splat(big_m);
+  const vf r = splat(1.0f / fold(d * exp16(m - vm), [](float p, float q) { return p + q; }));
+  const std::size_t full = n - n % lanes;
+  for (std::size_t i = 0; i < full; i += lanes) store(y + i, exp16(z_at<Scaled>(x + i, lanes, vt) - vm) * r);
+  if (full < n) store_part(y + full, exp16(z_at<Scaled>(x + full, n - full, vt) - vm) * r, n - full);
+}
+
+SOFTCHECK_INLINE void online_row(const float* x, float* y, std::size_t n, float t) {
+  if (t != 1.0f)
+    online_row_scaled<true>(x, y, n, t);
+  else
+    online_row_scaled<false>(x, y, n, t);
+}
+
+// ------------------------------------------------- one body, three ISAs
+
+template <SimdAlgorithm A>
+SOFTCHECK_INLINE void row_body(const float* x, float* y, std::size_t n, float t) {
+  if constexpr (A == SimdAlgorithm::shifted)
+    shifted_row(x, y, n, t);
+  else
+    online_row(x, y, n, t);
+}
+
+#if defined(__x86_64__)
+template <SimdAlgorithm A>
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma"))) void row_avx512(const float* x, float* y,
+                                                                                  std::size_t n, float t) {
+  row_body<A>(x, y, n, t);
+}
+template <SimdAlgorithm A>
 __attribute__((target("avx2,fma"))) void row_avx2(const float* x, float* y, std::size_t n, float t) {
-  row_body(x, y, n, t);
+  row_body<A>(x, y, n, t);
 }
 #endif
-void row_baseline(const float* x, float* y, std::size_t n, float t) { row_body(x, y, n, t); }
+template <SimdAlgorithm A>
+void row_baseline(const float* x, float* y, std::size_t n, float t) {
+  row_body<A>(x, y, n, t);
+}
 
 using RowFn = void (*)(const float*, float*, std::size_t, float);
 
+template <SimdAlgorithm A>
 RowFn row_for(SimdIsa isa) {
   switch (isa) {
 #if defined(__x86_64__)
-    case SimdIsa::avx512: return row_avx512;
-    case SimdIsa::avx2: return row_avx2;
+    case SimdIsa::avx512:
+      return row_avx512<A>;
+    case SimdIsa::avx2:
+      return row_avx2<A>;
 #else
     case SimdIsa::avx512:
-    case SimdIsa::avx2: return nullptr;
+    case SimdIsa::avx2:
+      return nullptr;
 #endif
-    case SimdIsa::baseline: return row_baseline;
+    case SimdIsa::baseline:
+      return row_baseline<A>;
   }
   return nullptr;
 }
@@ -224,24 +320,58 @@ RowFn row_for(SimdIsa isa) {
 //    plus the terms' (2.5 + R)u;
 //  - y_j = e_j * fl(1/S): two roundings, 2u.
 //  Total: (2.5 + R) + (n + 3 + 2.5 + R) + 2 = n + 10 + 2R.
-//  - temperature as shifted.cpp: t = 4 (a = fl(max x / T) equals max fl(x_i/T)).
+//  - temperature as shifted.cpp: t = 4 (a = fl(max x / T) equals max
+//  fl(x_i/T)).
 //  - subnormal outputs: exp16's denorm_min/2 plus the product's rounding,
 //    fl(1/S) <= 1: within 1 ulp of denorm_min, covered since a >= 1.
-Contract softmax_contract() {
+Contract shifted_contract() {
   return declared_contract(10, 1, 2, 0, 4,
-                           "shifted softmax with a degree-7 polynomial exp (2.5u derived; 1.44u measured "
-                           "on every f32 argument) and 16-lane summation (n + 3 additions deep): e_j "
-                           "(2.5 + R)u, S (n + 3 + 2.5 + R)u, times fl(1/S) 2u: n + 10 + 2R; temperature as "
+                           "shifted softmax with a degree-7 polynomial exp "
+                           "(2.5u derived; 1.44u measured "
+                           "on every f32 argument) and 16-lane summation (n + "
+                           "3 additions deep): e_j "
+                           "(2.5 + R)u, S (n + 3 + 2.5 + R)u, times fl(1/S) "
+                           "2u: n + 10 + 2R; temperature as "
                            "shifted: 4M");
+}
+
+// online_simd, first order in u = 2^-24. A term exp(z_i - M) of D is computed
+// as a chain: t_i = exp16(fl(z_i - m_b)) (m_b: its lane's max after its
+// block), times one factor exp16(fl(m_old - m_new)) per later change of the
+// lane's max (each factor then multiplied in: +u), times exp16(fl(m_l - M)) at
+// the merge (+u for the multiply). The arguments' rounding errors
+// u|argument| telescope: (m_b - z_i) + sum (m_new - m_old) + (M - m_l) =
+// M - z_i <= R. The exp16 errors: 2.5u each, one for t_i, one per rescale
+// (at most one per block: ceil(n/64) <= n/64 + 1), one at the merge.
+// Additions: within the lane at most ceil(n/16) - 1 <= n/16 after t_i, then
+// the 4-level tree. So D carries
+//   R + 2.5 + 3.5 (n/64 + 1) + n/16 + 3.5 + 4 = 13.5 + 0.1172n + R,
+// y_j = exp16(fl(z_j - M)) (2.5 + R) times fl(1/D) (u) rounded (u):
+//   total 18 + 0.1172n + 2R <= 18 + n/8 + 2R.
+// Temperature: z_i = fl(x_i / T) everywhere, as shifted: t = 4. Subnormal
+// outputs as shifted_simd. Entries that do not contribute (below L_T) add
+// less than denorm_min each to D >= 1 (the lane holding M has d >= 1: its
+// exp16(0) = 1 is exact, as are the factors exp16(0) = 1).
+Contract online_contract() {
+  return declared_contract(18, 0.125, 2, 0, 4,
+                           "online softmax per lane in blocks of 64 (Milakov-Gimelshein), lanes "
+                           "merged, "
+                           "polynomial exp16 (2.5u): D's chain of exps telescopes to R, 3.5u per "
+                           "rescale "
+                           "(<= n/64 + 1), n/16 additions, merge 3.5u + tree 4u: 13.5 + n/8 + R; "
+                           "y = exp16 (2.5 + R) * fl(1/D) 2u: 18 + n/8 + 2R; temperature 4M");
 }
 
 }  // namespace
 
 std::string_view name(SimdIsa isa) {
   switch (isa) {
-    case SimdIsa::avx512: return "avx512";
-    case SimdIsa::avx2: return "avx2";
-    case SimdIsa::baseline: return "baseline";
+    case SimdIsa::avx512:
+      return "avx512";
+    case SimdIsa::avx2:
+      return "avx2";
+    case SimdIsa::baseline:
+      return "baseline";
   }
   return "?";
 }
@@ -253,8 +383,10 @@ bool simd_isa_supported(SimdIsa isa) {
     case SimdIsa::avx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-    case SimdIsa::avx2: return __builtin_cpu_supports("avx2");
-    case SimdIsa::baseline: return true;
+    case SimdIsa::avx2:
+      return __builtin_cpu_supports("avx2");
+    case SimdIsa::baseline:
+      return true;
   }
   return false;
 #else
@@ -268,39 +400,52 @@ SimdIsa best_simd_isa() {
   return SimdIsa::baseline;
 }
 
-void shifted_simd_softmax(SimdIsa isa, const float* x, float* y, std::int64_t rows, std::int64_t cols,
-                          float temperature) {
-  if (!simd_isa_supported(isa)) throw std::invalid_argument("shifted_simd: this CPU lacks " + std::string(name(isa)));
-  const RowFn row = row_for(isa);
+void simd_softmax(SimdAlgorithm algorithm, SimdIsa isa, const float* x, float* y, std::int64_t rows,
+                  std::int64_t cols, float temperature) {
+  if (!simd_isa_supported(isa))
+    throw std::invalid_argument("simd softmax: this CPU lacks " + std::string(name(isa)));
+  const RowFn row = algorithm == SimdAlgorithm::shifted ? row_for<SimdAlgorithm::shifted>(isa)
+                                                        : row_for<SimdAlgorithm::online>(isa);
   const auto n = static_cast<std::size_t>(cols);
   for (std::int64_t r = 0; r < rows; ++r) row(x + r * cols, y + r * cols, n, temperature);
 }
 
-Kernel shifted_simd_f32_kernel() {
-  Kernel k;
-  k.name = "shifted_simd_f32";
-  k.algorithm = "shifted_simd";
-  k.format = Format::f32;
-  k.ops = {{Op::softmax, softmax_contract()}};
-  k.masked_policy = MaskedRowPolicy::nan;
-  k.description =
-      "max-shifted softmax on 16-lane vectors (AVX-512, AVX2 or baseline x86-64, picked at load time; "
-      "bitwise identical), polynomial exp, temperature fused into the passes";
-  k.description += std::string(" (here: ") + std::string(name(best_simd_isa())) + ")";
-  k.run = [kname = k.name, isa = best_simd_isa()](Op op, const void* xv, void* yv, std::int64_t rows,
-                                                   std::int64_t cols, double temperature) {
-    if (op != Op::softmax) throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
-    shifted_simd_softmax(isa, static_cast<const float*>(xv), static_cast<float*>(yv), rows, cols,
-                         static_cast<float>(temperature));
-  };
-  return k;
+std::vector<Kernel> simd_kernels() {
+  std::vector<Kernel> out;
+  const std::string here = std::string(" (here: ") + std::string(name(best_simd_isa())) + ")";
+  for (SimdAlgorithm a : {SimdAlgorithm::shifted, SimdAlgorithm::online}) {
+    const bool shifted = a == SimdAlgorithm::shifted;
+    Kernel k;
+    k.name = shifted ? "shifted_simd_f32" : "online_simd_f32";
+    k.algorithm = shifted ? "shifted_simd" : "online_simd";
+    k.format = Format::f32;
+    k.ops = {{Op::softmax, shifted ? shifted_contract() : online_contract()}};
+    k.masked_policy = MaskedRowPolicy::nan;
+    k.description = (shifted ? std::string("max-shifted softmax, three passes")
+                             : std::string("online softmax per lane in blocks "
+                                           "of 64, lanes merged, two passes")) +
+                    ", on 16-lane vectors (AVX-512, AVX2 or baseline x86-64, "
+                    "picked at first use; the same bits), "
+                    "polynomial exp, temperature fused into the passes" +
+                    here;
+    k.run = [kname = k.name, a, isa = best_simd_isa()](Op op, const void* xv, void* yv, std::int64_t rows,
+                                                       std::int64_t cols, double temperature) {
+      if (op != Op::softmax)
+        throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
+      simd_softmax(a, isa, static_cast<const float*>(xv), static_cast<float*>(yv), rows, cols,
+                   static_cast<float>(temperature));
+    };
+    out.push_back(std::move(k));
+  }
+  return out;
 }
 
 std::vector<float> exp16_for_test(std::span<const float> d) {
   std::vector<float> out(d.size());
   std::size_t i = 0;
   for (; i + lanes <= d.size(); i += lanes) store(out.data() + i, exp16(load(d.data() + i)));
-  if (i < d.size()) store_part(out.data() + i, exp16(load_part(d.data() + i, d.size() - i, 0.0f)), d.size() - i);
+  if (i < d.size())
+    store_part(out.data() + i, exp16(load_part(d.data() + i, d.size() - i, 0.0f)), d.size() - i);
   return out;
 }
 

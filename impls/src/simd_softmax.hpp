@@ -1,0 +1,32 @@
+// shifted_simd_f32 and online_simd_f32 (simd_softmax.cpp): the registry's
+// entries, and the per-ISA entry points their tests compare bitwise.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "softcheck/kernel.hpp"
+
+namespace softcheck::kernels {
+
+enum class SimdIsa { avx512, avx2, baseline };
+std::string_view name(SimdIsa isa);
+bool simd_isa_supported(SimdIsa isa);
+SimdIsa best_simd_isa();
+
+enum class SimdAlgorithm { shifted, online };
+
+// shifted_simd_f32, online_simd_f32.
+std::vector<Kernel> simd_kernels();
+
+// rows x cols softmax of x / temperature with the given algorithm and ISA's
+// code (throws std::invalid_argument when this CPU lacks the ISA).
+void simd_softmax(SimdAlgorithm algorithm, SimdIsa isa, const float* x, float* y, std::int64_t rows,
+                  std::int64_t cols, float temperature);
+
+// The kernel's polynomial exp on each element (for its exhaustive test).
+std::vector<float> exp16_for_test(std::span<const float> d);
+
+}  // namespace softcheck::kernels

@@ -1,0 +1,130 @@
+// shifted_simd_f32 and online_simd_f32 (impls/src/simd_softmax.cpp): their
+// polynomial exp within the bound their contracts use, and the same bits from
+// every ISA's code. Their contracts and properties are checked with every other
+// kernel's (impls.ContractHolds, props.Suite).
+#include "simd_softmax.hpp"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+namespace softcheck::kernels {
+namespace {
+
+// Every f32 d in [-104, 0] (every 16th unless SOFTCHECK_EXHAUSTIVE is set):
+// |exp16(d) - exp(d)| <= 2.5u exp(d) + denorm_min/2, u = 2^-24, against exp in
+// double (within 2^-52 relative: the slack below).
+TEST(SimdSoftmax, ExpPolyIsWithinItsBound) {
+  const char* all = std::getenv("SOFTCHECK_EXHAUSTIVE");
+  const std::uint32_t stride = all != nullptr && *all != '\0' && *all != '0' ? 1 : 16;
+  const std::uint32_t lo = std::bit_cast<std::uint32_t>(-0.0f), hi = std::bit_cast<std::uint32_t>(-104.0f);
+  std::vector<float> d;
+  double worst = 0;
+  float worst_at = 0;
+  std::uint64_t checked = 0;
+  for (std::uint64_t b = lo; b <= hi;) {
+    d.clear();
+    for (; b <= hi && d.size() < (1u << 20); b += stride)
+      d.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(b)));
+    const std::vector<float> e = exp16_for_test(d);
+    for (std::size_t i = 0; i < d.size(); ++i) {
+      const double exact = std::exp(static_cast<double>(d[i]));
+      const double excess = (std::fabs(e[i] - exact) - 0x1p-150) / (0x1p-24 * exact);
+      if (excess > worst) worst = excess, worst_at = d[i];
+    }
+    checked += d.size();
+  }
+  std::printf(
+      "exp16: max (|err| - denorm_min/2) / (u exp) = %.4f at %a over "
+      "%llu arguments\n",
+      worst, static_cast<double>(worst_at), static_cast<unsigned long long>(checked));
+  EXPECT_LE(worst, 2.5 * (1 + 0x1p-40));
+  EXPECT_GT(checked, 60'000'000u);
+}
+
+TEST(SimdSoftmax, SpecialArguments) {
+  const std::vector<float> d = {0.0f, -0.0f, -INFINITY, -104.0f, -200.0f, NAN, -87.0f, -103.0f};
+  const std::vector<float> e = exp16_for_test(d);
+  EXPECT_EQ(e[0], 1.0f);
+  EXPECT_EQ(e[1], 1.0f);
+  EXPECT_EQ(e[2], 0.0f);  // masked: exactly 0
+  EXPECT_LE(e[3], 0x1p-149f);
+  EXPECT_EQ(e[4], 0.0f);  // below -104: the rounded value, 0
+  EXPECT_TRUE(std::isnan(e[5]));
+  EXPECT_GT(e[6], 0.0f);  // normal: 1.6e-38
+  EXPECT_GT(e[7], 0.0f);  // subnormal: 1.4e-45 * 1.3
+}
+
+std::vector<float> random_rows(std::mt19937& rng, std::int64_t rows, std::int64_t cols) {
+  std::normal_distribution<float> normal(0.0f, 20.0f);
+  std::uniform_int_distribution<int> mask(0, 9);
+  std::vector<float> x(static_cast<std::size_t>(rows * cols));
+  for (float& v : x) v = mask(rng) == 0 ? -INFINITY : normal(rng);
+  return x;
+}
+
+// The 16-lane arithmetic is the same on every ISA: same bits, rows of every
+// length class (shorter than a vector, ragged tails, long), with masks and
+// temperatures.
+TEST(SimdSoftmax, EveryIsaGivesTheSameBits) {
+  for (SimdAlgorithm algorithm : {SimdAlgorithm::shifted, SimdAlgorithm::online}) {
+    std::mt19937 rng(7);
+    const std::vector<SimdIsa> isas = {SimdIsa::avx512, SimdIsa::avx2, SimdIsa::baseline};
+    int compared = 0;
+    for (std::int64_t cols : {1, 3, 15, 16, 17, 31, 100, 255, 1000, 4099}) {
+      for (float t : {1.0f, 0.7f, 3.0f}) {
+        const std::int64_t rows = 3;
+        const std::vector<float> x = random_rows(rng, rows, cols);
+        std::vector<float> ref(x.size());
+        simd_softmax(algorithm, SimdIsa::baseline, x.data(), ref.data(), rows, cols, t);
+        for (SimdIsa isa : isas) {
+          if (!simd_isa_supported(isa)) continue;
+          std::vector<float> y(x.size());
+          simd_softmax(algorithm, isa, x.data(), y.data(), rows, cols, t);
+          for (std::size_t i = 0; i < y.size(); ++i)
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(y[i]), std::bit_cast<std::uint32_t>(ref[i]))
+                << name(isa) << " cols " << cols << " T " << t << " element " << i;
+          ++compared;
+        }
+      }
+    }
+    std::printf("compared %d (shape, ISA) runs; best ISA here: %s\n", compared,
+                std::string(name(best_simd_isa())).c_str());
+    EXPECT_GE(compared, 30);
+  }
+}
+
+TEST(SimdSoftmax, MaskedEntriesAreZeroAndAFullyMaskedRowIsNan) {
+  for (SimdAlgorithm algorithm : {SimdAlgorithm::shifted, SimdAlgorithm::online}) {
+    const std::vector<float> x = {-INFINITY, 1.0f,      -INFINITY, 2.0f,     -INFINITY,
+                                  2.0f,      -INFINITY, -INFINITY, -INFINITY};
+    std::vector<float> y(x.size());
+    simd_softmax(algorithm, best_simd_isa(), x.data(), y.data(), 3, 3, 1.0f);
+    EXPECT_EQ(y[0], 0.0f);
+    EXPECT_EQ(y[1], 1.0f);
+    EXPECT_EQ(y[2], 0.0f);
+    EXPECT_EQ(y[3], 0.5f);
+    EXPECT_EQ(y[4], 0.0f);
+    EXPECT_EQ(y[5], 0.5f);
+    EXPECT_TRUE(std::isnan(y[6]) && std::isnan(y[7]) && std::isnan(y[8]));  // the declared nan policy
+  }
+}
+
+TEST(SimdSoftmax, InPlaceIsTheSame) {
+  for (SimdAlgorithm algorithm : {SimdAlgorithm::shifted, SimdAlgorithm::online}) {
+    std::mt19937 rng(3);
+    const std::vector<float> x = random_rows(rng, 4, 333);
+    std::vector<float> y(x.size()), z = x;
+    simd_softmax(algorithm, best_simd_isa(), x.data(), y.data(), 4, 333, 0.5f);
+    simd_softmax(algorithm, best_simd_isa(), z.data(), z.data(), 4, 333, 0.5f);
+    EXPECT_EQ(y, z);
+  }
+}
+
+}  // namespace
+}  // namespace softcheck::kernels
