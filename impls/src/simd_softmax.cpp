@@ -6,14 +6,15 @@
 // zmm), AVX2 (two ymm) and baseline x86-64 (four xmm); the kernels pick the
 // best the CPU has at first use (__builtin_cpu_supports). Every lane does the
 // same IEEE operations in the same order on every ISA: nothing is contracted
-// (-ffp-contract=off), and the one fused multiply-add, in exp16, is fmaf
-// lane by lane (vfmadd with FMA, glibc's correctly rounded fmaf without), so
-// the three give the same bits (tested) and the contracts below do not depend
-// on the machine.
+// (-ffp-contract=off), and the fused multiply-adds, in exp16, are fma lane
+// by lane (vfmadd with FMA, glibc's correctly rounded fma without), so the
+// three give the same bits (tested) and the contracts below do not depend on
+// the machine.
 //
 // shifted_simd:
-//   a   = fl(max_i x_i / T)          (= max_i fl(x_i / T): rounding is
-//   monotonic) d_i = fl(fl(x_i / T) - a) e_i = exp16(d_i) polynomial exp, below
+//   a   = fl(max_i x_i / T)   (= max_i fl(x_i / T): rounding is monotonic)
+//   d_i = fl(fl(x_i / T) - a)
+//   e_i = exp16(d_i)          (below)
 //   S   = sum of e_i: lane l sums e_l, e_{l+16}, ... in order, then a fixed
 //         4-level tree over the 16 lanes
 //   y_j = e_j * fl(1 / S)
@@ -44,7 +45,6 @@ using vi = std::int32_t __attribute__((vector_size(lanes * sizeof(std::int32_t))
 #define SOFTCHECK_INLINE inline __attribute__((always_inline))
 
 SOFTCHECK_INLINE vf splat(float v) { return vf{} + v; }
-SOFTCHECK_INLINE vi splat_i(std::int32_t v) { return vi{} + v; }
 
 SOFTCHECK_INLINE vf load(const float* p) {
   vf v;
@@ -67,17 +67,24 @@ SOFTCHECK_INLINE void store_part(float* p, vf v, std::size_t count) {
 
 SOFTCHECK_INLINE vf vmax(vf a, vf b) { return a > b ? a : b; }
 
-// a * b + c rounded once, lane by lane: vfmadd where the target has FMA,
-// glibc's correctly rounded fmaf otherwise (the same bits either way).
-SOFTCHECK_INLINE vf fma16(vf a, vf b, vf c) {
-  vf r;
-  for (std::size_t i = 0; i < lanes; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
-  return r;
-}
-SOFTCHECK_INLINE vf from_bits(vi v) {
-  vf f;
+// Doubles in halves of 8 lanes (64 bytes, one zmm): GCC splits a 16-double
+// vector into scalar moves around the per-lane fma, 8 lanes stay vectorised.
+using vf8 = float __attribute__((vector_size(lanes / 2 * sizeof(float))));
+using vd8 = double __attribute__((vector_size(lanes / 2 * sizeof(double))));
+using vl8 = std::int64_t __attribute__((vector_size(lanes / 2 * sizeof(std::int64_t))));
+SOFTCHECK_INLINE vd8 splat_d(double v) { return vd8{} + v; }
+SOFTCHECK_INLINE vd8 from_bits_d(vl8 v) {
+  vd8 f;
   std::memcpy(&f, &v, sizeof f);
   return f;
+}
+
+// a * b + c rounded once, lane by lane: vfmadd where the target has FMA,
+// glibc's correctly rounded fma otherwise (the same bits either way).
+SOFTCHECK_INLINE vd8 fma8(vd8 a, vd8 b, vd8 c) {
+  vd8 r;
+  for (std::size_t i = 0; i < lanes / 2; ++i) r[i] = __builtin_fma(a[i], b[i], c[i]);
+  return r;
 }
 
 // Horizontal max and sum of the 16 lanes in one fixed order: halves folded
@@ -91,47 +98,63 @@ SOFTCHECK_INLINE float fold(vf v, F op) {
   return b[0];
 }
 
-// exp(d) for every lane, d <= 0 (a -inf lane, a masked entry, gives 0).
+// exp(d) for every lane, d <= 0 (a -inf lane, a masked entry, gives 0),
+// computed in double and rounded once to f32. Monotone and within 1.01u of
+// exp(d), which is what the kernels need: every kernel with a contract claims
+// the exact ordering property (x_i <= x_j implies y_i <= y_j), and an f32
+// polynomial exp is not monotone (a degree-7 Horner in f32 gave 2,878 one-ulp
+// inversions over [-104, 0]).
 //  - d < -104 gives exactly 0: exp(-104) = 6.8e-46 is below denorm_min/2 =
 //    7.0e-46, so 0 is the correctly rounded value (and a masked entry, d =
 //    -inf, gets exactly 0 like shifted_f32's exp(-inf)).
-//  - k = round(d / ln 2) by the 1.5 * 2^23 trick (|d / ln 2| <= 151 < 2^22).
-//  - Cody-Waite reduction r = (d - k C1) - k C2, C1 = 0x1.63p-1 has 9
-//    significant bits, so k C1 (|k| <= 151, 8 bits) is exact, and d - k C1 is
-//    exact (both are on d's grid or coarser and |d - k C1| < 0.35 < |d|,
-//    Sterbenz-like); C1 + C2 = ln 2 to 2^-36 relative. |r| <= 0.3466 + 2^-20.
-//  - p(r) = 1 + r + r^2 (1/2 + r/6 + ... + r^5/5040), the Taylor polynomial of
-//    degree 7, Horner without FMA. With |r| <= 0.3466 and p(r) >= 0.7071, in
-//    units of u = 2^-24 relative to p: the truncation r^8/8! e^|r| < 0.12;
-//    the reduction's rounding (u|r| + u|k C2|, |k C2| <= 0.032) moves e^r by
-//    < 0.39; the inner Horner sum q ~ 1/2 is good to 1.2u of itself and
-//    r^2 q <= 0.066, so it and the roundings of r*r and r^2 * q add < 0.3; the
-//    sum r + r^2 q (|.| <= 0.293) adds 0.293/0.7071 < 0.42; the final 1 + (...)
-//    adds 1. Total < 2.23: declared 2.5.
-//  - 2^k: exact multiplies by powers of two; for k < -126, p 2^(k+64) (exact,
-//    normal) times 2^-64, one rounding into the subnormal range (an absolute
-//    error <= denorm_min / 2).
-// So |exp16(d) - exp(d)| <= 2.5u exp(d) + denorm_min / 2 for d in [-104, 0].
-// Measured on every f32 in [-104, 0] against exp in double (2026-11-30): at
-// most 1.44u (at d = -0x1.790384p+2). impls/tests/shifted_simd_test.cpp checks
-// the bound on every 16th f32 of that range (all of them with
-// SOFTCHECK_EXHAUSTIVE=1).
+//  - In double (d is exact there): k = round(d / ln 2) by the 1.5 * 2^52
+//    trick, r = fma(-k, ln2, d) rounded once (|r| <= 0.3466; the error of the
+//    double ln2 times |k| <= 151 is below 2^-48 absolute).
+//  - P(r) = 1 + r + ... + r^8/8!, Horner with fma in double: truncation
+//    r^9/9! e^|r| < 2^-32 relative; the evaluation adds a few 2^-53.
+//  - P * 2^k (exact: 2^k >= 2^-151 is a normal double), then one rounding to
+//    f32, subnormals included.
+// So |exp16(d) - exp(d)| <= u (1 + 2^-31) exp(d) + 2^-31 exp(d) < 1.01u exp(d)
+// + denorm_min/2 (u = 2^-24: one rounding to nearest).
+// Monotone: for a fixed k, r is a rounded (monotone) function of d, P is
+// increasing on |r| <= 0.35 and its evaluation's jitter (~2^-53 |P|) is far
+// below the change between neighbouring f32 arguments (ulp_f32(d) >= 2^-25.5
+// once k != 0; for k = 0, r = d and jitter |r| 2^-53 << ulp_f32(r)); where k
+// steps up, the value on the left (r ~ +ln2/2, P below e^r by < 2^-32) stays
+// below the one on the right (the argument grew by >= 2^-25.5 relative, more
+// than P's error there). Rounding to f32 keeps the order.
+// impls/tests/simd_softmax_test.cpp checks monotonicity on every f32 in
+// [-104, 0] and the bound on every 16th (all with SOFTCHECK_EXHAUSTIVE=1).
+// exp of 8 arguments in [-104, 0] (or NaN), in double, rounded to f32.
+SOFTCHECK_INLINE vf8 exp8_in_double(vf8 d) {
+  const vd8 x = __builtin_convertvector(d, vd8);
+  const vd8 magic = splat_d(0x1.8p52);
+  const vd8 kf = (x * splat_d(0x1.71547652b82fep+0) + magic) - magic;  // round(d log2 e)
+  const vd8 r = fma8(-kf, splat_d(0x1.62e42fefa39efp-1), x);
+  vd8 p = splat_d(1.0 / 40320.0);  // Horner, written out (a loop over the coefficients is not unrolled)
+  p = fma8(p, r, splat_d(1.0 / 5040.0));
+  p = fma8(p, r, splat_d(1.0 / 720.0));
+  p = fma8(p, r, splat_d(1.0 / 120.0));
+  p = fma8(p, r, splat_d(1.0 / 24.0));
+  p = fma8(p, r, splat_d(1.0 / 6.0));
+  p = fma8(p, r, splat_d(0.5));
+  p = fma8(p, r, splat_d(1.0));
+  p = fma8(p, r, splat_d(1.0));
+  const vl8 k = __builtin_convertvector(x == x ? kf : splat_d(0.0), vl8);  // NaN lanes: k = 0
+  return __builtin_convertvector(p * from_bits_d((k + 1023) << 52), vf8);
+}
+
 SOFTCHECK_INLINE vf exp16(vf d_in) {
-  const vf d = d_in < splat(-104.0f) ? splat(-104.0f) : d_in;  // -inf -> -104; NaN stays NaN
-  const vf magic = splat(0x1.8p23f);
-  const vf kf = (d * splat(0x1.715476p+0f) + magic) - magic;  // round(d log2 e)
-  const vf r = (d - kf * splat(0x1.63p-1f)) - kf * splat(-0x1.bd0104p-13f);
-  vf p = splat(1.0f / 5040.0f);
-  for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f})
-    p = fma16(p, r, splat(c));
-  const vi k = __builtin_convertvector(d == d ? kf : splat(0.0f),
-                                       vi);  // NaN lanes: k = 0
-  const vi tiny = k < splat_i(-126);
-  const vi k1 = tiny ? k + 64 : k;
-  vf v = p * from_bits((k1 + 127) << 23);
-  v = tiny ? v * splat(0x1p-64f) : v;
-  v = d_in < splat(-104.0f) ? splat(0.0f) : v;  // below -104 (masked -inf too): exactly 0, the rounded value
-  return d == d ? v : d;                        // NaN in, NaN out
+  const vi below = d_in < splat(-104.0f);
+  const vf d = below ? splat(-104.0f) : d_in;  // -inf -> -104; NaN stays NaN
+  vf8 half[2];
+  std::memcpy(half, &d, sizeof d);
+  half[0] = exp8_in_double(half[0]);
+  half[1] = exp8_in_double(half[1]);
+  vf v;
+  std::memcpy(&v, half, sizeof v);
+  v = below ? splat(0.0f) : v;  // below -104 (masked -inf too): exactly 0, the rounded value
+  return d == d ? v : d;        // NaN in, NaN out
 }
 
 // Pass 2 of a row: e_i = exp16(z_i - a) stored in y, their 16 lane sums
@@ -310,26 +333,68 @@ RowFn row_for(SimdIsa isa) {
   return nullptr;
 }
 
+// exp16 over an array, per ISA (its tests: monotone on every f32 argument).
+SOFTCHECK_INLINE void exp_batch_body(const float* d, float* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) store(out + i, exp16(load(d + i)));
+  if (i < n) store_part(out + i, exp16(load_part(d + i, n - i, 0.0f)), n - i);
+}
+#if defined(__x86_64__)
+template <class>
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma"))) void exp_avx512(const float* d, float* out,
+                                                                                  std::size_t n) {
+  exp_batch_body(d, out, n);
+}
+template <class>
+__attribute__((target("avx2,fma"))) void exp_avx2(const float* d, float* out, std::size_t n) {
+  exp_batch_body(d, out, n);
+}
+#endif
+template <class>
+void exp_baseline(const float* d, float* out, std::size_t n) {
+  exp_batch_body(d, out, n);
+}
+
+using ExpFn = void (*)(const float*, float*, std::size_t);
+template <class T>
+ExpFn exp_for(SimdIsa isa) {
+  switch (isa) {
+#if defined(__x86_64__)
+    case SimdIsa::avx512:
+      return exp_avx512<T>;
+    case SimdIsa::avx2:
+      return exp_avx2<T>;
+#else
+    case SimdIsa::avx512:
+    case SimdIsa::avx2:
+      return nullptr;
+#endif
+    case SimdIsa::baseline:
+      return exp_baseline<T>;
+  }
+  return nullptr;
+}
+
 // First order in u = 2^-24, the derivation of shifted.cpp with this kernel's
 // exp and summation order:
 //  - d_j = fl(z_j - a): an absolute argument error u|z_j - a| <= uR, a
-//    relative error uR of exp; exp16 adds 2.5u (above): e_j carries
-//    (2.5 + R)u;
+//    relative error uR of exp; exp16 adds 1.01u (above): e_j carries
+//    (1.01 + R)u;
 //  - S: lane sums of ceil(n/16) terms then 4 tree levels, so every term
 //    passes through at most ceil(n/16) - 1 + 4 <= n/16 + 4 additions:
-//    (n/16 + 4)u plus the terms' (2.5 + R)u;
+//    (n/16 + 4)u plus the terms' (1.01 + R)u;
 //  - y_j = e_j * fl(1/S): two roundings, 2u.
-//  Total: (2.5 + R) + (n/16 + 4 + 2.5 + R) + 2 = 11 + n/16 + 2R.
+//  Total: (1.01 + R) + (n/16 + 4 + 1.01 + R) + 2 = 8.02 + n/16 + 2R <= 9 + n/16 + 2R.
 //  - temperature as shifted.cpp: t = 4 (a = fl(max x / T) equals
 //    max fl(x_i / T)).
 //  - subnormal outputs: exp16's denorm_min/2 plus the product's rounding,
 //    fl(1/S) <= 1: within 1 ulp of denorm_min, covered since a >= 1.
 Contract shifted_contract() {
-  return declared_contract(11, 0.0625, 2, 0, 4,
-                           "shifted softmax with a degree-7 polynomial exp (2.5u derived, 1.44u measured on "
-                           "every f32 argument) and 16-lane summation (n/16 + 4 additions deep): e_j "
-                           "(2.5 + R)u, S (n/16 + 4 + 2.5 + R)u, times fl(1/S) 2u: 11 + n/16 + 2R; "
-                           "temperature as shifted: 4M");
+  return declared_contract(9, 0.0625, 2, 0, 4,
+                           "shifted softmax with a monotone polynomial exp in double rounded to f32 (1.01u "
+                           "derived) and 16-lane summation (n/16 + 4 additions deep): e_j (1.01 + R)u, S "
+                           "(n/16 + 4 + 1.01 + R)u, times fl(1/S) 2u: 8.02 + n/16 + 2R; temperature as "
+                           "shifted: 4M");
 }
 
 // online_simd, first order in u = 2^-24. A term exp(z_i - M) of D is computed
@@ -338,23 +403,23 @@ Contract shifted_contract() {
 // lane's max (each factor then multiplied in: +u), times exp16(fl(m_l - M)) at
 // the merge (+u for the multiply). The arguments' rounding errors
 // u|argument| telescope: (m_b - z_i) + sum (m_new - m_old) + (M - m_l) =
-// M - z_i <= R. The exp16 errors: 2.5u each, one for t_i, one per rescale
+// M - z_i <= R. The exp16 errors: 1.01u each, one for t_i, one per rescale
 // (at most one per block: ceil(n/64) <= n/64 + 1), one at the merge.
 // Additions: within the lane at most ceil(n/16) - 1 <= n/16 after t_i, then
 // the 4-level tree. So D carries
-//   R + 2.5 + 3.5 (n/64 + 1) + n/16 + 3.5 + 4 = 13.5 + 0.1172n + R,
-// y_j = exp16(fl(z_j - M)) (2.5 + R) times fl(1/D) (u) rounded (u):
-//   total 18 + 0.1172n + 2R <= 18 + n/8 + 2R.
+//   R + 1.01 + 2.01 (n/64 + 1) + n/16 + 2.01 + 4 = 9.03 + 0.0939n + R,
+// y_j = exp16(fl(z_j - M)) (1.01 + R) times fl(1/D) (u) rounded (u):
+//   total 12.04 + 0.0939n + 2R <= 13 + n/8 + 2R.
 // Temperature: z_i = fl(x_i / T) everywhere, as shifted: t = 4. Subnormal
 // outputs as shifted_simd. Entries that do not contribute (below L_T) add
 // less than denorm_min each to D >= 1 (the lane holding M has d >= 1: its
 // exp16(0) = 1 is exact, as are the factors exp16(0) = 1).
 Contract online_contract() {
-  return declared_contract(18, 0.125, 2, 0, 4,
+  return declared_contract(13, 0.125, 2, 0, 4,
                            "online softmax per lane in blocks of 64 (Milakov-Gimelshein), lanes merged, "
-                           "polynomial exp16 (2.5u): D's chain of exps telescopes to R, 3.5u per rescale "
-                           "(<= n/64 + 1), n/16 additions, merge 3.5u + tree 4u: 13.5 + n/8 + R; "
-                           "y = exp16 (2.5 + R) * fl(1/D) 2u: 18 + n/8 + 2R; temperature 4M");
+                           "monotone exp16 (1.01u): D's chain of exps telescopes to R, 2.01u per rescale "
+                           "(<= n/64 + 1), n/16 additions, merge 2.01u + tree 4u: 9.03 + 0.094n + R; "
+                           "y = exp16 (1.01 + R) * fl(1/D) 2u: 12.04 + 0.094n + 2R; temperature 4M");
 }
 
 }  // namespace
@@ -435,12 +500,11 @@ std::vector<Kernel> simd_kernels() {
   return out;
 }
 
-std::vector<float> exp16_for_test(std::span<const float> d) {
+std::vector<float> exp16_for_test(SimdIsa isa, std::span<const float> d) {
+  if (!simd_isa_supported(isa))
+    throw std::invalid_argument("exp16: this CPU lacks " + std::string(name(isa)));
   std::vector<float> out(d.size());
-  std::size_t i = 0;
-  for (; i + lanes <= d.size(); i += lanes) store(out.data() + i, exp16(load(d.data() + i)));
-  if (i < d.size())
-    store_part(out.data() + i, exp16(load_part(d.data() + i, d.size() - i, 0.0f)), d.size() - i);
+  exp_for<void>(isa)(d.data(), out.data(), d.size());
   return out;
 }
 

@@ -26,7 +26,8 @@ std::vector<Kernel> simd_kernels();
 void simd_softmax(SimdAlgorithm algorithm, SimdIsa isa, const float* x, float* y, std::int64_t rows,
                   std::int64_t cols, float temperature);
 
-// The kernel's polynomial exp on each element (for its exhaustive test).
-std::vector<float> exp16_for_test(std::span<const float> d);
+// The kernels' exp on each element with the given ISA's code (for its
+// exhaustive tests; throws std::invalid_argument when this CPU lacks the ISA).
+std::vector<float> exp16_for_test(SimdIsa isa, std::span<const float> d);
 
 }  // namespace softcheck::kernels
