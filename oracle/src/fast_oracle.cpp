@@ -288,7 +288,7 @@ FastRow fast_row(std::span<const double> x, double temperature) {
     // x_i - x_k is often exact in long double (TwoSum says when), and the
     // division is exact for T = 1: an exact d_i carries no error.
     const TwoSum diff = two_sum(static_cast<LD>(x[i]), -xk);
-    const LD di = diff.s / T;
+    const LD di = T == 1 ? diff.s : diff.s / T;
     const LD ed = ((diff.e == 0 ? 0 : u) + (T == 1 ? 0 : u)) * std::fabs(di) * kSafe;
     d[i] = di, dErr[i] = ed;
     row.softmax_zero[i] = di > 0.97L * mpfr_zero_edge   ? ZeroState::positive
@@ -321,7 +321,11 @@ FastRow fast_row(std::span<const double> x, double temperature) {
   // log_softmax_i = d_i - log1p(r) is exactly 0 in MPFR only where d_i = 0
   // (x_i = x_k) and MPFR's r is 0 (every other entry masked or below the edge).
   const ZeroState log_at_max = !r_zero ? ZeroState::positive : r_unknown ? ZeroState::unknown : ZeroState::zero;
-  LD max_rel = 0;
+  // One reciprocal instead of a division per element: y^ = fl(e^ fl(1/s^))
+  // has relative error <= 2u (+u^2) against e^/s^; ee/s^ <= ee q (1 + 2u);
+  // (e/s) |s - s^|/s^ <= (e^ + ee) K, K = s_err / ((s^ - s_err) s^).
+  const LD q = 1 / s;
+  const LD K = s_err / ((s - s_err) * s) * (1 + 8 * u);
   for (std::size_t i = 0; i < n; ++i) {
     // softmax
     const LD e = row.softmax[i], ee = row.softmax_err[i];
@@ -329,10 +333,9 @@ FastRow fast_row(std::span<const double> x, double temperature) {
       row.log_softmax[i] = -inf, row.log_softmax_err[i] = 0;
       continue;  // softmax stays exactly 0
     }
-    const LD y = e / s;
-    const LD ey = (u * y + ee / s + ((e + ee) / (s - s_err)) * s_err / s) * kSafe;
+    const LD y = e * q;
+    const LD ey = (2 * u * y + ee * q + (e + ee) * K) * kSafe;
     row.softmax[i] = y, row.softmax_err[i] = ey;
-    if (y > 0) max_rel = std::max(max_rel, ey / y);
     // log-softmax
     if (d[i] == 0) row.log_softmax_zero[i] = log_at_max;
     const TwoSum z2 = two_sum(d[i], -L.v);  // z + res = d^ - L^ exactly
@@ -340,10 +343,7 @@ FastRow fast_row(std::span<const double> x, double temperature) {
     const LD tight = (dErr[i] + L_err) * kSafe;
     row.log_softmax[i] = z, row.log_softmax_res[i] = z2.e, row.log_softmax_tight[i] = tight;
     row.log_softmax_err[i] = (std::fabs(z2.e) + tight) * kSafe;
-    const LD ez = row.log_softmax_err[i];
-    if (z != 0) max_rel = std::max(max_rel, ez / std::fabs(z));
   }
-  row.max_rel_err = max_rel;
   return row;
 }
 
@@ -388,12 +388,11 @@ bool certainly_positive(LD t, LD tau, LD res, LD rad) {
 // normal power of two (the binade below has half the quantum). The edges'
 // distances to |v| are formed with TwoSum, so that a v exactly on a midpoint
 // is decided by the sign of res. Strict inequalities leave ties out.
-std::optional<double> decided_rounding(LD v, LD res, LD rad, const FormatInfo& fi) {
+std::optional<double> decided_rounding(LD v, LD res, LD rad, const FormatInfo& fi, double maxf) {
   const double a = std::fabs(static_cast<double>(v));
   const int e = a == 0 ? fi.emin : std::max(a < 0x1p-1000 ? -1001 : binade(a), fi.emin);
   const double Q = pow2d(e - fi.precision + 1);
   const double A = ((a / Q + 0x1.8p52) - 0x1.8p52) * Q;  // a/Q < 2^26: exact integer rounding, ties to even
-  const double maxf = std::ldexp(2.0 - std::ldexp(1.0, 1 - fi.precision), fi.emax);
   if (A > maxf) return std::nullopt;
   const int eA = A == 0 ? fi.emin : std::max(binade(A), fi.emin);
   const LD QA = pow2d(eA - fi.precision + 1);
@@ -413,7 +412,7 @@ std::optional<double> decided_rounding(LD v, LD res, LD rad, const FormatInfo& f
 // Herbie's ordinal of a value of f32/f16/bf16 (exact in a double), as
 // softcheck::ordinal, without its library calls; throws like it for a
 // non-value.
-double fast_ordinal(double x, const FormatInfo& fi) {
+double fast_ordinal(double x, const FormatInfo& fi, double maxf) {
   const double a = std::fabs(x);
   const double per_binade = pow2d(fi.precision - 1);
   double m;
@@ -425,7 +424,6 @@ double fast_ordinal(double x, const FormatInfo& fi) {
     const int E = binade(a);
     const int q = std::max(E, fi.emin) - fi.precision + 1;
     const double k = a * pow2d(-q);  // exact
-    const double maxf = std::ldexp(2.0 - std::ldexp(1.0, 1 - fi.precision), fi.emax);
     if (k != std::trunc(k) || a > maxf)
       throw std::invalid_argument("compare_row_fast: the result is not a value of format " + std::string(fi.name));
     m = E < fi.emin ? k : (E - fi.emin) * per_binade + k;
@@ -460,6 +458,7 @@ std::optional<FastRowError> compare_row_fast(std::span<const double> result, con
   const std::size_t n = result.size();
   const LD uT = unit_roundoff(f);
   const FormatInfo fi = info(f);
+  const double maxf = max_finite(f);
   // exact_row's values carry a few units of 2^-bits (oracle.hpp); the tight
   // log-softmax enclosure can be narrower than that, so it is widened to
   // cover MPFR's value, which is what the MPFR path rounds.
@@ -481,7 +480,7 @@ std::optional<FastRowError> compare_row_fast(std::span<const double> result, con
   };
   for (std::size_t i = 0; i < n; ++i) {
     const double r = result[i];
-    const double r_ord = std::isnan(r) ? 0 : fast_ordinal(r, fi);  // throws when r is not a value of f
+    const double r_ord = std::isnan(r) ? 0 : fast_ordinal(r, fi, maxf);  // throws when r is not a value of f
     const LD v = val[i];
     const LD E = err[i] == 0 ? 0 : (err[i] + 2 * u * std::fabs(v)) * kSafe + 0x1p-16000L;
     const LD lo = v - E, hi = v + E;
@@ -534,15 +533,15 @@ std::optional<FastRowError> compare_row_fast(std::span<const double> result, con
     }
     if (!(ulp_e <= tolerance)) return std::nullopt;
     const std::optional<double> rounded =
-        sm ? decided_rounding(v, 0, E, fi)
+        sm ? decided_rounding(v, 0, E, fi, maxf)
            : decided_rounding(v, exact.log_softmax_res[i],
-                              exact.log_softmax_tight[i] + ref_rel * std::fabs(v) + 0x1p-16000L, fi);
+                              exact.log_softmax_tight[i] + ref_rel * std::fabs(v) + 0x1p-16000L, fi, maxf);
     if (!rounded) return std::nullopt;
     double rel;
     if (alo > 0) {
       const LD rl = D / std::fabs(v);
-      const LD rl_e = (ED + rl * E) / alo + rl * 4 * u;
-      if (!(rl_e <= tolerance * uT * std::max<LD>(1, rl))) return std::nullopt;
+      // |rel - rl| <= (ED + rl E)/alo + 4u rl, compared without dividing
+      if (!(ED + rl * E + rl * 4 * u * alo <= tolerance * uT * std::max<LD>(1, rl) * alo)) return std::nullopt;
       rel = static_cast<double>(rl);
     } else {
       const ZeroState z = sm ? exact.softmax_zero[i] : exact.log_softmax_zero[i];
@@ -553,7 +552,8 @@ std::optional<FastRowError> compare_row_fast(std::span<const double> result, con
       else
         return std::nullopt;
     }
-    const double bits = std::log2(1.0 + std::fabs(r_ord - fast_ordinal(*rounded, fi)));
+    const double dist = std::fabs(r_ord - fast_ordinal(*rounded, fi, maxf));
+    const double bits = dist == 0 ? 0 : dist == 1 ? 1 : std::log2(1.0 + dist);  // log2 of 1 and 2 are exact
     const double ulp_d = static_cast<double>(ulp);
     out.finite[i] = 1;
     out.ulp[i] = ulp_d;

@@ -38,7 +38,6 @@ struct FastRow {
   std::vector<long double> log_softmax_res, log_softmax_tight;
   std::vector<ZeroState> softmax_zero;      // MPFR's softmax value 0, non-zero, or undecided
   std::vector<ZeroState> log_softmax_zero;  // the same for log-softmax (0 only where d_i = 0 and r = 0)
-  long double max_rel_err = 0;          // largest err / |value| over the finite non-zero entries
 };
 
 // The fast tier of exact_row (same row status rules, same argument checks).
