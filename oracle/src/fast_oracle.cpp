@@ -452,6 +452,9 @@ std::optional<FastRowError> compare_row_fast(std::span<const double> result, con
   if (result.size() != exact.softmax.size() || exact.status != RowStatus::ok || !exact.usable)
     throw std::invalid_argument("compare_row_fast: needs a usable ok row of the same length");
   if (f == Format::f64) return std::nullopt;
+  // The fast tier encloses softmax and log-softmax only; any other op (e.g.
+  // sparsemax/entmax once Op has them) is the MPFR path's.
+  if (op != Op::softmax && op != Op::log_softmax) return std::nullopt;
   const bool sm = op == Op::softmax;
   const auto& val = sm ? exact.softmax : exact.log_softmax;
   const auto& err = sm ? exact.softmax_err : exact.log_softmax_err;
