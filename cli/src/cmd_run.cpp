@@ -24,6 +24,7 @@ struct RunArgs {
   std::string out = "reports/out";
   unsigned jobs = 0;
   unsigned oracle_bits = 256;
+  std::string oracle = "tiered";
   std::vector<std::string> families;
   std::vector<std::int64_t> sizes;
   std::vector<double> temperatures;
@@ -92,6 +93,10 @@ Command add_run(CLI::App& app) {
   sub->add_option("--out", a->out, "Directory for report.json, report.md and report.html")->capture_default_str();
   sub->add_option("--jobs", a->jobs, "Worker threads (default: all cores); reports are identical for any value");
   sub->add_option("--oracle-bits", a->oracle_bits, "MPFR working precision in bits")->check(CLI::Range(64u, 4096u))->capture_default_str();
+  sub->add_option("--oracle", a->oracle,
+                  "tiered: a long-double fast tier with a rigorous error bound, MPFR for the rows it cannot "
+                  "decide (docs/oracle.md); mpfr: MPFR for every row. Same verdicts either way")
+      ->check(CLI::IsMember({"tiered", "mpfr"}))->capture_default_str();
   sub->add_option("--family", a->families, "Only this input family (repeatable; see `softcheck list --families`)");
   sub->add_option("--size", a->sizes, "Only this row length (repeatable)");
   sub->add_option("--temperature", a->temperatures, "Only this temperature (repeatable)");
@@ -108,6 +113,7 @@ Command add_run(CLI::App& app) {
     build_suite(opt.selection);  // validate before touching the output directory
     opt.seed = a->seed;
     opt.oracle_bits = a->oracle_bits;
+    opt.oracle = a->oracle == "mpfr" ? OracleMode::mpfr : OracleMode::tiered;
     opt.jobs = a->jobs ? a->jobs : std::max(1u, std::thread::hardware_concurrency());
     const std::filesystem::path out = a->out;
     ensure_writable_dir(out);  // fail before the run, not after it
@@ -119,9 +125,10 @@ Command add_run(CLI::App& app) {
     write_files_atomically(report_files(report, out));
     if (!a->quiet) {
       print_summary(report);
-      fmt::print("\n{} in {:.1f} s with {} jobs; wrote report.json, report.md and report.html in {}\n",
-                 report.all_held() ? "every declared contract held" : "CONTRACT VIOLATED", secs,
-                 opt.jobs, out.string());
+      fmt::print("\n{} in {:.1f} s with {} jobs; oracle {}: {} of {} rows needed MPFR; wrote report.json, "
+                 "report.md and report.html in {}\n",
+                 report.all_held() ? "every declared contract held" : "CONTRACT VIOLATED", secs, opt.jobs,
+                 report.oracle.mode, report.oracle.mpfr_rows, report.oracle.rows, out.string());
     }
     return report.all_held() ? exit_ok : exit_violation;
   };

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "softcheck/fast_oracle.hpp"
 #include "softcheck/kernel_failure.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
@@ -175,6 +176,11 @@ struct Accum {
   std::uint64_t policy_rows = 0, policy_violations = 0;
   double worst_key = -1;
   WorstCase worst;
+  // The fast tier cannot print the exact value to 21 digits (long double
+  // holds about 19): the worst row is kept and its text computed with MPFR
+  // once, for the kernel's final worst case (run_suite).
+  bool worst_text_pending = false;
+  std::vector<double> worst_row;
   ErrorBin measured_rows;              // rows with a finite entry (the case's size and temperature bin)
   std::vector<ErrorBin> by_magnitude;  // by decade of max |x/T|
   UlpHistogram histogram{};
@@ -211,10 +217,11 @@ std::string repro_line(const Kernel& k, Op op, const SuiteCase& c, std::uint64_t
 }
 
 // Keeps w (for row `row` of case c) as the worst case when its key is larger.
-void keep_if_worse(Accum& a, double key, WorstCase w, const Target& t, const SuiteCase& c, std::int64_t row,
+bool keep_if_worse(Accum& a, double key, WorstCase w, const Target& t, const SuiteCase& c, std::int64_t row,
                    const double* x, std::uint64_t seed) {
-  if (key <= a.worst_key) return;  // strictly larger only: the first worst wins (determinism)
+  if (key <= a.worst_key) return false;  // strictly larger only: the first worst wins (determinism)
   a.worst_key = key;
+  a.worst_text_pending = false;
   w.present = true;
   w.family = c.family->name;
   w.cols = c.cols;
@@ -223,58 +230,118 @@ void keep_if_worse(Accum& a, double key, WorstCase w, const Target& t, const Sui
   if (c.cols <= 64) w.input = hex_row(x, c.cols);
   w.repro = repro_line(*t.kernel, t.decl->op, c, seed, x);
   a.worst = std::move(w);
+  return true;
+}
+
+// Sort key of a measured row for the worst case: the row's largest ULP error
+// relative to its bound (contract kernels), else the error itself; NaN/inf
+// results rank above everything.
+double row_key(const Target& t, const RowError& e, double bound) {
+  const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
+  if (broken) return std::numeric_limits<double>::infinity();
+  if (t.decl->contract.declared) return std::isinf(bound) ? 0 : e.max_ulp / bound;
+  return e.max_ulp;
+}
+
+double row_bound(const Target& t, const SuiteCase& c, const double* x) {
+  return t.decl->contract.bound_ulps(row_shape({x, static_cast<std::size_t>(c.cols)}, c.temperature, t.kernel->format),
+                                     t.kernel->format);
+}
+
+// A row with a finite entry: its errors e (from either oracle tier) into the
+// accumulator; `exact_text` is the worst element's exact value (21 digits),
+// only read when the row becomes the worst case; empty: computed later from
+// the kept row. The ULP histogram is the caller's.
+void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
+                         const double* y, const RowError& e, double bound, const std::string& exact_text,
+                         std::uint64_t seed) {
+  a.rows++;
+  a.elements += static_cast<std::uint64_t>(c.cols);
+  a.measured += e.measured;
+  a.nonfinite += e.nonfinite;
+  a.special_mismatch += e.special_mismatch;
+  a.sum_ulp += e.sum_ulp;
+  a.sum_bits += e.sum_bits;
+  a.max_ulp = std::max(a.max_ulp, e.max_ulp);
+  a.max_bits = std::max(a.max_bits, e.max_bits);
+  a.max_rel = std::max(a.max_rel, e.max_rel);
+  a.max_normwise = std::max(a.max_normwise, e.normwise);
+  add_row(a.measured_rows, e);
+  add_row(bin_at(a.by_magnitude, magnitude_decade(max_abs_scaled(x, c.cols, c.temperature))), e);
+  const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
+  if (t.decl->contract.declared) {
+    const double ratio = std::isinf(bound) ? 0 : e.max_ulp / bound;
+    a.max_bound_ratio = std::max(a.max_bound_ratio, ratio);
+    if (broken || e.max_ulp > bound) a.contract_violations++;
+  }
+  WorstCase w;
+  const auto idx = e.worst_index;
+  w.got = y[idx];
+  w.exact = exact_text;
+  w.element = static_cast<std::int64_t>(idx);
+  w.ulp = broken ? INFINITY : e.max_ulp;
+  w.bound = bound;
+  if (keep_if_worse(a, row_key(t, e, bound), std::move(w), t, c, row, x, seed) && exact_text.empty()) {
+    a.worst_text_pending = true;
+    a.worst_row.assign(x, x + c.cols);
+  }
 }
 
 void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
                   const double* y, const oracle::ExactRow& exact, std::uint64_t seed) {
   const Kernel& k = *t.kernel;
   const Op op = t.decl->op;
-  a.rows++;
-  a.elements += static_cast<std::uint64_t>(c.cols);
-  double key = 0;
-  WorstCase w;
   if (exact.status == oracle::RowStatus::all_masked) {
+    a.rows++;
+    a.elements += static_cast<std::uint64_t>(c.cols);
     a.policy_rows++;
     if (follows_policy(k.masked_policy, op, y, c.cols, k.format)) return;
     a.policy_violations++;
-    key = std::numeric_limits<double>::infinity();
+    WorstCase w;
     w.got = y[0];
     w.exact = "undefined (fully masked row, policy " + std::string(name(k.masked_policy)) + ")";
     w.bound = INFINITY;
-  } else {
-    const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
-    const RowError e = compare_row({y, static_cast<std::size_t>(c.cols)}, ref, k.format, op);
-    a.measured += e.measured;
-    a.nonfinite += e.nonfinite;
-    a.special_mismatch += e.special_mismatch;
-    a.sum_ulp += e.sum_ulp;
-    a.sum_bits += e.sum_bits;
-    a.max_ulp = std::max(a.max_ulp, e.max_ulp);
-    a.max_bits = std::max(a.max_bits, e.max_bits);
-    a.max_rel = std::max(a.max_rel, e.max_rel);
-    a.max_normwise = std::max(a.max_normwise, e.normwise);
-    add_row(a.measured_rows, e);
-    add_row(bin_at(a.by_magnitude, magnitude_decade(max_abs_scaled(x, c.cols, c.temperature))), e);
-    add_elements(a.histogram, y, ref, k.format);
-    const double bound = t.decl->contract.bound_ulps(
-        row_shape({x, static_cast<std::size_t>(c.cols)}, c.temperature, k.format), k.format);
-    const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
-    if (t.decl->contract.declared) {
-      const double ratio = std::isinf(bound) ? 0 : e.max_ulp / bound;
-      a.max_bound_ratio = std::max(a.max_bound_ratio, ratio);
-      if (broken || e.max_ulp > bound) a.contract_violations++;
-      key = broken ? std::numeric_limits<double>::infinity() : ratio;
-    } else {
-      key = broken ? std::numeric_limits<double>::infinity() : e.max_ulp;
-    }
-    const auto idx = e.worst_index;
-    w.got = y[idx];
-    w.exact = oracle::to_string(ref[idx], 21);
-    w.element = static_cast<std::int64_t>(idx);
-    w.ulp = broken ? INFINITY : e.max_ulp;
-    w.bound = bound;
+    keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, row, x, seed);
+    return;
   }
-  keep_if_worse(a, key, std::move(w), t, c, row, x, seed);
+  const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
+  const RowError e = compare_row({y, static_cast<std::size_t>(c.cols)}, ref, k.format, op);
+  add_elements(a.histogram, y, ref, k.format);
+  const double bound = row_bound(t, c, x);
+  const bool worse = row_key(t, e, bound) > a.worst_key;
+  record_measured_row(a, t, c, row, x, y, e, bound, worse ? oracle::to_string(ref[e.worst_index], 21) : "", seed);
+}
+
+// The fast tier's version of evaluate_row for a row with a finite entry.
+// Returns false, leaving `a` untouched, when the enclosures cannot decide
+// what the report needs: every element's ULP error to within 1/1000 ulp and
+// the other metrics by compare_row_fast's rules, each element's histogram
+// bin, and the contract verdict (max_ulp against the bound).
+bool evaluate_row_fast(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
+                       const double* y, const oracle::FastRow& fast, const RunOptions& opt) {
+  const Kernel& k = *t.kernel;
+  const Op op = t.decl->op;
+  const auto fe =
+      oracle::compare_row_fast({y, static_cast<std::size_t>(c.cols)}, fast, k.format, op, 1e-3, opt.oracle_bits);
+  if (!fe) return false;
+  const RowError& e = fe->error;
+  UlpHistogram h{};
+  for (std::size_t i = 0; i < fe->ulp.size(); ++i) {
+    if (!fe->finite[i]) continue;
+    const std::size_t b = ulp_histogram_bin(fe->ulp[i]);
+    if (ulp_histogram_bin(std::max(0.0, fe->ulp[i] - fe->ulp_err[i])) != b ||
+        ulp_histogram_bin(fe->ulp[i] + fe->ulp_err[i]) != b)
+      return false;
+    h[b]++;
+  }
+  const double bound = row_bound(t, c, x);
+  const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
+  if (t.decl->contract.declared && !broken && e.max_ulp - fe->max_ulp_err <= bound &&
+      e.max_ulp + fe->max_ulp_err > bound)
+    return false;  // the verdict sits inside the uncertainty
+  for (std::size_t b = 0; b < h.size(); ++b) a.histogram[b] += h[b];
+  record_measured_row(a, t, c, row, x, y, e, bound, "", opt.seed);
+  return true;
 }
 
 // A run that threw KernelFailure: every row of the case counts as a contract
@@ -294,9 +361,15 @@ void record_failure(Accum& a, const Target& t, const SuiteCase& c, const double*
   keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, 0, x, seed);
 }
 
-// Runs one (format, case): fill, kernel, oracle, compare.
-std::vector<Accum> run_case(const SuiteCase& c, Format f, const std::vector<Target>& targets,
-                            const RunOptions& opt) {
+struct CaseResult {
+  std::vector<Accum> acc;  // one per target
+  std::uint64_t oracle_rows = 0, mpfr_rows = 0;
+};
+
+// Runs one (format, case): fill, kernel, oracle, compare. With the tiered
+// oracle each row goes to the fast tier first; exact_row runs (once per row)
+// only for the targets the fast tier could not decide.
+CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& targets, const RunOptions& opt) {
   const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, case_seed(opt.seed, c, f));
   const std::size_t count = x.size();
   const std::vector<unsigned char> xin = pack(x, f);
@@ -312,19 +385,44 @@ std::vector<Accum> run_case(const SuiteCase& c, Format f, const std::vector<Targ
     }
     outputs.push_back(unpack(yout, f, count));
   }
-  std::vector<Accum> acc(targets.size());
+  CaseResult res;
+  std::vector<Accum>& acc = res.acc;
+  acc.resize(targets.size());
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (!failures[i].empty()) record_failure(acc[i], targets[i], c, x.data(), failures[i], opt.seed);
+  // f64 results need the exact value to 2^-63 relative: beyond the fast tier.
+  const bool tiered = opt.oracle == OracleMode::tiered && f != Format::f64;
+  std::vector<std::size_t> pending;
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const double* xr = x.data() + r * c.cols;
-    const oracle::ExactRow exact =
-        oracle::exact_row({xr, static_cast<std::size_t>(c.cols)}, c.temperature, opt.oracle_bits);
-    if (exact.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
+    const std::span<const double> row{xr, static_cast<std::size_t>(c.cols)};
+    pending.clear();
     for (std::size_t i = 0; i < targets.size(); ++i)
-      if (failures[i].empty())
-        evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, exact, opt.seed);
+      if (failures[i].empty()) pending.push_back(i);
+    bool counted = false;
+    if (tiered) {
+      const oracle::FastRow fast = oracle::fast_row(row, c.temperature);
+      if (fast.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
+      if (fast.status == oracle::RowStatus::ok) {
+        res.oracle_rows++;
+        counted = true;
+        if (fast.usable)
+          std::erase_if(pending, [&](std::size_t i) {
+            return evaluate_row_fast(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, fast, opt);
+          });
+      }
+    }
+    if (pending.empty()) continue;
+    const oracle::ExactRow exact = oracle::exact_row(row, c.temperature, opt.oracle_bits);
+    if (exact.status == oracle::RowStatus::undefined) continue;
+    if (exact.status == oracle::RowStatus::ok) {
+      res.oracle_rows += counted ? 0 : 1;
+      res.mpfr_rows++;
+    }
+    for (std::size_t i : pending)
+      evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, exact, opt.seed);
   }
-  return acc;
+  return res;
 }
 
 // The plots' sweeps of one case; `histogram` is the full-width one of the kernel.
@@ -417,7 +515,7 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
 
   // Items run in any order on any thread; results land in their own slot and
   // are merged in item order, so the report is identical for every --jobs.
-  std::vector<std::vector<Accum>> results(items.size());
+  std::vector<CaseResult> results(items.size());
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex progress_mutex;
   std::exception_ptr failure;
@@ -452,6 +550,11 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
   report.suite = opt.selection.suite;
   report.seed = opt.seed;
   report.oracle_bits = opt.oracle_bits;
+  report.oracle.mode = std::string(name(opt.oracle));
+  for (const CaseResult& r : results) {
+    report.oracle.rows += r.oracle_rows;
+    report.oracle.mpfr_rows += r.mpfr_rows;
+  }
   for (const SuiteCase& c : cases) {
     if (std::find(report.families.begin(), report.families.end(), c.family->name) == report.families.end())
       report.families.push_back(c.family->name);
@@ -465,13 +568,14 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
     const Target& t = targets[ti];
     KernelSummary s = describe(*t.kernel, *t.decl);
     double worst_key = -1;
+    const Accum* worst_from = nullptr;
     UlpHistogram histogram{};
     std::map<std::string, std::size_t> family_slot;
     for (std::size_t i = 0; i < items.size(); ++i) {
       const auto& tis = items[i].target_index;
       const auto pos = std::find(tis.begin(), tis.end(), ti);
       if (pos == tis.end()) continue;
-      const Accum& a = results[i][static_cast<std::size_t>(pos - tis.begin())];
+      const Accum& a = results[i].acc[static_cast<std::size_t>(pos - tis.begin())];
       const std::string& fam = cases[items[i].case_index].family->name;
       auto [it, fresh] = family_slot.try_emplace(fam, s.by_family.size());
       if (fresh) s.by_family.push_back({fam});
@@ -480,7 +584,13 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
       if (a.worst.present && a.worst_key > worst_key) {
         worst_key = a.worst_key;
         s.worst = a.worst;
+        worst_from = &a;
       }
+    }
+    if (worst_from && worst_from->worst_text_pending) {  // a fast-tier worst case: its exact text from MPFR
+      const oracle::ExactRow exact = oracle::exact_row(worst_from->worst_row, s.worst.temperature, opt.oracle_bits);
+      const auto& ref = t.decl->op == Op::softmax ? exact.softmax : exact.log_softmax;
+      s.worst.exact = oracle::to_string(ref.at(static_cast<std::size_t>(s.worst.element)), 21);
     }
     if (s.measured > 0) {
       s.mean_ulp /= static_cast<double>(s.measured);

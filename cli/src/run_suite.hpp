@@ -33,11 +33,18 @@ struct SuiteSelection {
 // temperature out of range.
 std::vector<SuiteCase> build_suite(const SuiteSelection& sel);
 
+// Which oracle computes the exact rows (docs/oracle.md, "Tiered oracle"):
+// tiered = the long-double fast tier with a rigorous bound, falling back to
+// MPFR for the rows it cannot decide; mpfr = exact_row for every row.
+enum class OracleMode { tiered, mpfr };
+constexpr std::string_view name(OracleMode m) { return m == OracleMode::tiered ? "tiered" : "mpfr"; }
+
 struct RunOptions {
   SuiteSelection selection;
   std::uint64_t seed = 1;
   unsigned oracle_bits = 256;
   unsigned jobs = 1;
+  OracleMode oracle = OracleMode::tiered;
   std::function<void(std::size_t done, std::size_t total)> progress;  // may be empty
 };
 

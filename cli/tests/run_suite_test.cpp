@@ -132,3 +132,67 @@ TEST(RunSuite, SweepsPartitionTheMeasuredElements) {
     if (b.key < 1) EXPECT_EQ(b.nonfinite, 0u) << b.key;
   EXPECT_GT(naive.by_magnitude.back().nonfinite, 0u);
 }
+
+// The tiered oracle (docs/oracle.md) against MPFR for every row: the same
+// verdicts and counts, the same histograms and Herbie bits, ULP figures within
+// the fast tier's 1/1000 ulp; and the fast tier really carries the run.
+TEST(RunSuite, TieredOracleGivesTheSameVerdictsAsMpfr) {
+  std::vector<const Kernel*> ks;
+  for (const Kernel& k : builtin_kernels())
+    if (k.available) ks.push_back(&k);
+  for (const char* m : {"mutant_no_max_shift", "mutant_skip_tail", "mutant_temperature_multiplied",
+                        "mutant_log_of_softmax", "mutant_masked_nan"})
+    ks.push_back(find_kernel(m));
+  RunOptions opt = small_run({}, {1, 3, 31, 300});
+  opt.jobs = 2;
+  opt.oracle = OracleMode::mpfr;
+  const Report exact = run_suite(ks, opt);
+  opt.oracle = OracleMode::tiered;
+  const Report tiered = run_suite(ks, opt);
+  EXPECT_EQ(exact.oracle.mode, "mpfr");
+  EXPECT_EQ(exact.oracle.mpfr_rows, exact.oracle.rows);
+  EXPECT_EQ(tiered.oracle.mode, "tiered");
+  EXPECT_EQ(tiered.oracle.rows, exact.oracle.rows);
+  ASSERT_EQ(tiered.kernels.size(), exact.kernels.size());
+  EXPECT_EQ(tiered.all_held(), exact.all_held());
+  bool some_violated = false;
+  for (std::size_t i = 0; i < exact.kernels.size(); ++i) {
+    const KernelSummary &a = exact.kernels[i], &b = tiered.kernels[i];
+    SCOPED_TRACE(a.kernel + " " + a.op);
+    some_violated = some_violated || a.status == "violated";
+    EXPECT_EQ(b.status, a.status);
+    EXPECT_EQ(b.contract_violations, a.contract_violations);
+    EXPECT_EQ(b.policy_violations, a.policy_violations);
+    EXPECT_EQ(b.policy_rows, a.policy_rows);
+    EXPECT_EQ(b.rows, a.rows);
+    EXPECT_EQ(b.measured, a.measured);
+    EXPECT_EQ(b.nonfinite, a.nonfinite);
+    EXPECT_EQ(b.special_mismatch, a.special_mismatch);
+    EXPECT_EQ(b.ulp_histogram, a.ulp_histogram);
+    EXPECT_EQ(b.max_bits, a.max_bits);
+    EXPECT_NEAR(b.mean_bits, a.mean_bits, 1e-12 * std::max(1.0, a.mean_bits));
+    EXPECT_NEAR(b.max_ulp, a.max_ulp, 1e-3);
+    EXPECT_NEAR(b.mean_ulp, a.mean_ulp, 1e-3);
+    ASSERT_EQ(b.by_family.size(), a.by_family.size());
+    for (std::size_t j = 0; j < a.by_family.size(); ++j) {
+      EXPECT_EQ(b.by_family[j].violations, a.by_family[j].violations) << a.by_family[j].family;
+      EXPECT_EQ(b.by_family[j].nonfinite, a.by_family[j].nonfinite) << a.by_family[j].family;
+      EXPECT_NEAR(b.by_family[j].max_ulp, a.by_family[j].max_ulp, 1e-3) << a.by_family[j].family;
+    }
+  }
+  EXPECT_TRUE(some_violated) << "the mutants must give the comparison a violated verdict to match";
+  // f64 rows always use MPFR; the others should almost never need it.
+  std::uint64_t f64_rows = 0;
+  {
+    RunOptions only64 = opt;
+    std::vector<const Kernel*> k64;
+    for (const Kernel* k : ks)
+      if (k->format == Format::f64) k64.push_back(k);
+    f64_rows = run_suite(k64, only64).oracle.rows;
+  }
+  // Short one-hot log-softmax rows whose exact value lies within 2^-256 of a
+  // midpoint of the format (MPFR's own value is the midpoint) and the
+  // mutants' garbage fall back; a tier that gave up on more would be useless.
+  EXPECT_LE(tiered.oracle.mpfr_rows, f64_rows + (tiered.oracle.rows - f64_rows) / 10)
+      << "the fast tier fell back on more than 10% of the non-f64 rows";
+}

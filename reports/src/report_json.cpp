@@ -138,15 +138,18 @@ bool Report::all_held() const {
 std::string to_json(const Report& r) {
   Json kernels = Json::array();
   for (const KernelSummary& k : r.kernels) kernels.push_back(kernel_json(k));
+  Json run = Json{{"suite", r.suite},
+                  {"seed", r.seed},
+                  {"oracle_bits", r.oracle_bits},
+                  {"families", r.families},
+                  {"sizes", r.sizes},
+                  {"temperatures", r.temperatures}};
+  if (!r.oracle.mode.empty())
+    run["oracle"] = Json{{"mode", r.oracle.mode}, {"rows", r.oracle.rows}, {"mpfr_rows", r.oracle.mpfr_rows}};
   Json doc = Json{{"schema", "softcheck-report"},
                   {"schema_version", report_schema_version},
                   {"tool", Json{{"name", "softcheck"}, {"version", r.tool_version}}},
-                  {"run", Json{{"suite", r.suite},
-                               {"seed", r.seed},
-                               {"oracle_bits", r.oracle_bits},
-                               {"families", r.families},
-                               {"sizes", r.sizes},
-                               {"temperatures", r.temperatures}}},
+                  {"run", run},
                   {"verdict", r.all_held() ? "held" : "violated"},
                   {"kernels", kernels}};
   if (r.performance.present) doc["performance"] = performance_json(r.performance);

@@ -312,6 +312,13 @@ void read_run(const Node& doc, Report& r) {
   const std::uint64_t bits = run.count("oracle_bits");
   if (bits > std::numeric_limits<unsigned>::max()) run.fail("oracle_bits", "out of range");
   r.oracle_bits = static_cast<unsigned>(bits);
+  if (run.has("oracle")) {  // added after the first release: optional
+    const Node o = run.child("oracle");
+    r.oracle.mode = o.word("mode", {"tiered", "mpfr"});
+    r.oracle.rows = o.count("rows");
+    r.oracle.mpfr_rows = o.count("mpfr_rows");
+    if (r.oracle.mpfr_rows > r.oracle.rows) o.fail("mpfr_rows", "larger than rows");
+  }
   run.each_value("families", [&](const Json& v, const std::string& w) { r.families.push_back(string_element(v, w)); });
   run.each_value("sizes", [&](const Json& v, const std::string& w) { r.sizes.push_back(integer_element(v, w)); });
   run.each_value("temperatures",

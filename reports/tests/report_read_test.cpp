@@ -140,3 +140,25 @@ TEST(ReportRead, FilesNameThePath) {
   }
   fs::remove(bad);
 }
+
+// run.oracle (the tiered oracle's counts, docs/report-schema.md): written,
+// read back identically, optional, and checked.
+TEST(ReportRead, OracleUseRoundTripsAndIsChecked) {
+  softcheck::Report r = softcheck::testing::sample();
+  r.oracle = {"tiered", 120, 7};
+  const std::string text = to_json(r);
+  const softcheck::Report back = from_json(text);
+  EXPECT_EQ(back.oracle.mode, "tiered");
+  EXPECT_EQ(back.oracle.rows, 120u);
+  EXPECT_EQ(back.oracle.mpfr_rows, 7u);
+  EXPECT_EQ(to_json(back), text);
+  EXPECT_NE(softcheck::to_markdown(r).find("7 of 120 compared rows used MPFR"), std::string::npos);
+  Json doc = Json::parse(text);
+  doc["run"]["oracle"]["mpfr_rows"] = 121;
+  EXPECT_THROW(from_json(doc.dump()), ReportFormatError);
+  doc["run"]["oracle"]["mpfr_rows"] = 7;
+  doc["run"]["oracle"]["mode"] = "guess";
+  EXPECT_THROW(from_json(doc.dump()), ReportFormatError);
+  doc["run"].erase("oracle");
+  EXPECT_TRUE(from_json(doc.dump()).oracle.mode.empty());
+}

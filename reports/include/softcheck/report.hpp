@@ -118,11 +118,21 @@ struct Performance {
   std::vector<BenchResult> results;
 };
 
+// Which oracle produced the exact rows of a run (docs/oracle.md, "Tiered
+// oracle"): rows = rows with a finite entry that were compared; mpfr_rows =
+// those that needed the MPFR oracle (all of them in mode "mpfr"; in mode
+// "tiered" the fast tier's fallbacks, f64 kernels' rows included).
+struct OracleUse {
+  std::string mode;  // tiered | mpfr; empty in reports written before it existed
+  std::uint64_t rows = 0, mpfr_rows = 0;
+};
+
 struct Report {
   std::string tool_version;
   std::string suite;
   std::uint64_t seed = 0;
   unsigned oracle_bits = 0;
+  OracleUse oracle;
   std::vector<std::string> families;
   std::vector<std::int64_t> sizes;
   std::vector<double> temperatures;

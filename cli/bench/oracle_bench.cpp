@@ -1,0 +1,120 @@
+// oracle_bench: rows per second of the MPFR oracle and of the tiered oracle
+// (docs/oracle.md) on the quick suite's f32 rows, measured in the same run
+// (issue 10). The rows are exactly those `softcheck run` feeds the f32
+// kernels (same families, sizes, temperatures, seed 1).
+//
+//   oracle/mpfr          exact_row per row
+//   oracle/fast          fast_row per row (the fast tier alone)
+//   decide/mpfr          exact_row + compare_row of shifted_f32's softmax
+//   decide/tiered        fast_row + compare_row_fast, exact_row + compare_row
+//                        for the rows the fast tier cannot decide (what
+//                        `softcheck run --oracle tiered` does per row)
+//
+// items = rows; the counter `elements` is elements per second. The ratio of
+// the two items_per_second is the speed-up; nothing here asserts it.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "run_suite.hpp"
+#include "softcheck/families.hpp"
+#include "softcheck/fast_oracle.hpp"
+#include "softcheck/kernel.hpp"
+#include "softcheck/metrics.hpp"
+#include "softcheck/oracle.hpp"
+
+namespace {
+
+using namespace softcheck;
+
+struct Row {
+  std::vector<double> x, y;  // input and shifted_f32's softmax
+  double temperature;
+};
+
+const std::vector<Row>& quick_f32_rows() {
+  static const std::vector<Row> rows = [] {
+    std::vector<Row> out;
+    const Kernel* k = find_kernel("shifted_f32");
+    for (const SuiteCase& c : build_suite({"quick", {}, {}, {}})) {
+      const std::vector<double> x = fill_rows(*c.family, Format::f32, c.rows, c.cols, case_seed(1, c, Format::f32));
+      std::vector<float> xf(x.begin(), x.end()), yf(x.size());
+      k->run(Op::softmax, xf.data(), yf.data(), c.rows, c.cols, c.temperature);
+      for (std::int64_t r = 0; r < c.rows; ++r) {
+        const auto b = static_cast<std::size_t>(r * c.cols), e = b + static_cast<std::size_t>(c.cols);
+        out.push_back({{x.begin() + b, x.begin() + e}, {yf.begin() + b, yf.begin() + e}, c.temperature});
+      }
+    }
+    return out;
+  }();
+  return rows;
+}
+
+std::int64_t total_elements() {
+  std::int64_t n = 0;
+  for (const Row& r : quick_f32_rows()) n += static_cast<std::int64_t>(r.x.size());
+  return n;
+}
+
+void finish(benchmark::State& state, std::int64_t fallbacks = -1) {
+  const auto rows = static_cast<std::int64_t>(quick_f32_rows().size());
+  state.SetItemsProcessed(state.iterations() * rows);
+  state.counters["elements"] = benchmark::Counter(static_cast<double>(state.iterations() * total_elements()),
+                                                  benchmark::Counter::kIsRate);
+  state.counters["rows"] = static_cast<double>(rows);
+  if (fallbacks >= 0) state.counters["mpfr_rows"] = static_cast<double>(fallbacks);
+}
+
+void BM_OracleMpfr(benchmark::State& state) {
+  for (auto _ : state)
+    for (const Row& r : quick_f32_rows()) benchmark::DoNotOptimize(oracle::exact_row(r.x, r.temperature));
+  finish(state);
+}
+
+void BM_OracleFast(benchmark::State& state) {
+  for (auto _ : state)
+    for (const Row& r : quick_f32_rows()) benchmark::DoNotOptimize(oracle::fast_row(r.x, r.temperature));
+  finish(state);
+}
+
+void BM_DecideMpfr(benchmark::State& state) {
+  for (auto _ : state)
+    for (const Row& r : quick_f32_rows()) {
+      const oracle::ExactRow e = oracle::exact_row(r.x, r.temperature);
+      if (e.status == oracle::RowStatus::ok)
+        benchmark::DoNotOptimize(compare_row(r.y, e.softmax, Format::f32, Op::softmax));
+    }
+  finish(state);
+}
+
+void BM_DecideTiered(benchmark::State& state) {
+  std::int64_t fallbacks = 0;
+  for (auto _ : state) {
+    fallbacks = 0;
+    for (const Row& r : quick_f32_rows()) {
+      const oracle::FastRow f = oracle::fast_row(r.x, r.temperature);
+      if (f.status != oracle::RowStatus::ok) continue;
+      if (f.usable) {
+        const auto d = oracle::compare_row_fast(r.y, f, Format::f32, Op::softmax);
+        if (d) {
+          benchmark::DoNotOptimize(d);
+          continue;
+        }
+      }
+      ++fallbacks;
+      const oracle::ExactRow e = oracle::exact_row(r.x, r.temperature);
+      benchmark::DoNotOptimize(compare_row(r.y, e.softmax, Format::f32, Op::softmax));
+    }
+  }
+  finish(state, fallbacks);
+}
+
+BENCHMARK(BM_OracleMpfr)->Name("oracle/mpfr")->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_OracleFast)->Name("oracle/fast")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecideMpfr)->Name("decide/mpfr")->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_DecideTiered)->Name("decide/tiered")->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,200 @@
+// Soundness of the oracle's fast tier (issue 10): on every row generator of
+// properties/ (the extreme ones included: huge, subnormal, -1e9 and lowest
+// masks, overflow and underflow edges, fully masked, +inf/NaN rows) and on
+// every input family, the exact MPFR value lies inside the fast tier's stated
+// enclosure, its zero states are right, and every metric compare_row_fast
+// decides is within its stated tolerance of compare_row's (counts and bits
+// exactly equal).
+#include <gtest/gtest.h>
+#include <mpfr.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "softcheck/fast_oracle.hpp"
+#include "softcheck/generators.hpp"
+#include "softcheck/metrics.hpp"
+#include "softcheck/oracle.hpp"
+
+using namespace softcheck;
+using oracle::FastRow;
+using oracle::Real;
+using oracle::ZeroState;
+
+namespace {
+
+constexpr Format kFormats[] = {Format::f32, Format::f16, Format::bf16, Format::f64};
+
+// |exact - value| <= err, decided exactly in MPFR (long doubles convert exactly).
+bool inside(const Real& exact, long double value, long double err) {
+  mpfr_srcptr v = exact.backend().data();
+  if (std::isinf(value)) return mpfr_inf_p(v) && (mpfr_signbit(v) != 0) == std::signbit(value) && err == 0;
+  mpfr_t d, e;
+  mpfr_init2(d, mpfr_get_prec(v) + 16500);  // exact difference whatever the exponents
+  mpfr_init2(e, 64);
+  mpfr_set_ld(d, value, MPFR_RNDN);
+  mpfr_sub(d, v, d, MPFR_RNDN);
+  mpfr_abs(d, d, MPFR_RNDN);
+  mpfr_set_ld(e, err, MPFR_RNDN);
+  const bool ok = mpfr_lessequal_p(d, e);
+  mpfr_clears(d, e, static_cast<mpfr_ptr>(nullptr));
+  return ok;
+}
+
+long double slack(long double v) { return std::isinf(v) ? 0.0L : std::ldexp(std::fabs(v), -250); }
+
+// |exact - (value + res)| <= err, exactly.
+bool inside_pair(const Real& exact, long double value, long double res, long double err) {
+  mpfr_srcptr v = exact.backend().data();
+  if (std::isinf(value)) return inside(exact, value, err);
+  mpfr_t d, t, e;
+  mpfr_init2(d, mpfr_get_prec(v) + 33000);
+  mpfr_init2(t, 64);
+  mpfr_init2(e, 64);
+  mpfr_set_ld(t, value, MPFR_RNDN);
+  mpfr_sub(d, v, t, MPFR_RNDN);
+  mpfr_set_ld(t, res, MPFR_RNDN);
+  mpfr_sub(d, d, t, MPFR_RNDN);
+  mpfr_abs(d, d, MPFR_RNDN);
+  mpfr_set_ld(e, err, MPFR_RNDN);
+  const bool ok = mpfr_lessequal_p(d, e);
+  mpfr_clears(d, t, e, static_cast<mpfr_ptr>(nullptr));
+  return ok;
+}
+
+bool zero_state_right(ZeroState z, const Real& exact) {
+  const bool is_zero = mpfr_zero_p(exact.backend().data()) != 0;
+  return z == ZeroState::unknown || (z == ZeroState::zero) == is_zero;
+}
+
+// A plausible kernel result: the correctly rounded value moved by a few
+// quanta of the format (or a NaN / inf now and then), always a value of f.
+double nudge(double r, int steps, Format f) {
+  const FormatInfo fi = info(f);
+  for (int i = 0; i < std::abs(steps) && std::isfinite(r); ++i) {
+    const int e = r == 0 ? fi.emin : std::max(std::ilogb(r), fi.emin);
+    r = round_to_format(r + (steps > 0 ? 1 : -1) * std::ldexp(1.0, e - fi.precision + 1), f);
+  }
+  return r;
+}
+
+void check_row(const std::vector<double>& x, double temperature, Format f, const std::vector<int>& steps) {
+  const FastRow fast = oracle::fast_row(x, temperature);
+  const oracle::ExactRow exact = oracle::exact_row(x, temperature);
+  RC_ASSERT(fast.status == exact.status);
+  if (exact.status != oracle::RowStatus::ok || !fast.usable) return;
+  const std::size_t n = x.size();
+  RC_ASSERT(fast.softmax.size() == n);
+  for (std::size_t i = 0; i < n; ++i) {
+    // The enclosures hold the exact value; exact_row's is within a few units
+    // of 2^-256 of it (oracle.hpp), hence the 2^-250 |v| of slack.
+    RC_ASSERT(inside(exact.softmax[i], fast.softmax[i], fast.softmax_err[i] + slack(fast.softmax[i])));
+    RC_ASSERT(inside(exact.log_softmax[i], fast.log_softmax[i], fast.log_softmax_err[i] + slack(fast.log_softmax[i])));
+    // exact_row's own error (a few units of 2^-256) can exceed the tight radius.
+    RC_ASSERT(inside_pair(exact.log_softmax[i], fast.log_softmax[i], fast.log_softmax_res[i],
+                          fast.log_softmax_tight[i] + slack(fast.log_softmax[i])));
+    RC_ASSERT(zero_state_right(fast.softmax_zero[i], exact.softmax[i]));
+    RC_ASSERT(zero_state_right(fast.log_softmax_zero[i], exact.log_softmax[i]));
+  }
+  // Metrics decided from the enclosures agree with MPFR's.
+  for (Op op : {Op::softmax, Op::log_softmax}) {
+    const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
+    std::vector<double> y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const int s = steps[i % steps.size()];
+      const double rounded = oracle::round_to(ref[i], f);
+      y[i] = s == 99 ? NAN : s == 98 ? INFINITY : std::isfinite(rounded) ? nudge(rounded, s, f) : rounded;
+    }
+    const RowError want = compare_row(y, ref, f, op);
+    const auto got = oracle::compare_row_fast(y, fast, f, op);
+    if (!got) continue;  // undecided: the run falls back to MPFR
+    const RowError& e = got->error;
+    RC_ASSERT(e.elements == want.elements);
+    RC_ASSERT(e.measured == want.measured);
+    RC_ASSERT(e.nonfinite == want.nonfinite);
+    RC_ASSERT(e.special_mismatch == want.special_mismatch);
+    RC_ASSERT(e.max_bits == want.max_bits);
+    RC_ASSERT(e.sum_bits == want.sum_bits);
+    RC_ASSERT(std::fabs(e.max_ulp - want.max_ulp) <= got->max_ulp_err);
+    RC_ASSERT(got->max_ulp_err <= 1e-3);
+    RC_ASSERT(std::fabs(e.sum_ulp - want.sum_ulp) <= 1e-3 * static_cast<double>(want.measured) + 1e-9);
+    const double u = unit_roundoff(f);
+    if (std::isinf(want.max_rel))
+      RC_ASSERT(std::isinf(e.max_rel));
+    else
+      RC_ASSERT(std::fabs(e.max_rel - want.max_rel) <= 1e-3 * u * std::max(1.0, want.max_rel) * 1.001);
+    RC_ASSERT(std::fabs(e.normwise - want.normwise) <= 1e-3 * std::max(1.0, want.normwise) * 1.001);
+    for (std::size_t i = 0; i < n; ++i) {
+      const ElementError ee = compare_element(y[i], ref[i], f);
+      RC_ASSERT((ee.cls == ElementClass::finite) == (got->finite[i] != 0));
+      if (ee.cls == ElementClass::finite) RC_ASSERT(std::fabs(ee.ulp - got->ulp[i]) <= got->ulp_err[i]);
+    }
+  }
+}
+
+const gen::RowOptions kShort{512, 0.0};
+
+rc::Gen<std::vector<int>> steps_gen() {
+  return rc::gen::container<std::vector<int>>(
+      3, rc::gen::weightedOneOf<int>({{20, rc::gen::inRange(-2, 3)}, {1, rc::gen::just(99)}, {1, rc::gen::just(98)}}));
+}
+
+template <class G>
+void soundness(G make_row) {
+  for (Format f : kFormats) {
+    const auto row = *make_row(f);
+    const double t = *gen::temperature();
+    check_row(row, t, f, *steps_gen());
+  }
+}
+
+}  // namespace
+
+RC_GTEST_PROP(FastOracleSound, FiniteRows, ()) { soundness([](Format f) { return gen::finite_row(f, kShort); }); }
+RC_GTEST_PROP(FastOracleSound, MaskedRows, ()) { soundness([](Format f) { return gen::masked_row(f, kShort); }); }
+RC_GTEST_PROP(FastOracleSound, FullyMaskedRows, ()) {
+  soundness([](Format f) { return gen::fully_masked_row(f, kShort); });
+}
+RC_GTEST_PROP(FastOracleSound, NonfiniteRows, ()) {
+  soundness([](Format f) { return gen::nonfinite_row(f, kShort); });
+}
+RC_GTEST_PROP(FastOracleSound, FiniteMaskRows, ()) { soundness([](Format f) { return gen::mask_1e9_row(f, kShort); }); }
+RC_GTEST_PROP(FastOracleSound, UnderflowRows, ()) {
+  soundness([](Format f) { return gen::underflow_row(f, kShort); });
+}
+RC_GTEST_PROP(FastOracleSound, LatticeRows, ()) { soundness([](Format f) { return gen::lattice_row(f, kShort); }); }
+RC_GTEST_PROP(FastOracleSound, EveryInputFamily, ()) {
+  soundness([](Format f) { return gen::family_row(f, gen::RowDomain::any, kShort); });
+}
+RC_GTEST_PROP(FastOracleSound, AnyRow, ()) { soundness([](Format f) { return gen::any_row(f, kShort); }); }
+
+// Long rows (the suite's 4096 and 65536 are where the time goes).
+RC_GTEST_PROP(FastOracleSound, LongRowsOfEveryFamily, ()) {
+  const Format f = *rc::gen::elementOf(std::vector<Format>{Format::f32, Format::f16});
+  const auto row = *gen::family_row(f, gen::RowDomain::any, gen::RowOptions{8192, 1.0});
+  check_row(row, *gen::temperature(), f, *steps_gen());
+}
+
+// The fast tier is meant to decide nearly every f32 row of ordinary logits;
+// a tier that always falls back would pass the soundness tests above.
+TEST(FastOracle, DecidesOrdinaryF32Rows) {
+  int decided = 0, rows = 0;
+  for (std::size_t n : {1u, 3u, 31u, 1000u, 4096u}) {
+    for (int s = 0; s < 4; ++s) {
+      std::vector<double> x(n);
+      for (std::size_t i = 0; i < n; ++i)
+        x[i] = round_to_format(std::sin(static_cast<double>(i * 7 + static_cast<std::size_t>(s))) * 9, Format::f32);
+      const FastRow fast = oracle::fast_row(x, 1.0);
+      ASSERT_TRUE(fast.usable);
+      std::vector<double> y(n);
+      for (std::size_t i = 0; i < n; ++i) y[i] = round_to_format(static_cast<double>(fast.softmax[i]), Format::f32);
+      ++rows;
+      decided += oracle::compare_row_fast(y, fast, Format::f32, Op::softmax).has_value();
+    }
+  }
+  EXPECT_EQ(decided, rows);
+}
+
