@@ -45,6 +45,27 @@ const std::vector<Kernel>& builtin_kernels() {
   return registry;
 }
 
+// Sparse kernels (docs/sparse.md). entmax_bisect at several iteration counts
+// so that the report shows the error against iterations (f32 needs about 24
+// halvings for tau to u, f64 about 53: REFERENCE.md, "Entmax family").
+const std::vector<Kernel>& sparse_kernels() {
+  static const std::vector<Kernel> registry = [] {
+    std::vector<Kernel> k;
+    register_both_formats(k, kernels::sparsemax_family());
+    register_both_formats(k, kernels::entmax15_family());
+    for (int iterations : {10, 20, 30, 60})
+      register_both_formats(k, kernels::entmax_bisect_family(1.5, iterations));
+    register_both_formats(k, kernels::entmax_bisect_family(1.25, 60));
+    register_both_formats(k, kernels::entmax_bisect_family(2.0, 60));
+    register_both_formats(k, kernels::topk_softmax_family(8));
+    register_both_formats(k, kernels::threshold_softmax_family(0.01));
+    return k;
+  }();
+  return registry;
+}
+
+const Kernel* find_sparse_kernel(std::string_view name) { return find_in(sparse_kernels(), name); }
+
 // Other libraries' kernels (peer_*.cpp), listed whether or not they were built in.
 const std::vector<Kernel>& peer_kernels() {
   static const std::vector<Kernel> registry = [] {

@@ -509,4 +509,21 @@ SparseRow exact_threshold_softmax(std::span<const double> x, double threshold, d
   return softmax_over(x, keep, temperature, bits);
 }
 
+SparseRow exact_sparse(Op op, const OpParams& params, std::span<const double> x,
+                       double temperature, unsigned bits) {
+  switch (op) {
+    case Op::sparsemax: return exact_sparsemax(x, temperature, bits);
+    case Op::entmax15: return exact_entmax15(x, temperature, bits);
+    case Op::entmax: return exact_entmax(x, params.alpha, temperature, bits);
+    case Op::topk_softmax:
+      if (params.k < 1) throw std::invalid_argument("exact_sparse: topk_softmax needs k >= 1");
+      return exact_topk_softmax(x, static_cast<std::size_t>(params.k), temperature, bits);
+    case Op::threshold_softmax: return exact_threshold_softmax(x, params.threshold, temperature, bits);
+    case Op::softmax:
+    case Op::log_softmax: break;
+  }
+  throw std::invalid_argument("exact_sparse: " + std::string(name(op)) +
+                              " is not a sparse op (use exact_row)");
+}
+
 }  // namespace softcheck::oracle

@@ -59,4 +59,11 @@ SparseRow exact_topk_softmax(std::span<const double> x, std::size_t k, double te
 SparseRow exact_threshold_softmax(std::span<const double> x, double threshold,
                                   double temperature = 1.0, unsigned bits = default_bits);
 
+// The exact result of the sparse op `op` (is_sparse(op)) with a kernel's
+// parameters: sparsemax, entmax15, entmax (params.alpha), topk_softmax
+// (params.k), threshold_softmax (params.threshold). softmax and log_softmax
+// throw std::invalid_argument (use exact_row), as do bad parameters.
+SparseRow exact_sparse(Op op, const OpParams& params, std::span<const double> x,
+                       double temperature = 1.0, unsigned bits = default_bits);
+
 }  // namespace softcheck::oracle
