@@ -41,6 +41,29 @@ check oracle_all_masked 2 'every entry is -inf' -- "$bin" oracle -- -inf -inf
 check oracle_bad_temperature 2 'temperature' -- "$bin" oracle --temperature 0 1 2
 check oracle_bad_dtype 2 'dtype' -- "$bin" oracle --dtype f8 1 2
 
+# oracle --op for the sparse ops (docs/sparse.md): REFERENCE.md's known values
+# ([-2, 0, 0.5] -> sparsemax [0, 0.25, 0.75] exactly, entmax15 [0, 0.3260, 0.6740]),
+# alpha = 2 / 1.5 as the sort-based forms, the bisection summing to 1, bad input.
+sm_expected='0.0000e+00 0
+2.5000e-01 0.25
+7.5000e-01 0.75'
+check oracle_sparsemax 0 '' -- bash -c "[[ \"\$('$bin' oracle --op sparsemax --digits 5 -- -2 0 0.5)\" == \"$sm_expected\" ]]"
+check oracle_entmax_alpha2 0 '' -- bash -c "[[ \"\$('$bin' oracle --op entmax --alpha 2 --digits 5 -- -2 0 0.5)\" == \"$sm_expected\" ]]"
+check oracle_entmax15 0 '^3\.260e-01 ' -- "$bin" oracle --op entmax15 --digits 4 -- -2 0 0.5
+check oracle_entmax15_top 0 '^6\.740e-01 ' -- "$bin" oracle --op entmax15 --digits 4 -- -2 0 0.5
+check oracle_entmax_bisect_near_15 0 '' -- bash -c "[[ \"\$('$bin' oracle --op entmax --alpha 1.5000000001 --digits 6 -- -2 0 0.5 | cut -d' ' -f1)\" == \"\$('$bin' oracle --op entmax15 --digits 6 -- -2 0 0.5 | cut -d' ' -f1)\" ]]"
+check oracle_entmax_sum 0 '' -- bash -c "'$bin' oracle --op entmax --alpha 1.3 --temperature 0.5 -- 0.1 -1 2 0.3 | awk '{s += \$2} END {exit !(s > 0.999999 && s < 1.000001)}'"
+check oracle_topk 0 '' -- bash -c "[[ \$('$bin' oracle --op topk_softmax --k 2 -- 1 2 2 3 | awk '\$2 > 0' | wc -l) -eq 3 ]]"
+check oracle_threshold 0 '^0\.0000e\+00 0$' -- "$bin" oracle --op threshold_softmax --threshold 0.05 --digits 5 -- -2 0 0.5
+check oracle_entmax_needs_alpha 2 'needs --alpha' -- "$bin" oracle --op entmax 1 2
+check oracle_bad_alpha 2 'alpha must be finite and > 1' -- "$bin" oracle --op entmax --alpha 1 1 2
+check oracle_alpha_wrong_op 2 'applies to --op entmax only' -- "$bin" oracle --op sparsemax --alpha 1.5 1 2
+check oracle_bad_k 2 'k must be >= 1' -- "$bin" oracle --op topk_softmax --k 0 1 2
+check oracle_bad_threshold 2 'threshold must be in' -- "$bin" oracle --op threshold_softmax --threshold 2 1 2
+check oracle_sparse_nan 2 'NaN' -- "$bin" oracle --op sparsemax 1 nan
+check oracle_sparse_all_masked 2 'every entry is -inf' -- "$bin" oracle --op entmax15 -- -inf -inf
+check oracle_bad_op 2 'op' -- "$bin" oracle --op sparsemaxx 1 2
+
 # run: bad input gives exit 2 and writes nothing.
 check run_unknown_impl 2 "unknown kernel 'nosuch'" -- "$bin" run --impl nosuch --out "$tmp/none1"
 [[ ! -e $tmp/none1 ]] || { echo "FAIL run_unknown_impl left $tmp/none1"; failures=$((failures + 1)); }
