@@ -16,6 +16,7 @@
 #include "softcheck/kernel_failure.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
+#include "softcheck/sparse_oracle.hpp"
 #include "softcheck/storage.hpp"
 #include "version.hpp"
 
@@ -172,6 +173,7 @@ struct Accum {
   double max_ulp = 0, sum_ulp = 0, max_bits = 0, sum_bits = 0, max_rel = 0, max_normwise = 0;
   double max_bound_ratio = 0;
   std::uint64_t nonfinite = 0, special_mismatch = 0, contract_violations = 0;
+  std::uint64_t false_zeros = 0, false_nonzeros = 0;
   std::uint64_t policy_rows = 0, policy_violations = 0;
   double worst_key = -1;
   WorstCase worst;
@@ -189,11 +191,12 @@ bool follows_policy(MaskedRowPolicy p, Op op, const double* y, std::int64_t n, F
     bool ok = false;
     switch (p) {
       case MaskedRowPolicy::nan: ok = std::isnan(v); break;
-      case MaskedRowPolicy::zeros: ok = op == Op::softmax ? v == 0 : v == -INFINITY; break;
+      // Every op but log_softmax outputs probabilities (softmax and the sparse ops).
+      case MaskedRowPolicy::zeros: ok = op != Op::log_softmax ? v == 0 : v == -INFINITY; break;
       case MaskedRowPolicy::uniform:
         // 1/n and log n rounded in the kernel's format: within a few u.
-        ok = op == Op::softmax ? std::fabs(v * dn - 1) <= 4 * u
-                               : std::fabs(v + std::log(dn)) <= 4 * u * std::max(1.0, std::log(dn));
+        ok = op != Op::log_softmax ? std::fabs(v * dn - 1) <= 4 * u
+                                   : std::fabs(v + std::log(dn)) <= 4 * u * std::max(1.0, std::log(dn));
         break;
     }
     if (!ok) return false;
@@ -203,7 +206,8 @@ bool follows_policy(MaskedRowPolicy p, Op op, const double* y, std::int64_t n, F
 
 std::string repro_line(const Kernel& k, Op op, const SuiteCase& c, std::uint64_t seed,
                        const double* x) {
-  if (c.cols <= 64)
+  // `repro` replays softmax properties; a sparse op's case is replayed by `run`.
+  if (c.cols <= 64 && !is_sparse(op))
     return fmt::format("softcheck repro --impl {} --op {} --property accuracy --temperature {} --row {}",
                        k.name, name(op), c.temperature, hex_row(x, c.cols));
   return fmt::format("softcheck run --impl {} --family {} --size {} --temperature {} --seed {}", k.name,
@@ -225,15 +229,55 @@ void keep_if_worse(Accum& a, double key, WorstCase w, const Target& t, const Sui
   a.worst = std::move(w);
 }
 
+// The oracle's answer for one row and one target: exact values to compare
+// with, and for a sparse op the support (entries off it are exactly 0).
+struct RowReference {
+  oracle::RowStatus status = oracle::RowStatus::ok;
+  const std::vector<oracle::Real>* values = nullptr;
+  const std::vector<bool>* support = nullptr;  // sparse ops only
+};
+
+// Sparse ops (docs/sparse.md): the ULP error is measured on the entries that
+// both the oracle and the kernel put on the support; a kernel 0 where the exact
+// value is positive is a false zero, a non-zero where it is 0 a false
+// non-zero; both are counted, never averaged into the ULP figures. NaN/inf
+// outputs stay "nonfinite" wherever they are. `index` maps the measured
+// subset back to row positions.
+struct Measured {
+  std::vector<double> y;
+  std::vector<oracle::Real> exact;
+  std::vector<std::size_t> index;
+};
+
+Measured on_support(Accum& a, const double* y, const RowReference& ref, std::int64_t cols) {
+  Measured m;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(cols); ++i) {
+    const bool exact_on = (*ref.support)[i];
+    const bool kernel_on = y[i] != 0;
+    if (std::isfinite(y[i]) && exact_on && !kernel_on) {
+      a.false_zeros++;
+      continue;
+    }
+    if (std::isfinite(y[i]) && !exact_on) {
+      if (kernel_on) a.false_nonzeros++;
+      continue;  // both 0: exact, nothing to measure
+    }
+    m.y.push_back(y[i]);
+    m.exact.push_back((*ref.values)[i]);
+    m.index.push_back(i);
+  }
+  return m;
+}
+
 void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
-                  const double* y, const oracle::ExactRow& exact, std::uint64_t seed) {
+                  const double* y, const RowReference& ref_row, std::uint64_t seed) {
   const Kernel& k = *t.kernel;
   const Op op = t.decl->op;
   a.rows++;
   a.elements += static_cast<std::uint64_t>(c.cols);
   double key = 0;
   WorstCase w;
-  if (exact.status == oracle::RowStatus::all_masked) {
+  if (ref_row.status == oracle::RowStatus::all_masked) {
     a.policy_rows++;
     if (follows_policy(k.masked_policy, op, y, c.cols, k.format)) return;
     a.policy_violations++;
@@ -242,8 +286,12 @@ void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t ro
     w.exact = "undefined (fully masked row, policy " + std::string(name(k.masked_policy)) + ")";
     w.bound = INFINITY;
   } else {
-    const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
-    const RowError e = compare_row({y, static_cast<std::size_t>(c.cols)}, ref, k.format, op);
+    Measured sub;
+    if (ref_row.support) sub = on_support(a, y, ref_row, c.cols);
+    const std::vector<oracle::Real>& ref = ref_row.support ? sub.exact : *ref_row.values;
+    const std::span<const double> ys = ref_row.support ? std::span<const double>(sub.y)
+                                                       : std::span<const double>(y, static_cast<std::size_t>(c.cols));
+    const RowError e = compare_row(ys, ref, k.format, op);
     a.measured += e.measured;
     a.nonfinite += e.nonfinite;
     a.special_mismatch += e.special_mismatch;
@@ -255,7 +303,7 @@ void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t ro
     a.max_normwise = std::max(a.max_normwise, e.normwise);
     add_row(a.measured_rows, e);
     add_row(bin_at(a.by_magnitude, magnitude_decade(max_abs_scaled(x, c.cols, c.temperature))), e);
-    add_elements(a.histogram, y, ref, k.format);
+    add_elements(a.histogram, ys.data(), ref, k.format);
     const double bound = t.decl->contract.bound_ulps(
         row_shape({x, static_cast<std::size_t>(c.cols)}, c.temperature, k.format), k.format);
     const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
@@ -267,10 +315,11 @@ void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t ro
     } else {
       key = broken ? std::numeric_limits<double>::infinity() : e.max_ulp;
     }
+    if (ref.empty()) return;  // a sparse row with nothing measured (all support mismatches)
     const auto idx = e.worst_index;
-    w.got = y[idx];
+    w.got = ys[idx];
     w.exact = oracle::to_string(ref[idx], 21);
-    w.element = static_cast<std::int64_t>(idx);
+    w.element = static_cast<std::int64_t>(ref_row.support ? sub.index[idx] : idx);
     w.ulp = broken ? INFINITY : e.max_ulp;
     w.bound = bound;
   }
@@ -315,14 +364,45 @@ std::vector<Accum> run_case(const SuiteCase& c, Format f, const std::vector<Targ
   std::vector<Accum> acc(targets.size());
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (!failures[i].empty()) record_failure(acc[i], targets[i], c, x.data(), failures[i], opt.seed);
+  // Sparse targets sharing an op and its parameters share one oracle call per row.
+  std::vector<std::size_t> sparse_slot(targets.size(), 0);
+  std::vector<const OpDecl*> sparse_ops;
+  bool any_softmax = false;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const OpDecl& d = *targets[i].decl;
+    if (!is_sparse(d.op)) {
+      any_softmax = true;
+      continue;
+    }
+    const auto same = [&](const OpDecl* o) {
+      return o->op == d.op && o->params.alpha == d.params.alpha && o->params.k == d.params.k &&
+             o->params.threshold == d.params.threshold;
+    };
+    const auto it = std::find_if(sparse_ops.begin(), sparse_ops.end(), same);
+    sparse_slot[i] = static_cast<std::size_t>(it - sparse_ops.begin());
+    if (it == sparse_ops.end()) sparse_ops.push_back(&d);
+  }
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const double* xr = x.data() + r * c.cols;
-    const oracle::ExactRow exact =
-        oracle::exact_row({xr, static_cast<std::size_t>(c.cols)}, c.temperature, opt.oracle_bits);
-    if (exact.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
-    for (std::size_t i = 0; i < targets.size(); ++i)
-      if (failures[i].empty())
-        evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, exact, opt.seed);
+    const std::span<const double> row{xr, static_cast<std::size_t>(c.cols)};
+    oracle::ExactRow exact;
+    if (any_softmax) exact = oracle::exact_row(row, c.temperature, opt.oracle_bits);
+    std::vector<oracle::SparseRow> sparse;
+    for (const OpDecl* d : sparse_ops)
+      sparse.push_back(oracle::exact_sparse(d->op, d->params, row, c.temperature, opt.oracle_bits));
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      if (!failures[i].empty()) continue;
+      const Op op = targets[i].decl->op;
+      RowReference ref;
+      if (is_sparse(op)) {
+        const oracle::SparseRow& s = sparse[sparse_slot[i]];
+        ref = {s.status, &s.p, &s.support};
+      } else {
+        ref = {exact.status, op == Op::softmax ? &exact.softmax : &exact.log_softmax, nullptr};
+      }
+      if (ref.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
+      evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, ref, opt.seed);
+    }
   }
   return acc;
 }
@@ -358,6 +438,8 @@ void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
   s.max_bound_ratio = std::max(s.max_bound_ratio, a.max_bound_ratio);
   s.nonfinite += a.nonfinite;
   s.special_mismatch += a.special_mismatch;
+  s.false_zeros += a.false_zeros;
+  s.false_nonzeros += a.false_nonzeros;
   s.contract_violations += a.contract_violations;
   s.policy_rows += a.policy_rows;
   s.policy_violations += a.policy_violations;
@@ -380,6 +462,18 @@ KernelSummary describe(const Kernel& k, const OpDecl& d) {
   s.contract_why = d.contract.why;
   s.unavailable_reason = k.unavailable_reason;
   return s;
+}
+
+// Sparse ops run on rows up to sparse_max_cols; those whose oracle is the
+// certified bisection (entmax with alpha other than 1.5 and 2: about
+// 2n(bits + 16) MPFR pow calls per row, docs/sparse.md) up to bisection_max_cols.
+constexpr std::int64_t sparse_max_cols = 4096;
+constexpr std::int64_t bisection_max_cols = 256;
+
+bool runs_case(const OpDecl& d, const SuiteCase& c) {
+  if (!is_sparse(d.op)) return true;
+  const bool bisection = d.op == Op::entmax && d.params.alpha != 1.5 && d.params.alpha != 2;
+  return c.cols <= (bisection ? bisection_max_cols : sparse_max_cols);
 }
 
 std::string status_of(const Kernel& k, const KernelSummary& s) {
@@ -412,7 +506,12 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
     std::vector<std::size_t> ti;
     for (std::size_t i = 0; i < targets.size(); ++i)
       if (targets[i].kernel->available && targets[i].kernel->format == f) ti.push_back(i);
-    for (std::size_t c = 0; c < cases.size(); ++c) items.push_back({f, c, ti});
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      std::vector<std::size_t> tc;
+      for (std::size_t i : ti)
+        if (runs_case(*targets[i].decl, cases[c])) tc.push_back(i);
+      if (!tc.empty()) items.push_back({f, c, std::move(tc)});
+    }
   }
 
   // Items run in any order on any thread; results land in their own slot and

@@ -64,6 +64,18 @@ check oracle_sparse_nan 2 'NaN' -- "$bin" oracle --op sparsemax 1 nan
 check oracle_sparse_all_masked 2 'every entry is -inf' -- "$bin" oracle --op entmax15 -- -inf -inf
 check oracle_bad_op 2 'op' -- "$bin" oracle --op sparsemaxx 1 2
 
+# run with sparse kernels (docs/sparse.md): ULP error on the support, support
+# mismatches counted apart in report.json / report.md; only `run` takes them.
+sparse=(--impl sparsemax_f32 --impl entmax15_f64 --impl entmax_bisect_a1p5_i10_f32 --impl topk_softmax_k8_f32
+        --impl threshold_softmax_t0p01_f64 --family normal_s1 --family ties --size 8 --size 100 --seed 3)
+check run_sparse 0 'support: [0-9]+ false zeros, [0-9]+ false non-zeros' -- "$bin" run "${sparse[@]}" --out "$tmp/sp" --jobs 2
+check run_sparse_json 0 '"false_nonzeros"' -- cat "$tmp/sp/report.json"
+check run_sparse_md 0 'false zeros' -- cat "$tmp/sp/report.md"
+check run_sparse_topk_held 0 '' -- bash -c "grep -A12 '\"kernel\": \"topk_softmax_k8_f32\"' '$tmp/sp/report.json' | grep -q '\"status\": \"held\"'"
+check run_sparse_report_reads 0 '' -- "$bin" report "$tmp/sp/report.json" --md "$tmp/sp2.md" --quiet
+check run_sparse_gate 0 'gate: passed' -- "$bin" gate --baseline "$tmp/sp/report.json" --report "$tmp/sp/report.json"
+check check_sparse_refused 2 'sparse kernel' -- "$bin" check --impl sparsemax_f32 --tests 5
+
 # run: bad input gives exit 2 and writes nothing.
 check run_unknown_impl 2 "unknown kernel 'nosuch'" -- "$bin" run --impl nosuch --out "$tmp/none1"
 [[ ! -e $tmp/none1 ]] || { echo "FAIL run_unknown_impl left $tmp/none1"; failures=$((failures + 1)); }
