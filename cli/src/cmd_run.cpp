@@ -85,8 +85,6 @@ void add_property_verdicts(Report& report, const std::vector<const Kernel*>& ker
   opt.seed = seed;
   for (const Kernel* k : kernels) {
     if (!k->available) continue;
-    // The property suite is written for softmax / log_softmax (docs/properties.md).
-    if (std::all_of(k->ops.begin(), k->ops.end(), [](const OpDecl& d) { return is_sparse(d.op); })) continue;
     for (const props::PropertyVerdict& v : props::check_kernel(*k, opt))
       for (KernelSummary& s : report.kernels)
         if (s.kernel == v.kernel && s.op == name(v.op)) {

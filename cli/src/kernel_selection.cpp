@@ -76,7 +76,7 @@ std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& nam
     const Kernel* k = find(n);
     if (!k && find_sparse_kernel(n)) {
       if (!with_sparse)
-        throw std::invalid_argument("'" + n + "' is a sparse kernel (docs/sparse.md): only `softcheck run` measures it");
+        throw std::invalid_argument("'" + n + "' is a sparse kernel (docs/sparse.md): `softcheck run`, `check` and `repro` take it");
       k = find_sparse_kernel(n);
     }
     if (!k) throw std::invalid_argument("unknown kernel '" + n + "' (see `softcheck list`)");

@@ -40,7 +40,7 @@ class KernelSet {
   // Throws std::invalid_argument for an unknown name.
   // with_sparse: the sparse kernels (sparse_kernels(), docs/sparse.md) may be
   // named, and with no names are added; without it naming one is an error
-  // (only `softcheck run` measures them).
+  // (`run`, `check` and `repro` take them; `sweep` and the fuzzers do not).
   std::vector<const Kernel*> select(const std::vector<std::string>& names, bool with_peers = false,
                                     bool with_sparse = false) const;
 
