@@ -221,7 +221,8 @@ SparseRow exact_entmax15(std::span<const double> x, double temperature, unsigned
     mpfr_add(S2.v, S2.v, t1.v, MPFR_RNDN);
     // rho x^2 - 2 x S1 + S2
     mpfr_mul_ui(t1.v, t1.v, static_cast<unsigned long>(rho), MPFR_RNDN);
-    mpfr_mul_d(t2.v, S1.v, 2 * xr, MPFR_RNDN);  // 2 xr is exact (or overflows to inf: see below)
+    mpfr_mul_d(t2.v, S1.v, xr, MPFR_RNDN);  // exact in P
+    mpfr_mul_2ui(t2.v, t2.v, 1, MPFR_RNDN);  // 2 x S1 (not 2 * xr in double: -DBL_MAX overflows)
     mpfr_sub(t1.v, t1.v, t2.v, MPFR_RNDN);
     mpfr_add(t1.v, t1.v, S2.v, MPFR_RNDN);
     if (mpfr_cmp(t1.v, fourT2.v) >= 0) break;
