@@ -239,8 +239,9 @@ struct RowReference {
 
 // Sparse ops (docs/sparse.md): the ULP error is measured on the entries that
 // both the oracle and the kernel put on the support; a kernel 0 where the exact
-// value is positive is a false zero, a non-zero where it is 0 a false
-// non-zero; both are counted, never averaged into the ULP figures. NaN/inf
+// value is positive (and does not round to 0 in the format: underflow is a
+// correct zero, measured like any entry) is a false zero, a non-zero where it
+// is 0 a false non-zero; both are counted, never averaged into the ULP figures. NaN/inf
 // outputs stay "nonfinite" wherever they are. `index` maps the measured
 // subset back to row positions.
 struct Measured {
@@ -249,12 +250,12 @@ struct Measured {
   std::vector<std::size_t> index;
 };
 
-Measured on_support(Accum& a, const double* y, const RowReference& ref, std::int64_t cols) {
+Measured on_support(Accum& a, const double* y, const RowReference& ref, std::int64_t cols, Format f) {
   Measured m;
   for (std::size_t i = 0; i < static_cast<std::size_t>(cols); ++i) {
     const bool exact_on = (*ref.support)[i];
     const bool kernel_on = y[i] != 0;
-    if (std::isfinite(y[i]) && exact_on && !kernel_on) {
+    if (std::isfinite(y[i]) && exact_on && !kernel_on && oracle::round_to((*ref.values)[i], f) != 0) {
       a.false_zeros++;
       continue;
     }
@@ -287,7 +288,7 @@ void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t ro
     w.bound = INFINITY;
   } else {
     Measured sub;
-    if (ref_row.support) sub = on_support(a, y, ref_row, c.cols);
+    if (ref_row.support) sub = on_support(a, y, ref_row, c.cols, k.format);
     const std::vector<oracle::Real>& ref = ref_row.support ? sub.exact : *ref_row.values;
     const std::span<const double> ys = ref_row.support ? std::span<const double>(sub.y)
                                                        : std::span<const double>(y, static_cast<std::size_t>(c.cols));
