@@ -88,6 +88,7 @@ TEST(SparseKernels, KnownValues) {
 TEST(SparseKernels, AgainstOracleOnRandomRows) {
   std::mt19937_64 g(11);
   for (const Kernel& k : sparse_kernels()) {
+    if (k.format != Format::f32 && k.format != Format::f64) continue;  // 16-bit: the property suite
     const OpDecl& d = k.ops.at(0);
     ASSERT_TRUE(is_sparse(d.op)) << k.name;
     for (std::size_t n : {1, 2, 3, 8, 33, 100}) {
@@ -142,6 +143,7 @@ TEST(SparseKernels, ErrorFallsWithIterations) {
 TEST(SparseKernels, MinusInfEqualsDroppingAndMaskedRows) {
   const std::vector<double> x = {-2, 0, 0.5, 1.25}, xm = {-inf, -2, 0, -inf, 0.5, 1.25};
   for (const Kernel& k : sparse_kernels()) {
+    if (k.format != Format::f32 && k.format != Format::f64) continue;  // 16-bit: the property suite
     const Op op = k.ops[0].op;
     const std::vector<double> a = run(k, op, x, 1), b = run(k, op, xm, 1);
     EXPECT_EQ(b[0], 0.0) << k.name;
