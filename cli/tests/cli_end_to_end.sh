@@ -74,6 +74,7 @@ check run_sparse_md 0 'false zeros' -- cat "$tmp/sp/report.md"
 check run_sparse_topk_held 0 '' -- bash -c "grep -A12 '\"kernel\": \"topk_softmax_k8_f32\"' '$tmp/sp/report.json' | grep -q '\"status\": \"held\"'"
 check run_sparse_report_reads 0 '' -- "$bin" report "$tmp/sp/report.json" --md "$tmp/sp2.md" --quiet
 check run_sparse_gate 0 'gate: passed' -- "$bin" gate --baseline "$tmp/sp/report.json" --report "$tmp/sp/report.json"
+check list_sparse 0 'entmax_bisect_a1p5_i30_f32' -- "$bin" list --sparse
 check check_sparse 0 'sparse_accuracy' -- "$bin" check --impl sparsemax_f32 --tests 5
 check repro_sparse 0 '' -- "$bin" repro --impl sparsemax_f64 --op sparsemax --property sparse_accuracy --row=-2,0,0.5
 check sweep_sparse_refused 2 'sparse kernel' -- "$bin" sweep --dtype f16 --impl sparsemax_f32
