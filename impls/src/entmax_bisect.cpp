@@ -78,6 +78,9 @@ std::string alpha_label(double alpha) {
 }  // namespace
 
 Family entmax_bisect_family(double alpha, int iterations) {
+  if (!std::isfinite(alpha) || !(alpha > 1))
+    throw std::invalid_argument("entmax_bisect: alpha must be finite and > 1, got " + std::to_string(alpha));
+  if (iterations < 0) throw std::invalid_argument("entmax_bisect: iterations must be >= 0");
   OpDecl decl{Op::entmax, bisect_contract(iterations)};
   decl.params.alpha = alpha;
   return {

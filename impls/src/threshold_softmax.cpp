@@ -17,7 +17,8 @@ void threshold_core(double threshold, std::span<T> z) {
   const T a = reduce_max<T>(z);
   if (zero_if_fully_masked(z, a)) return;
   const T theta = static_cast<T>(threshold);
-  std::vector<bool> keep(z.size());
+  std::vector<bool> keep(z.size()), is_max(z.size());
+  for (std::size_t i = 0; i < z.size(); ++i) is_max[i] = z[i] == a;  // before exp: exp(z - a) may round to 1
   exp_shifted(z, a);
   const T total = sum<T>(z);
   bool any = false;
@@ -26,7 +27,7 @@ void threshold_core(double threshold, std::span<T> z) {
     any = any || keep[i];
   }
   if (!any)
-    for (std::size_t i = 0; i < z.size(); ++i) keep[i] = z[i] == T(1);  // exp(a - a)
+    keep = is_max;
   T kept = 0;
   for (std::size_t i = 0; i < z.size(); ++i) {
     if (!keep[i]) z[i] = T(0);
@@ -59,6 +60,8 @@ std::string theta_label(double t) {
 }  // namespace
 
 Family threshold_softmax_family(double threshold) {
+  if (!(threshold >= 0 && threshold <= 1))
+    throw std::invalid_argument("threshold_softmax: threshold must be in [0, 1], got " + theta_label(threshold));
   OpDecl decl{Op::threshold_softmax, threshold_contract()};
   decl.params.threshold = threshold;
   return {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_util.hpp"  // the families, for their argument checks
 #include "softcheck/kernel.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/sparse_oracle.hpp"
@@ -173,6 +174,30 @@ TEST(SparseKernels, TopKContractInUlpsAndTieRule) {
   x[0] = 2;
   const std::vector<double> y = run(*k, Op::topk_softmax, x, 1);
   for (double v : y) EXPECT_GT(v, 0);
+}
+
+TEST(SparseKernels, ThresholdKeepsOnlyTheExactMaximaWhenNoneReachesIt) {
+  // 200 entries, every probability ~1/200 < 0.01: the rule keeps the maxima.
+  // In f32, exp(z_i - max) rounds to 1 for an entry one ulp below the max at
+  // 0.001, so the maxima must be recognised before exp.
+  const Kernel* k = find_sparse_kernel("threshold_softmax_t0p01_f32");
+  ASSERT_NE(k, nullptr);
+  std::vector<double> x(200, 0.001f);
+  x[7] = std::nextafter(0.001f, 1.0f);
+  const std::vector<double> y = run(*k, Op::threshold_softmax, x, 1);
+  const oracle::SparseRow e = oracle::exact_threshold_softmax(x, 0.01, 1.0, 128);
+  EXPECT_EQ(e.support_size, 1u);
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y[i], i == 7 ? 1.0 : 0.0) << i;
+}
+
+TEST(SparseKernels, FamiliesRejectBadParameters) {
+  EXPECT_THROW(kernels::topk_softmax_family(0), std::invalid_argument);
+  EXPECT_THROW(kernels::entmax_bisect_family(1.0, 10), std::invalid_argument);
+  EXPECT_THROW(kernels::entmax_bisect_family(std::nan(""), 10), std::invalid_argument);
+  EXPECT_THROW(kernels::entmax_bisect_family(1.5, -1), std::invalid_argument);
+  EXPECT_THROW(kernels::threshold_softmax_family(-0.5), std::invalid_argument);
+  EXPECT_THROW(kernels::threshold_softmax_family(1.5), std::invalid_argument);
+  EXPECT_NO_THROW(kernels::topk_softmax_family(1));
 }
 
 TEST(SparseKernels, RejectsOtherOps) {
