@@ -190,6 +190,27 @@ TEST(SparseKernels, ThresholdKeepsOnlyTheExactMaximaWhenNoneReachesIt) {
   for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y[i], i == 7 ? 1.0 : 0.0) << i;
 }
 
+TEST(SparseKernels, BisectionApproachesSoftmaxAsAlphaGoesToOne) {
+  // REFERENCE.md: alpha -> 1 is softmax. The entmax map deviates from softmax
+  // at first order in alpha - 1 (log p_i = (1/a) log(1 - a d_i / t) + c
+  // = -d_i / t - a d_i^2 / (2 t^2) + O(a^2), a = alpha - 1), so ten times
+  // smaller a must give a deviation at least ~5 times smaller (first order
+  // with slack), until the kernel's own error (its bound grows like 1/a) is
+  // reached; 1.01 -> 1.001 stays well above that in f64.
+  const std::vector<double> x = {-1, 0.25, 0.5, 2, -0.75};
+  const oracle::ExactRow s = oracle::exact_row(x);
+  double prev = inf;
+  for (double alpha : {1.1, 1.01, 1.001}) {
+    const Kernel k = kernels::make_kernel<double>(kernels::entmax_bisect_family(alpha, 60));
+    const std::vector<double> y = run(k, Op::entmax, x, 1);
+    double dev = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) dev = std::max(dev, std::fabs(y[i] - static_cast<double>(s.softmax[i])));
+    EXPECT_LT(dev, prev / 5) << alpha;
+    prev = dev;
+  }
+  EXPECT_LT(prev, 1e-2);
+}
+
 TEST(SparseKernels, FamiliesRejectBadParameters) {
   EXPECT_THROW(kernels::topk_softmax_family(0), std::invalid_argument);
   EXPECT_THROW(kernels::entmax_bisect_family(1.0, 10), std::invalid_argument);
