@@ -206,7 +206,8 @@ Command add_check(CLI::App& app) {
                   "Worker processes (default: all cores); the output is identical for any value");
   return [a] {
     const KernelSet kernel_set(a->plugins);
-    const std::vector<const Kernel*> kernels = kernel_set.select(a->impls, a->peers);
+    // Sparse kernels (docs/sparse.md) when named: their properties are the sparse_* ones.
+    const std::vector<const Kernel*> kernels = kernel_set.select(a->impls, a->peers, !a->impls.empty());
     for (const std::string& p : a->properties)
       if (!props::find_property(p)) throw std::invalid_argument("unknown property '" + p + "'");
     props::CheckOptions opt;
@@ -250,13 +251,17 @@ Command add_repro(CLI::App& app) {
   auto a = std::make_shared<ReproArgs>();
   sub->add_option("--impl", a->impl, "Kernel")->required();
   add_plugin_options(*sub, a->plugins);
-  sub->add_option("--op", a->op, "softmax or log_softmax")->check(CLI::IsMember({"softmax", "log_softmax"}))->capture_default_str();
+  std::vector<std::string> op_names;
+  for (Op op : all_ops) op_names.emplace_back(name(op));
+  sub->add_option("--op", a->op, "softmax, log_softmax or a sparse op (docs/sparse.md)")
+      ->check(CLI::IsMember(op_names))->capture_default_str();
   sub->add_option("--property", a->property, "Property name (see docs/properties.md)")->required();
   sub->add_option("--temperature", a->temperature, "Temperature (decimal or hex float)")->capture_default_str();
   sub->add_option("--row", a->row, "The row, comma-separated")->required();
   return [a] {
     const KernelSet kernel_set(a->plugins);
     const Kernel* k = kernel_set.find(a->impl);
+    if (!k) k = find_sparse_kernel(a->impl);
     if (!k) throw std::invalid_argument("unknown kernel '" + a->impl + "' (see `softcheck list`)");
     if (!k->available) throw std::invalid_argument(k->name + " is unavailable: " + k->unavailable_reason);
     if (!props::find_property(a->property)) throw std::invalid_argument("unknown property '" + a->property + "'");

@@ -59,9 +59,11 @@ Command add_list(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   auto fams = std::make_shared<bool>(false);
   auto mutants = std::make_shared<bool>(false);
+  auto sparse = std::make_shared<bool>(false);
   sub->add_flag("--json", *json, "Machine-readable output");
   sub->add_flag("--families", *fams, "List the input families of the run suite instead");
   sub->add_flag("--mutants", *mutants, "Include the deliberately broken test-only kernels");
+  sub->add_flag("--sparse", *sparse, "Include the sparse kernels (sparsemax, entmax, top-k, threshold; docs/sparse.md)");
   auto plugins = std::make_shared<PluginArgs>();
   add_plugin_options(*sub, *plugins);
   return [=] {
@@ -78,6 +80,8 @@ Command add_list(CLI::App& app) {
     }
     const KernelSet kernel_set(*plugins);
     std::vector<const Kernel*> ks = kernel_set.all();
+    if (*sparse)
+      for (const Kernel& k : sparse_kernels()) ks.push_back(&k);
     if (*mutants)
       for (const Kernel& k : mutant_kernels()) ks.push_back(&k);
     if (*json) {

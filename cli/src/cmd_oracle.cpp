@@ -1,4 +1,6 @@
-// softcheck oracle: exact softmax / log-softmax of one row, for scripting.
+// softcheck oracle: exact softmax / log-softmax of one row, or one of the
+// sparse ops (sparsemax, entmax15, entmax --alpha, topk_softmax --k,
+// threshold_softmax --threshold; docs/sparse.md), for scripting.
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -9,6 +11,7 @@
 
 #include "commands.hpp"
 #include "softcheck/oracle.hpp"
+#include "softcheck/sparse_oracle.hpp"
 
 namespace softcheck::cli {
 
@@ -19,8 +22,37 @@ struct OracleArgs {
   double temperature = 1;
   std::string dtype = "f64";
   int digits = 40;
+  double alpha = 0;
+  std::int64_t k = 0;
+  double threshold = 0;
   std::vector<std::string> values;
 };
+
+// The op's parameter from --alpha / --k / --threshold: required by the op that
+// uses it, refused by every other op (a parameter silently ignored would hide
+// a typo in a script).
+OpParams op_params(Op op, const OracleArgs& a, bool has_alpha, bool has_k, bool has_threshold) {
+  auto refuse = [&](bool given, const char* flag, Op wanted) {
+    if (given && op != wanted)
+      throw std::invalid_argument(fmt::format("{} applies to --op {} only", flag, name(wanted)));
+    if (!given && op == wanted)
+      throw std::invalid_argument(fmt::format("--op {} needs {}", name(wanted), flag));
+  };
+  refuse(has_alpha, "--alpha", Op::entmax);
+  refuse(has_k, "--k", Op::topk_softmax);
+  refuse(has_threshold, "--threshold", Op::threshold_softmax);
+  OpParams p;
+  if (op == Op::entmax && !(std::isfinite(a.alpha) && a.alpha > 1))
+    throw std::invalid_argument(fmt::format("--alpha must be finite and > 1, got {}", a.alpha));
+  if (op == Op::topk_softmax && a.k < 1)
+    throw std::invalid_argument(fmt::format("--k must be >= 1, got {}", a.k));
+  if (op == Op::threshold_softmax && !(a.threshold >= 0 && a.threshold <= 1))
+    throw std::invalid_argument(fmt::format("--threshold must be in [0, 1], got {}", a.threshold));
+  p.alpha = a.alpha;
+  p.k = a.k;
+  p.threshold = a.threshold;
+  return p;
+}
 
 // Decimal (or hex-float) text rounded once, directly to the dtype: strtof for
 // f32 (no double rounding through f64), strtod for f64.
@@ -64,27 +96,47 @@ Command add_oracle(CLI::App& app) {
       "Each X is parsed as decimal (or hex float) and rounded ONCE to --dtype first; that\n"
       "rounded row is what the oracle sees. -inf masks an entry (put `--` before values\n"
       "that start with '-' and are not numbers, e.g. `softcheck oracle -- 1 -inf 2`).\n"
-      "NaN and +inf are rejected (the result is undefined); so is an all -inf row.");
+      "NaN and +inf are rejected (the result is undefined); so is an all -inf row.\n"
+      "Sparse ops (docs/sparse.md) print the same two columns: --op sparsemax, entmax15,\n"
+      "entmax --alpha A (A > 1; exact for 2 and 1.5, else certified bisection),\n"
+      "topk_softmax --k K (ties at the K-th value all kept), threshold_softmax --threshold P.");
   auto a = std::make_shared<OracleArgs>();
-  sub->add_option("--op", a->op, "softmax or log_softmax")->check(CLI::IsMember({"softmax", "log_softmax"}))->capture_default_str();
+  std::vector<std::string> op_names;
+  for (Op op : all_ops) op_names.emplace_back(name(op));
+  sub->add_option("--op", a->op, "softmax, log_softmax, sparsemax, entmax15, entmax, topk_softmax or threshold_softmax")
+      ->check(CLI::IsMember(op_names))->capture_default_str();
+  auto* alpha_opt = sub->add_option("--alpha", a->alpha, "entmax's alpha (> 1), --op entmax only");
+  auto* k_opt = sub->add_option("--k", a->k, "entries kept by --op topk_softmax (>= 1)");
+  auto* threshold_opt = sub->add_option("--threshold", a->threshold,
+                                        "probability below which --op threshold_softmax drops an entry, in [0, 1]");
   sub->add_option("--temperature", a->temperature, "Computes softmax(x / T) with x / T exact (T > 0)")->capture_default_str();
   sub->add_option("--dtype", a->dtype, "Format the inputs are rounded to and the outputs rounded to: f64 or f32")
       ->check(CLI::IsMember({"f64", "f32"}))->capture_default_str();
   sub->add_option("--digits", a->digits, "Significant digits of the exact values")->check(CLI::Range(1, 1000))->capture_default_str();
   sub->add_option("values", a->values, "The row X1 X2 ...")->required();
-  return [a] {
+  return [a, alpha_opt, k_opt, threshold_opt] {
     const Format f = *parse_format(a->dtype);
+    const Op op = *parse_op(a->op);
+    const OpParams params = op_params(op, *a, alpha_opt->count() > 0, k_opt->count() > 0, threshold_opt->count() > 0);
     if (!std::isfinite(a->temperature) || a->temperature <= 0)
       throw std::invalid_argument(fmt::format("--temperature must be finite and > 0, got {}", a->temperature));
     std::vector<double> x;
     for (const std::string& s : a->values) x.push_back(parse_value(s, f));
     // Enough precision that the printed digits are exact: 256 bits or more.
     const unsigned bits = std::max(256u, static_cast<unsigned>(a->digits * 3.33 + 64));
-    const oracle::ExactRow exact = oracle::exact_row(x, a->temperature, bits);
-    if (exact.status == oracle::RowStatus::all_masked)
-      throw std::invalid_argument("every entry is -inf: the softmax is undefined (each kernel declares its own masked-row policy)");
-    if (exact.status != oracle::RowStatus::ok) throw std::invalid_argument("the row has no exact softmax");
-    const auto& values = *parse_op(a->op) == Op::softmax ? exact.softmax : exact.log_softmax;
+    oracle::ExactRow exact;
+    oracle::SparseRow sparse;
+    if (is_sparse(op))
+      sparse = oracle::exact_sparse(op, params, x, a->temperature, bits);
+    else
+      exact = oracle::exact_row(x, a->temperature, bits);
+    const oracle::RowStatus status = is_sparse(op) ? sparse.status : exact.status;
+    if (status == oracle::RowStatus::all_masked)
+      throw std::invalid_argument(fmt::format("every entry is -inf: the {} is undefined (each kernel declares its own masked-row policy)", name(op)));
+    if (status != oracle::RowStatus::ok) throw std::invalid_argument(fmt::format("the row has no exact {}", name(op)));
+    const std::vector<oracle::Real>& values = op == Op::softmax       ? exact.softmax
+                                              : op == Op::log_softmax ? exact.log_softmax
+                                                                      : sparse.p;
     std::string out;
     for (const oracle::Real& v : values)
       out += fmt::format("{} {}\n", oracle::to_string(v, a->digits), shortest(oracle::round_to(v, f), f));

@@ -30,6 +30,7 @@ struct RunArgs {
   std::vector<double> temperatures;
   bool quiet = false;
   bool peers = false;
+  bool sparse = false;
   int property_tests = 10;
   PluginArgs plugins;
 };
@@ -69,6 +70,8 @@ void print_summary(const Report& r) {
     if (k.status != "unavailable" && k.nonfinite > 0) verdict += "  FLAGGED: NaN/inf on finite input";
     if (k.policy_violations > 0) verdict += fmt::format("  masked-row policy broken in {} rows", k.policy_violations);
     if (k.worst.exact.starts_with(kernel_failure_prefix)) verdict += "  " + k.worst.exact;
+    if (const auto op = parse_op(k.op); op && is_sparse(*op))
+      verdict += fmt::format("  support: {} false zeros, {} false non-zeros", k.false_zeros, k.false_nonzeros);
     fmt::print("{:<22} {:<11} {:>6} {:>10} {:>10} {:>8} {:>8} {}\n", k.kernel, k.op, k.cases,
                fmt_num(k.max_ulp), fmt_num(k.mean_ulp), fmt_num(k.max_bits), k.nonfinite, verdict);
   }
@@ -87,6 +90,9 @@ Command add_run(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   sub->add_option("--impl", a->impls, "Kernel to run (repeatable; default: every built-in and plugin kernel)");
   sub->add_flag("--peers", a->peers, "With no --impl: also run the peer libraries' kernels (oneDNN, XNNPACK)");
+  sub->add_flag("--sparse", a->sparse,
+                "With no --impl: also run the sparse kernels (sparsemax, entmax, top-k, threshold; "
+                "docs/sparse.md); --impl may name one either way");
   add_plugin_options(*sub, a->plugins);
   sub->add_option("--suite", a->suite, "quick (under a minute on 2 cores) or full")->check(CLI::IsMember({"quick", "full"}));
   sub->add_option("--seed", a->seed, "Seed of the input rows; same seed, same report.json byte for byte");
@@ -106,7 +112,8 @@ Command add_run(CLI::App& app) {
   sub->add_flag("--quiet", a->quiet, "No progress and no table; exit status and files only");
   return [a] {
     const KernelSet kernel_set(a->plugins);
-    const std::vector<const Kernel*> kernels = kernel_set.select(a->impls, a->peers);
+    const std::vector<const Kernel*> kernels =
+        kernel_set.select(a->impls, a->peers, /*with_sparse=*/a->sparse || !a->impls.empty());
     warn_kernels_without_ops(kernels);
     RunOptions opt;
     opt.selection = {a->suite, a->families, a->sizes, a->temperatures};

@@ -58,7 +58,8 @@ const Kernel* KernelSet::find(std::string_view name) const {
   return find_kernel(name);  // built-ins, peers, mutants
 }
 
-std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& names, bool with_peers) const {
+std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& names, bool with_peers,
+                                             bool with_sparse) const {
   if (names.empty()) {
     std::vector<const Kernel*> ks = all();
     if (!with_peers)
@@ -66,11 +67,18 @@ std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& nam
         const auto& peers = peer_kernels();
         return k >= peers.data() && k < peers.data() + peers.size();
       });
+    if (with_sparse)
+      for (const Kernel& k : sparse_kernels()) ks.push_back(&k);
     return ks;
   }
   std::vector<const Kernel*> ks;
   for (const std::string& n : names) {
     const Kernel* k = find(n);
+    if (!k && find_sparse_kernel(n)) {
+      if (!with_sparse)
+        throw std::invalid_argument("'" + n + "' is a sparse kernel (docs/sparse.md): `softcheck run`, `check` and `repro` take it");
+      k = find_sparse_kernel(n);
+    }
     if (!k) throw std::invalid_argument("unknown kernel '" + n + "' (see `softcheck list`)");
     if (std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
   }

@@ -38,7 +38,11 @@ class KernelSet {
   // the built-ins and the plugins' kernels, plus the peers when `with_peers`
   // (peers are measured, not softcheck's to gate: they join a run on request).
   // Throws std::invalid_argument for an unknown name.
-  std::vector<const Kernel*> select(const std::vector<std::string>& names, bool with_peers = false) const;
+  // with_sparse: the sparse kernels (sparse_kernels(), docs/sparse.md) may be
+  // named, and with no names are added; without it naming one is an error
+  // (`run`, `check` and `repro` take them; `sweep` and the fuzzers do not).
+  std::vector<const Kernel*> select(const std::vector<std::string>& names, bool with_peers = false,
+                                    bool with_sparse = false) const;
 
  private:
   std::vector<Plugin> plugins_;

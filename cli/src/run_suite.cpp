@@ -17,6 +17,7 @@
 #include "softcheck/kernel_failure.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
+#include "softcheck/sparse_oracle.hpp"
 #include "softcheck/storage.hpp"
 #include "version.hpp"
 
@@ -173,6 +174,7 @@ struct Accum {
   double max_ulp = 0, sum_ulp = 0, max_bits = 0, sum_bits = 0, max_rel = 0, max_normwise = 0;
   double max_bound_ratio = 0;
   std::uint64_t nonfinite = 0, special_mismatch = 0, contract_violations = 0;
+  std::uint64_t false_zeros = 0, false_nonzeros = 0;
   std::uint64_t policy_rows = 0, policy_violations = 0;
   double worst_key = -1;
   WorstCase worst;
@@ -195,11 +197,12 @@ bool follows_policy(MaskedRowPolicy p, Op op, const double* y, std::int64_t n, F
     bool ok = false;
     switch (p) {
       case MaskedRowPolicy::nan: ok = std::isnan(v); break;
-      case MaskedRowPolicy::zeros: ok = op == Op::softmax ? v == 0 : v == -INFINITY; break;
+      // Every op but log_softmax outputs probabilities (softmax and the sparse ops).
+      case MaskedRowPolicy::zeros: ok = op != Op::log_softmax ? v == 0 : v == -INFINITY; break;
       case MaskedRowPolicy::uniform:
         // 1/n and log n rounded in the kernel's format: within a few u.
-        ok = op == Op::softmax ? std::fabs(v * dn - 1) <= 4 * u
-                               : std::fabs(v + std::log(dn)) <= 4 * u * std::max(1.0, std::log(dn));
+        ok = op != Op::log_softmax ? std::fabs(v * dn - 1) <= 4 * u
+                                   : std::fabs(v + std::log(dn)) <= 4 * u * std::max(1.0, std::log(dn));
         break;
     }
     if (!ok) return false;
@@ -209,7 +212,8 @@ bool follows_policy(MaskedRowPolicy p, Op op, const double* y, std::int64_t n, F
 
 std::string repro_line(const Kernel& k, Op op, const SuiteCase& c, std::uint64_t seed,
                        const double* x) {
-  if (c.cols <= 64)
+  // `repro` replays softmax properties; a sparse op's case is replayed by `run`.
+  if (c.cols <= 64 && !is_sparse(op))
     return fmt::format("softcheck repro --impl {} --op {} --property accuracy --temperature {} --row {}",
                        k.name, name(op), c.temperature, hex_row(x, c.cols));
   return fmt::format("softcheck run --impl {} --family {} --size {} --temperature {} --seed {}", k.name,
@@ -252,9 +256,11 @@ double row_bound(const Target& t, const SuiteCase& c, const double* x) {
 // accumulator; `exact_text` is the worst element's exact value (21 digits),
 // only read when the row becomes the worst case; empty: computed later from
 // the kept row. The ULP histogram is the caller's.
+// `y` holds the measured outputs; `index` (sparse ops: the measured subset of
+// the row) maps them back to row positions, nullptr when all were measured.
 void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
                          const double* y, const RowError& e, double bound, const std::string& exact_text,
-                         std::uint64_t seed) {
+                         std::uint64_t seed, const std::vector<std::size_t>* index = nullptr) {
   a.rows++;
   a.elements += static_cast<std::uint64_t>(c.cols);
   a.measured += e.measured;
@@ -274,11 +280,12 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
     a.max_bound_ratio = std::max(a.max_bound_ratio, ratio);
     if (broken || e.max_ulp > bound) a.contract_violations++;
   }
+  if (e.elements == 0) return;  // a sparse row with nothing measured (all support mismatches)
   WorstCase w;
   const auto idx = e.worst_index;
   w.got = y[idx];
   w.exact = exact_text;
-  w.element = static_cast<std::int64_t>(idx);
+  w.element = static_cast<std::int64_t>(index ? (*index)[idx] : idx);
   w.ulp = broken ? INFINITY : e.max_ulp;
   w.bound = bound;
   if (keep_if_worse(a, row_key(t, e, bound), std::move(w), t, c, row, x, seed) && exact_text.empty()) {
@@ -287,11 +294,52 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
   }
 }
 
+// The oracle's answer for one row and one target: exact values to compare
+// with, and for a sparse op the support (entries off it are exactly 0).
+struct RowReference {
+  oracle::RowStatus status = oracle::RowStatus::ok;
+  const std::vector<oracle::Real>* values = nullptr;
+  const std::vector<bool>* support = nullptr;  // sparse ops only
+};
+
+// Sparse ops (docs/sparse.md): the ULP error is measured on the entries that
+// both the oracle and the kernel put on the support; a kernel 0 where the exact
+// value is positive (and does not round to 0 in the format: underflow is a
+// correct zero, measured like any entry) is a false zero, a non-zero where it
+// is 0 a false non-zero; both are counted, never averaged into the ULP figures. NaN/inf
+// outputs stay "nonfinite" wherever they are. `index` maps the measured
+// subset back to row positions.
+struct Measured {
+  std::vector<double> y;
+  std::vector<oracle::Real> exact;
+  std::vector<std::size_t> index;
+};
+
+Measured on_support(Accum& a, const double* y, const RowReference& ref, std::int64_t cols, Format f) {
+  Measured m;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(cols); ++i) {
+    const bool exact_on = (*ref.support)[i];
+    const bool kernel_on = y[i] != 0;
+    if (std::isfinite(y[i]) && exact_on && !kernel_on && oracle::round_to((*ref.values)[i], f) != 0) {
+      a.false_zeros++;
+      continue;
+    }
+    if (std::isfinite(y[i]) && !exact_on) {
+      if (kernel_on) a.false_nonzeros++;
+      continue;  // both 0: exact, nothing to measure
+    }
+    m.y.push_back(y[i]);
+    m.exact.push_back((*ref.values)[i]);
+    m.index.push_back(i);
+  }
+  return m;
+}
+
 void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
-                  const double* y, const oracle::ExactRow& exact, std::uint64_t seed) {
+                  const double* y, const RowReference& ref_row, std::uint64_t seed) {
   const Kernel& k = *t.kernel;
   const Op op = t.decl->op;
-  if (exact.status == oracle::RowStatus::all_masked) {
+  if (ref_row.status == oracle::RowStatus::all_masked) {
     a.rows++;
     a.elements += static_cast<std::uint64_t>(c.cols);
     a.policy_rows++;
@@ -304,12 +352,17 @@ void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t ro
     keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, row, x, seed);
     return;
   }
-  const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
-  const RowError e = compare_row({y, static_cast<std::size_t>(c.cols)}, ref, k.format, op);
-  add_elements(a.histogram, y, ref, k.format);
+  Measured sub;
+  if (ref_row.support) sub = on_support(a, y, ref_row, c.cols, k.format);
+  const std::vector<oracle::Real>& ref = ref_row.support ? sub.exact : *ref_row.values;
+  const std::span<const double> ys =
+      ref_row.support ? std::span<const double>(sub.y) : std::span<const double>(y, static_cast<std::size_t>(c.cols));
+  const RowError e = compare_row(ys, ref, k.format, op);
+  add_elements(a.histogram, ys.data(), ref, k.format);
   const double bound = row_bound(t, c, x);
-  const bool worse = row_key(t, e, bound) > a.worst_key;
-  record_measured_row(a, t, c, row, x, y, e, bound, worse ? oracle::to_string(ref[e.worst_index], 21) : "", seed);
+  const bool worse = !ref.empty() && row_key(t, e, bound) > a.worst_key;
+  record_measured_row(a, t, c, row, x, ys.data(), e, bound, worse ? oracle::to_string(ref[e.worst_index], 21) : "",
+                      seed, ref_row.support ? &sub.index : nullptr);
 }
 
 // The fast tier's version of evaluate_row for a row with a finite entry.
@@ -390,21 +443,48 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   acc.resize(targets.size());
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (!failures[i].empty()) record_failure(acc[i], targets[i], c, x.data(), failures[i], opt.seed);
+  // Sparse targets sharing an op and its parameters share one oracle call per
+  // row (always MPFR: the fast tier knows softmax and log-softmax only).
+  std::vector<std::size_t> sparse_slot(targets.size(), 0);
+  std::vector<const OpDecl*> sparse_ops;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const OpDecl& d = *targets[i].decl;
+    if (!is_sparse(d.op)) continue;
+    const auto same = [&](const OpDecl* o) {
+      return o->op == d.op && o->params.alpha == d.params.alpha && o->params.k == d.params.k &&
+             o->params.threshold == d.params.threshold;
+    };
+    const auto it = std::find_if(sparse_ops.begin(), sparse_ops.end(), same);
+    sparse_slot[i] = static_cast<std::size_t>(it - sparse_ops.begin());
+    if (it == sparse_ops.end()) sparse_ops.push_back(&d);
+  }
   // f64 results need the exact value to 2^-63 relative: beyond the fast tier.
   const bool tiered = opt.oracle == OracleMode::tiered && f != Format::f64;
   std::vector<std::size_t> pending;
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const double* xr = x.data() + r * c.cols;
     const std::span<const double> row{xr, static_cast<std::size_t>(c.cols)};
+    bool counted = false, used_mpfr = false;
+    if (!sparse_ops.empty()) {
+      std::vector<oracle::SparseRow> sparse;
+      for (const OpDecl* d : sparse_ops)
+        sparse.push_back(oracle::exact_sparse(d->op, d->params, row, c.temperature, opt.oracle_bits));
+      for (std::size_t i = 0; i < targets.size(); ++i) {
+        if (!failures[i].empty() || !is_sparse(targets[i].decl->op)) continue;
+        const oracle::SparseRow& s = sparse[sparse_slot[i]];
+        if (s.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
+        counted = used_mpfr = used_mpfr || s.status == oracle::RowStatus::ok;
+        evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, {s.status, &s.p, &s.support},
+                     opt.seed);
+      }
+    }
     pending.clear();
     for (std::size_t i = 0; i < targets.size(); ++i)
-      if (failures[i].empty()) pending.push_back(i);
-    bool counted = false;
-    if (tiered) {
+      if (failures[i].empty() && !is_sparse(targets[i].decl->op)) pending.push_back(i);
+    if (tiered && !pending.empty()) {
       const oracle::FastRow fast = oracle::fast_row(row, c.temperature);
       if (fast.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
       if (fast.status == oracle::RowStatus::ok) {
-        res.oracle_rows++;
         counted = true;
         if (fast.usable)
           std::erase_if(pending, [&](std::size_t i) {
@@ -412,15 +492,18 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
           });
       }
     }
-    if (pending.empty()) continue;
-    const oracle::ExactRow exact = oracle::exact_row(row, c.temperature, opt.oracle_bits);
-    if (exact.status == oracle::RowStatus::undefined) continue;
-    if (exact.status == oracle::RowStatus::ok) {
-      res.oracle_rows += counted ? 0 : 1;
-      res.mpfr_rows++;
+    if (!pending.empty()) {
+      const oracle::ExactRow exact = oracle::exact_row(row, c.temperature, opt.oracle_bits);
+      if (exact.status == oracle::RowStatus::undefined) continue;
+      if (exact.status == oracle::RowStatus::ok) counted = used_mpfr = true;
+      for (std::size_t i : pending) {
+        const Op op = targets[i].decl->op;
+        evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols,
+                     {exact.status, op == Op::softmax ? &exact.softmax : &exact.log_softmax, nullptr}, opt.seed);
+      }
     }
-    for (std::size_t i : pending)
-      evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, exact, opt.seed);
+    res.oracle_rows += counted ? 1 : 0;
+    res.mpfr_rows += used_mpfr ? 1 : 0;
   }
   return res;
 }
@@ -456,6 +539,8 @@ void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
   s.max_bound_ratio = std::max(s.max_bound_ratio, a.max_bound_ratio);
   s.nonfinite += a.nonfinite;
   s.special_mismatch += a.special_mismatch;
+  s.false_zeros += a.false_zeros;
+  s.false_nonzeros += a.false_nonzeros;
   s.contract_violations += a.contract_violations;
   s.policy_rows += a.policy_rows;
   s.policy_violations += a.policy_violations;
@@ -478,6 +563,18 @@ KernelSummary describe(const Kernel& k, const OpDecl& d) {
   s.contract_why = d.contract.why;
   s.unavailable_reason = k.unavailable_reason;
   return s;
+}
+
+// Sparse ops run on rows up to sparse_max_cols; those whose oracle is the
+// certified bisection (entmax with alpha other than 1.5 and 2: about
+// 2n(bits + 16) MPFR pow calls per row, docs/sparse.md) up to bisection_max_cols.
+constexpr std::int64_t sparse_max_cols = 4096;
+constexpr std::int64_t bisection_max_cols = 256;
+
+bool runs_case(const OpDecl& d, const SuiteCase& c) {
+  if (!is_sparse(d.op)) return true;
+  const bool bisection = d.op == Op::entmax && d.params.alpha != 1.5 && d.params.alpha != 2;
+  return c.cols <= (bisection ? bisection_max_cols : sparse_max_cols);
 }
 
 std::string status_of(const Kernel& k, const KernelSummary& s) {
@@ -510,7 +607,12 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
     std::vector<std::size_t> ti;
     for (std::size_t i = 0; i < targets.size(); ++i)
       if (targets[i].kernel->available && targets[i].kernel->format == f) ti.push_back(i);
-    for (std::size_t c = 0; c < cases.size(); ++c) items.push_back({f, c, ti});
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      std::vector<std::size_t> tc;
+      for (std::size_t i : ti)
+        if (runs_case(*targets[i].decl, cases[c])) tc.push_back(i);
+      if (!tc.empty()) items.push_back({f, c, std::move(tc)});
+    }
   }
 
   // Items run in any order on any thread; results land in their own slot and

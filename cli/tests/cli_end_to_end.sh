@@ -41,6 +41,44 @@ check oracle_all_masked 2 'every entry is -inf' -- "$bin" oracle -- -inf -inf
 check oracle_bad_temperature 2 'temperature' -- "$bin" oracle --temperature 0 1 2
 check oracle_bad_dtype 2 'dtype' -- "$bin" oracle --dtype f8 1 2
 
+# oracle --op for the sparse ops (docs/sparse.md): REFERENCE.md's known values
+# ([-2, 0, 0.5] -> sparsemax [0, 0.25, 0.75] exactly, entmax15 [0, 0.3260, 0.6740]),
+# alpha = 2 / 1.5 as the sort-based forms, the bisection summing to 1, bad input.
+sm_expected='0.0000e+00 0
+2.5000e-01 0.25
+7.5000e-01 0.75'
+check oracle_sparsemax 0 '' -- bash -c "[[ \"\$('$bin' oracle --op sparsemax --digits 5 -- -2 0 0.5)\" == \"$sm_expected\" ]]"
+check oracle_entmax_alpha2 0 '' -- bash -c "[[ \"\$('$bin' oracle --op entmax --alpha 2 --digits 5 -- -2 0 0.5)\" == \"$sm_expected\" ]]"
+check oracle_entmax15 0 '^3\.260e-01 ' -- "$bin" oracle --op entmax15 --digits 4 -- -2 0 0.5
+check oracle_entmax15_top 0 '^6\.740e-01 ' -- "$bin" oracle --op entmax15 --digits 4 -- -2 0 0.5
+check oracle_entmax_bisect_near_15 0 '' -- bash -c "[[ \"\$('$bin' oracle --op entmax --alpha 1.5000000001 --digits 6 -- -2 0 0.5 | cut -d' ' -f1)\" == \"\$('$bin' oracle --op entmax15 --digits 6 -- -2 0 0.5 | cut -d' ' -f1)\" ]]"
+check oracle_entmax_sum 0 '' -- bash -c "'$bin' oracle --op entmax --alpha 1.3 --temperature 0.5 -- 0.1 -1 2 0.3 | awk '{s += \$2} END {exit !(s > 0.999999 && s < 1.000001)}'"
+check oracle_topk 0 '' -- bash -c "[[ \$('$bin' oracle --op topk_softmax --k 2 -- 1 2 2 3 | awk '\$2 > 0' | wc -l) -eq 3 ]]"
+check oracle_threshold 0 '^0\.0000e\+00 0$' -- "$bin" oracle --op threshold_softmax --threshold 0.05 --digits 5 -- -2 0 0.5
+check oracle_entmax_needs_alpha 2 'needs --alpha' -- "$bin" oracle --op entmax 1 2
+check oracle_bad_alpha 2 'alpha must be finite and > 1' -- "$bin" oracle --op entmax --alpha 1 1 2
+check oracle_alpha_wrong_op 2 'applies to --op entmax only' -- "$bin" oracle --op sparsemax --alpha 1.5 1 2
+check oracle_bad_k 2 'k must be >= 1' -- "$bin" oracle --op topk_softmax --k 0 1 2
+check oracle_bad_threshold 2 'threshold must be in' -- "$bin" oracle --op threshold_softmax --threshold 2 1 2
+check oracle_sparse_nan 2 'NaN' -- "$bin" oracle --op sparsemax 1 nan
+check oracle_sparse_all_masked 2 'every entry is -inf' -- "$bin" oracle --op entmax15 -- -inf -inf
+check oracle_bad_op 2 'op' -- "$bin" oracle --op sparsemaxx 1 2
+
+# run with sparse kernels (docs/sparse.md): ULP error on the support, support
+# mismatches counted apart in report.json / report.md; only `run` takes them.
+sparse=(--impl sparsemax_f32 --impl entmax15_f64 --impl entmax_bisect_a1p5_i10_f32 --impl topk_softmax_k8_f32
+        --impl threshold_softmax_t0p01_f64 --family normal_s1 --family ties --size 8 --size 100 --seed 3)
+check run_sparse 0 'support: [0-9]+ false zeros, [0-9]+ false non-zeros' -- "$bin" run "${sparse[@]}" --out "$tmp/sp" --jobs 2
+check run_sparse_json 0 '"false_nonzeros"' -- cat "$tmp/sp/report.json"
+check run_sparse_md 0 'false zeros' -- cat "$tmp/sp/report.md"
+check run_sparse_topk_held 0 '' -- bash -c "grep -A12 '\"kernel\": \"topk_softmax_k8_f32\"' '$tmp/sp/report.json' | grep -q '\"status\": \"held\"'"
+check run_sparse_report_reads 0 '' -- "$bin" report "$tmp/sp/report.json" --md "$tmp/sp2.md" --quiet
+check run_sparse_gate 0 'gate: passed' -- "$bin" gate --baseline "$tmp/sp/report.json" --report "$tmp/sp/report.json"
+check list_sparse 0 'entmax_bisect_a1p5_i30_f32' -- "$bin" list --sparse
+check check_sparse 0 'sparse_accuracy' -- "$bin" check --impl sparsemax_f32 --tests 5
+check repro_sparse 0 '' -- "$bin" repro --impl sparsemax_f64 --op sparsemax --property sparse_accuracy --row=-2,0,0.5
+check sweep_sparse_refused 2 'sparse kernel' -- "$bin" sweep --dtype f16 --impl sparsemax_f32
+
 # run: bad input gives exit 2 and writes nothing.
 check run_unknown_impl 2 "unknown kernel 'nosuch'" -- "$bin" run --impl nosuch --out "$tmp/none1"
 [[ ! -e $tmp/none1 ]] || { echo "FAIL run_unknown_impl left $tmp/none1"; failures=$((failures + 1)); }

@@ -221,6 +221,12 @@ Family shifted_family();
 Family shifted_log1p_family();
 Family lse_alt_family();
 Family online_family();
+// Sparse families (docs/sparse.md), parametrised where the op has a parameter.
+Family sparsemax_family();
+Family entmax15_family();
+Family entmax_bisect_family(double alpha, int iterations);
+Family topk_softmax_family(std::int64_t k);
+Family threshold_softmax_family(double threshold);
 
 template <class T>
 constexpr Format format_of() {

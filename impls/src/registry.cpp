@@ -1,5 +1,6 @@
 // The registry of built-in kernels: one line per family, both formats.
 #include <algorithm>
+#include <string>
 
 #include "kernel_util.hpp"
 #include "lowp.hpp"
@@ -46,6 +47,49 @@ const std::vector<Kernel>& builtin_kernels() {
   }();
   return registry;
 }
+
+// Sparse kernels (docs/sparse.md). entmax_bisect at several iteration counts
+// so that the report shows the error against iterations (f32 needs about 24
+// halvings for tau to u, f64 about 53: REFERENCE.md, "Entmax family").
+const std::vector<Kernel>& sparse_kernels() {
+  static const std::vector<Kernel> registry = [] {
+    std::vector<Kernel> k;
+    register_both_formats(k, kernels::sparsemax_family());
+    register_both_formats(k, kernels::entmax15_family());
+    for (int iterations : {10, 20, 30, 60})
+      register_both_formats(k, kernels::entmax_bisect_family(1.5, iterations));
+    register_both_formats(k, kernels::entmax_bisect_family(1.25, 60));
+    register_both_formats(k, kernels::entmax_bisect_family(2.0, 60));
+    register_both_formats(k, kernels::topk_softmax_family(8));
+    register_both_formats(k, kernels::threshold_softmax_family(0.01));
+    // f16 / bf16 in and out, everything in f32 (make_kernel16, lowp.hpp), each
+    // output rounded once: the f32 kernels' cores, so no new algorithm. Their
+    // contracts stay "none" (top-k included: its f32 ULP contract is not
+    // re-derived for the 16-bit rounding); the absolute bounds of
+    // sparse_bounds.hpp hold with the 16-bit u (the f32 error plus one
+    // rounding of a value <= 1 is below them).
+    for (Format storage : {Format::f16, Format::bf16})
+      for (const kernels::Family& f : {kernels::sparsemax_family(), kernels::entmax15_family(),
+                                       kernels::entmax_bisect_family(1.5, 30), kernels::topk_softmax_family(8),
+                                       kernels::threshold_softmax_family(0.01)}) {
+        std::vector<OpDecl> ops = f.ops;
+        for (OpDecl& d : ops)
+          if (d.contract.declared) {
+            d.contract = Contract{};
+            d.contract.why = "none for 16-bit storage (the f32 contract is not re-derived for the final rounding); "
+                             "absolute bound: docs/sparse.md";
+          }
+        const std::string fmt(name(storage));
+        k.push_back(kernels::make_kernel16<float>(fmt + "_" + f.algorithm + "_f32acc", f.algorithm, storage,
+                                                  f.description + "; " + fmt + " in/out, f32 inside",
+                                                  f.masked_policy, std::move(ops), f.f32));
+      }
+    return k;
+  }();
+  return registry;
+}
+
+const Kernel* find_sparse_kernel(std::string_view name) { return find_in(sparse_kernels(), name); }
 
 // Other libraries' kernels (peer_*.cpp), listed whether or not they were built in.
 const std::vector<Kernel>& peer_kernels() {

@@ -22,6 +22,18 @@ CaseResult check_temperature(const Kernel& k, Op op, const Case& c);
 CaseResult check_log_softmax(const Kernel& k, Op op, const Case& c);
 CaseResult check_batch_independence(const Kernel& k, Op op, const Case& c);
 
+// The sparse ops' properties (sparse_checks.cpp; docs/properties.md, "Sparse ops").
+CaseResult check_sparse_accuracy(const Kernel& k, Op op, const Case& c);
+CaseResult check_sparse_sum_to_one(const Kernel& k, Op op, const Case& c);
+CaseResult check_sparse_range(const Kernel& k, Op op, const Case& c);
+CaseResult check_tau_consistency(const Kernel& k, Op op, const Case& c);
+CaseResult check_entmax_identities(const Kernel& k, Op op, const Case& c);
+CaseResult check_sparse_shift_invariance(const Kernel& k, Op op, const Case& c);
+CaseResult check_sparse_permutation(const Kernel& k, Op op, const Case& c);
+CaseResult check_sparse_ordering(const Kernel& k, Op op, const Case& c);
+CaseResult check_sparse_masked_entries(const Kernel& k, Op op, const Case& c);
+CaseResult check_sparse_fully_masked(const Kernel& k, Op op, const Case& c);
+
 // The exact shift used by shift_invariance for this case (derived from the row
 // alone): a nonzero c with every finite x_i + c exact in f, or none.
 std::optional<double> choose_shift(const Case& c, Format f);

@@ -16,7 +16,32 @@ namespace {
 
 Claim provided(const Kernel& k, Op op) {
   if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  // The properties above sparse_* are stated for softmax / log_softmax.
+  if (is_sparse(op)) return {false, "sparse op: checked by the sparse properties (docs/sparse.md)"};
   return {true, ""};
+}
+
+// ---- sparse ops (docs/sparse.md) ---------------------------------------------------
+Claim sparse(const Kernel& k, Op op) {
+  if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  if (!is_sparse(op)) return {false, "sparse-op property"};
+  return {true, "sparse op with the absolute bound of docs/sparse.md"};
+}
+
+// tau consistency: the entmax family with 1 < alpha <= 2 (the derivation's range).
+Claim entmax_form(const Kernel& k, Op op) {
+  if (Claim c = sparse(k, op); !c.claimed) return c;
+  if (op == Op::sparsemax || op == Op::entmax15) return {true, "entmax form"};
+  if (op == Op::entmax && k.find(op)->params.alpha <= 2) return {true, "entmax form, alpha <= 2"};
+  return {false, "tau consistency is stated for sparsemax / entmax with alpha <= 2"};
+}
+
+// alpha = 2 <-> sparsemax, alpha = 1.5 <-> entmax15.
+Claim entmax_identity(const Kernel& k, Op op) {
+  if (Claim c = sparse(k, op); !c.claimed) return c;
+  const double alpha = op == Op::entmax ? k.find(op)->params.alpha : 0;
+  if (alpha == 2 || alpha == 1.5) return {true, "entmax with alpha = " + std::to_string(alpha)};
+  return {false, "identity stated for entmax with alpha 2 or 1.5"};
 }
 
 Claim contract(const Kernel& k, Op op) {
@@ -130,6 +155,33 @@ const std::vector<PropertyDef>& registry() {
       {{"batch_independence", "a row's result is bitwise the same alone or among other rows", "exact",
         "every kernel"},
        structural, any_cases, check_batch_independence},
+      // Sparse ops (docs/sparse.md). B: the kernel's absolute bound (sparse_bounds.hpp).
+      {{"sparse_accuracy", "every output within B of the oracle's; support mismatches only within B of the threshold",
+        "max_i |y_i - p_i| <= B (false zeros / non-zeros counted)", "sparse ops"},
+       sparse, contract_cases, check_sparse_accuracy},
+      {{"sparse_sum_to_one", "the outputs sum to 1", "|sum y - 1| <= n B", "sparse ops"},
+       sparse, contract_cases, check_sparse_sum_to_one},
+      {{"sparse_range", "every output finite and in [0, 1]", "exact", "sparse ops"},
+       sparse, finite_cases, check_sparse_range},
+      {{"tau_consistency", "one tau explains every output: sum [(alpha-1) z - tau]_+^(1/(alpha-1)) = 1",
+        "(n / (alpha-1)) |d tau|, |d tau| <= (alpha-1) n^(1-alpha') B + 2(alpha-1) u M",
+        "sparsemax, entmax15, entmax with alpha <= 2"},
+       entmax_form, contract_cases, check_tau_consistency},
+      {{"entmax_identities", "entmax at alpha = 2 equals sparsemax, at 1.5 the exact entmax15",
+        "B(kernel) + B(sort-based kernel)", "entmax with alpha 2 or 1.5"},
+       entmax_identity, contract_cases, check_entmax_identities},
+      {{"sparse_shift_invariance", "y(x + c) = y(x) for shifts c exact in the format", "B(x) + B(x + c)",
+        "sparse ops"},
+       sparse, lattice_cases, check_sparse_shift_invariance},
+      {{"sparse_permutation", "permuting the row permutes the outputs", "2 B", "sparse ops"},
+       sparse, contract_cases, check_sparse_permutation},
+      {{"sparse_ordering", "x_i < x_j implies y_i <= y_j; ties give equal outputs", "exact", "sparse ops"},
+       sparse, contract_cases, check_sparse_ordering},
+      {{"sparse_masked_entries", "-inf entries give 0 and the same result as dropping them", "exact (bitwise)",
+        "sparse ops"},
+       sparse, masked_cases, check_sparse_masked_entries},
+      {{"sparse_fully_masked", "an all -inf row follows the declared masked-row policy", "exact", "sparse ops"},
+       sparse, fully_masked_cases, check_sparse_fully_masked},
   };
   return all;
 }

@@ -5,12 +5,21 @@
 #include <functional>
 #include <limits>
 #include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "support.hpp"
 
 namespace softcheck::props::testing {
 
 namespace {
+
+Contract no_contract_for_fakes() {
+  Contract c;
+  c.why = "test-only fake";
+  return c;
+}
 
 using Row = std::function<void(Op, std::span<const double>, std::span<double>, double)>;
 
@@ -109,6 +118,34 @@ Kernel batch_shared_max() {
   return k;
 }
 
+// A wrong sparse kernel: the registered `base` (docs/sparse.md) with its input
+// mapped by `pre` and each output row post-processed by `post`; `decl`
+// replaces the base's declaration when given (the base still runs its own op).
+Kernel sparse_fake(const std::string& fake_name, const char* base, std::function<double(double)> pre,
+                   std::function<void(std::span<double>)> post, const OpDecl* decl = nullptr) {
+  const Kernel* b = find_sparse_kernel(base);
+  if (b == nullptr) throw std::logic_error(std::string("no sparse kernel ") + base);
+  Kernel k = *b;
+  k.name = fake_name;
+  k.test_only = true;
+  if (decl != nullptr) {
+    k.ops = {*decl};
+    k.algorithm = "entmax_bisect_a2_i60";  // sparse_abs_bound reads K = 60 from it
+  }
+  const Op base_op = b->ops.at(0).op;
+  k.run = [b, base_op, pre, post](Op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double t) {
+    const auto* x = static_cast<const double*>(xv);
+    std::vector<double> x2(x, x + rows * cols);
+    if (pre)
+      for (double& v : x2) v = pre(v);
+    b->run(base_op, x2.data(), yv, rows, cols, t);
+    auto* y = static_cast<double*>(yv);
+    if (post)
+      for (std::int64_t r = 0; r < rows; ++r) post({y + r * cols, static_cast<std::size_t>(cols)});
+  };
+  return k;
+}
+
 std::vector<Fake> make_fakes() {
   using S = std::span<double>;
   using X = std::span<const double>;
@@ -154,6 +191,36 @@ std::vector<Fake> make_fakes() {
                    for (double& v : y) v = std::log(v);
                })});
   f.push_back({"batch_independence", Op::softmax, batch_shared_max()});
+
+  // Sparse ops (docs/sparse.md): each wrong in one way.
+  const auto scaled = [](S y) {
+    for (double& v : y) v *= 1 + 0x1p-20;
+  };
+  f.push_back({"sparse_accuracy", Op::sparsemax, sparse_fake("fake_sparsemax_scaled", "sparsemax_f64", {}, scaled)});
+  f.push_back({"sparse_sum_to_one", Op::sparsemax, sparse_fake("fake_sparsemax_scaled", "sparsemax_f64", {}, scaled)});
+  f.push_back({"sparse_range", Op::sparsemax, sparse_fake("fake_sparsemax_negative_zeros", "sparsemax_f64", {}, [](S y) {
+                 for (double& v : y)
+                   if (v == 0) v = -0x1p-60;
+               })});
+  f.push_back({"tau_consistency", Op::entmax15, sparse_fake("fake_entmax15_scaled", "entmax15_f64", {}, scaled)});
+  OpDecl alpha2{Op::entmax, no_contract_for_fakes()};
+  alpha2.params.alpha = 2;
+  f.push_back({"entmax_identities", Op::entmax,
+               sparse_fake("fake_entmax_a2_is_entmax15", "entmax15_f64", {}, {}, &alpha2)});
+  f.push_back({"sparse_shift_invariance", Op::sparsemax,
+               sparse_fake("fake_sparsemax_warped", "sparsemax_f64", [](double v) { return v + v * v * 0x1p-8; }, {})});
+  f.push_back({"sparse_permutation", Op::sparsemax, sparse_fake("fake_sparsemax_odd_positions", "sparsemax_f64", {}, [](S y) {
+                 for (std::size_t j = 1; j < y.size(); j += 2) y[j] *= 1 + 0x1p-20;
+               })});
+  f.push_back({"sparse_ordering", Op::sparsemax, sparse_fake("fake_sparsemax_index_bias", "sparsemax_f64", {}, [](S y) {
+                 for (std::size_t j = 0; j < y.size(); ++j) y[j] += static_cast<double>(j) * 0x1p-40;
+               })});
+  f.push_back({"sparse_masked_entries", Op::sparsemax,
+               sparse_fake("fake_sparsemax_mask_as_zero", "sparsemax_f64", [](double v) { return v == -INFINITY ? 0.0 : v; }, {})});
+  f.push_back({"sparse_fully_masked", Op::sparsemax, sparse_fake("fake_sparsemax_masked_uniform", "sparsemax_f64", {}, [](S y) {
+                 if (std::all_of(y.begin(), y.end(), [](double v) { return v == 0; }))
+                   for (double& v : y) v = 1.0 / static_cast<double>(y.size());
+               })});
   return f;
 }
 

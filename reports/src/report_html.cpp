@@ -163,6 +163,13 @@ std::string kernel_histogram(const KernelSummary& k, const Palette& pal) {
   const std::uint64_t broken = k.nonfinite + k.special_mismatch;
   if (broken > 0)
     ch.bars.push_back({"NaN/inf", static_cast<double>(broken), "#b3261e", fmt::format("NaN/inf: {} elements", broken)});
+  // Sparse ops (docs/sparse.md): support mismatches, never in the ULP bins.
+  if (k.false_zeros > 0)
+    ch.bars.push_back({"false 0", static_cast<double>(k.false_zeros), "#8a5a00",
+                       fmt::format("false zeros (kernel 0, exact > 0): {} elements", k.false_zeros)});
+  if (k.false_nonzeros > 0)
+    ch.bars.push_back({"false nz", static_cast<double>(k.false_nonzeros), "#8a5a00",
+                       fmt::format("false non-zeros (kernel > 0, exact 0): {} elements", k.false_nonzeros)});
   return svg::render(ch);
 }
 
@@ -170,7 +177,9 @@ std::string histogram_section(const Report& r, const Palette& pal) {
   std::string s =
       "<section id=\"histograms\"><h2>ULP error histograms</h2>\n<p class=\"intro\">Every measured element of every "
       "row, per kernel and op, in log2 bins of its ULP error (bin <code>&lt;.5</code>: correctly rounded). The red bar "
-      "counts NaN/inf results where the exact value is finite. Counts on a log axis.</p>\n<div class=\"grid-plots\">\n";
+      "counts NaN/inf results where the exact value is finite; for the sparse ops (docs/sparse.md) the brown bars "
+      "count support mismatches (false zeros, false non-zeros), measured only on the support otherwise. Counts on a "
+      "log axis.</p>\n<div class=\"grid-plots\">\n";
   std::string unavailable, missing;
   for (const KernelSummary& k : r.kernels) {
     const std::string plot = measured(k) ? kernel_histogram(k, pal) : "";

@@ -79,7 +79,7 @@ Json kernel_json(const KernelSummary& k) {
   Json contract = Json{{"declared", k.contract_declared},
                        {"formula", k.contract_formula},
                        {"why", k.contract_why}};
-  return Json{{"kernel", k.kernel},
+  Json j{{"kernel", k.kernel},
               {"algorithm", k.algorithm},
               {"format", k.format},
               {"op", k.op},
@@ -111,6 +111,12 @@ Json kernel_json(const KernelSummary& k) {
               {"by_size", bins_json(k.by_size, "cols", true)},
               {"by_temperature", bins_json(k.by_temperature, "temperature", false)},
               {"by_magnitude", bins_json(k.by_magnitude, "decade", true)}};
+  // Sparse ops only (absent otherwise, so softmax reports keep their bytes).
+  if (is_sparse_op_name(k.op)) {
+    j["false_zeros"] = k.false_zeros;
+    j["false_nonzeros"] = k.false_nonzeros;
+  }
+  return j;
 }
 
 Json performance_json(const Performance& p) {

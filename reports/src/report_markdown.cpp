@@ -42,6 +42,10 @@ void kernel_section(std::string& out, const KernelSummary& k) {
   }
   out += fmt::format("- rows {}, elements {} ({} measured), contract violations {}, largest error/bound {}\n",
                      k.rows, k.elements, k.measured, k.contract_violations, num(k.max_bound_ratio));
+  if (is_sparse_op_name(k.op))
+    out += fmt::format("- support against the oracle's: {} false zeros, {} false non-zeros (not in the ULP "
+                       "figures, which cover entries both put on the support)\n",
+                       k.false_zeros, k.false_nonzeros);
   if (k.worst.present) {
     const WorstCase& w = k.worst;
     out += fmt::format("- worst: family `{}`, n = {}, T = {}, row {}, element {}: got {}, exact {}, {} ULP (bound {})\n",

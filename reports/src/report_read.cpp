@@ -256,6 +256,9 @@ void read_counts(const Node& k, KernelSummary& s) {
   s.measured = k.count("measured");
   s.nonfinite = k.count("nonfinite");
   s.special_mismatch = k.count("special_mismatch");
+  // Sparse ops only (docs/report-schema.md); absent means 0.
+  if (k.has("false_zeros")) s.false_zeros = k.count("false_zeros");
+  if (k.has("false_nonzeros")) s.false_nonzeros = k.count("false_nonzeros");
   s.contract_violations = k.count("contract_violations");
   s.policy_rows = k.count("policy_rows");
   s.policy_violations = k.count("policy_violations");
@@ -290,7 +293,9 @@ KernelSummary read_kernel(const Node& k) {
   if (s.kernel.empty()) k.fail("kernel", "empty kernel name");
   s.algorithm = k.str("algorithm");
   s.format = k.str("format");
-  s.op = k.word("op", {"softmax", "log_softmax"});
+  // softmax, log_softmax and the sparse ops (report.hpp's is_sparse_op_name; docs/sparse.md).
+  s.op = k.word("op", {"softmax", "log_softmax", "sparsemax", "entmax15", "entmax", "topk_softmax",
+                       "threshold_softmax"});
   s.description = k.str("description");
   s.masked_policy = k.word("masked_row_policy", {"nan", "zeros", "uniform"});
   read_contract(k, s);

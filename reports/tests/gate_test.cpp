@@ -34,6 +34,17 @@ TEST(Gate, SameReportPasses) {
   EXPECT_NE(gate::diff_table(res).find("gate: passed"), std::string::npos);
 }
 
+TEST(Gate, AcceptsSparseKernels) {
+  Report r = softcheck::testing::sample();
+  softcheck::KernelSummary s = r.kernels[0];
+  s.kernel = "sparsemax_f32";
+  s.op = "sparsemax";
+  s.false_zeros = 2;
+  r.kernels.push_back(s);
+  const gate::Result res = gate::compare(r, r, {});
+  EXPECT_TRUE(res.passed()) << gate::diff_table(res);
+}
+
 TEST(Gate, NewNaNFails) {
   const Report base = softcheck::testing::sample();
   Report now = base;

@@ -75,6 +75,28 @@ TEST(ReportRead, SweepsAreOptional) {
   EXPECT_EQ(msg, "(no error)");
 }
 
+TEST(ReportRead, SparseSupportCountsRoundTrip) {
+  // docs/report-schema.md: false_zeros / false_nonzeros exist for the sparse
+  // ops only; the reader takes them back, and softmax entries stay without them.
+  softcheck::Report r = softcheck::testing::sample();
+  softcheck::KernelSummary s = r.kernels[0];
+  s.kernel = "sparsemax_f32";
+  s.op = "sparsemax";
+  s.false_zeros = 3;
+  s.false_nonzeros = 1;
+  r.kernels.push_back(s);
+  const std::string text = to_json(r);
+  const Json doc = Json::parse(text);
+  EXPECT_FALSE(doc["kernels"][0].contains("false_zeros"));
+  EXPECT_EQ(doc["kernels"].back()["false_zeros"], 3);
+  const softcheck::Report back = from_json(text);
+  EXPECT_EQ(back.kernels.back().false_zeros, 3u);
+  EXPECT_EQ(back.kernels.back().false_nonzeros, 1u);
+  EXPECT_EQ(to_json(back), text);
+  const std::string bad = error_after([](Json& d) { d["kernels"][0]["false_zeros"] = -1; });
+  EXPECT_NE(bad.find("false_zeros"), std::string::npos) << bad;
+}
+
 TEST(ReportRead, NotJson) {
   EXPECT_THROW(from_json("{\"schema\": "), ReportFormatError);
   try {

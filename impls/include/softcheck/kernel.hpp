@@ -55,6 +55,7 @@ using RunFn = std::function<void(Op op, const void* x, void* y, std::int64_t row
 struct OpDecl {
   Op op;
   Contract contract;
+  OpParams params{};  // alpha / k / threshold of a parametrised sparse op (docs/sparse.md)
 };
 
 struct Kernel {
@@ -77,5 +78,11 @@ const std::vector<Kernel>& builtin_kernels();
 // Deliberately broken test-only kernels (mutation self-test); never in builtin_kernels().
 const std::vector<Kernel>& mutant_kernels();
 const Kernel* find_kernel(std::string_view name);  // searches builtin, peers (peers.hpp), then mutants
+// The sparse and sharpened kernels (sparsemax, entmax15, entmax_bisect_*,
+// topk_softmax_*, threshold_softmax_*; docs/sparse.md), in registration order.
+// Kept out of builtin_kernels(): the softmax paths (suite, properties, fuzzers,
+// sweep) check them against exact_row, which does not apply.
+const std::vector<Kernel>& sparse_kernels();
+const Kernel* find_sparse_kernel(std::string_view name);
 
 }  // namespace softcheck

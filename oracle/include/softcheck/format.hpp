@@ -67,14 +67,44 @@ inline double round_to_format(double v, Format f) {
   return r;
 }
 
-enum class Op { softmax, log_softmax };
+// softmax and log_softmax, and the sparse / sharpened family (docs/sparse.md):
+// probabilities with exact zeros, each with its parameter in OpParams.
+enum class Op { softmax, log_softmax, sparsemax, entmax15, entmax, topk_softmax, threshold_softmax };
 
-constexpr std::string_view name(Op op) { return op == Op::softmax ? "softmax" : "log_softmax"; }
+inline constexpr Op all_ops[] = {Op::softmax,  Op::log_softmax,  Op::sparsemax,        Op::entmax15,
+                                 Op::entmax,   Op::topk_softmax, Op::threshold_softmax};
+
+constexpr std::string_view name(Op op) {
+  switch (op) {
+    case Op::softmax: return "softmax";
+    case Op::log_softmax: return "log_softmax";
+    case Op::sparsemax: return "sparsemax";
+    case Op::entmax15: return "entmax15";
+    case Op::entmax: return "entmax";
+    case Op::topk_softmax: return "topk_softmax";
+    case Op::threshold_softmax: return "threshold_softmax";
+  }
+  return "?";
+}
 inline std::optional<Op> parse_op(std::string_view s) {
-  if (s == "softmax") return Op::softmax;
-  if (s == "log_softmax") return Op::log_softmax;
+  for (Op op : all_ops)
+    if (name(op) == s) return op;
   return std::nullopt;
 }
+
+// The sparse family: outputs in [0, 1] summing to 1 with exact zeros off the
+// support; checked by the sparse oracle (softcheck/sparse_oracle.hpp), not by
+// exact_row. Paths written for softmax / log_softmax only reject these.
+constexpr bool is_sparse(Op op) { return op != Op::softmax && op != Op::log_softmax; }
+
+// The parameter of a parametrised op, fixed per kernel (OpDecl::params):
+// entmax: alpha > 1; topk_softmax: k >= 1; threshold_softmax: threshold in
+// [0, 1]. Unused fields stay 0.
+struct OpParams {
+  double alpha = 0;
+  std::int64_t k = 0;
+  double threshold = 0;
+};
 
 // What a kernel returns for a row whose entries are all -inf (fully masked).
 // The exact softmax is undefined there (0/0); each kernel declares its rule

@@ -72,6 +72,14 @@ inline constexpr int magnitude_min_decade = -3;
 inline constexpr int magnitude_max_decade = 10;
 int magnitude_decade(double max_abs_scaled);
 
+// The sparse ops' names (format.hpp's is_sparse; docs/sparse.md), whose
+// entries carry false_zeros / false_nonzeros. Spelled out here so that the
+// report library stays independent of the kernel vocabulary.
+inline bool is_sparse_op_name(std::string_view op) {
+  return op == "sparsemax" || op == "entmax15" || op == "entmax" || op == "topk_softmax" ||
+         op == "threshold_softmax";
+}
+
 struct KernelSummary {
   std::string kernel, algorithm, format, op, masked_policy, description;
   bool contract_declared = false;
@@ -83,6 +91,10 @@ struct KernelSummary {
   double max_ulp = 0, mean_ulp = 0, max_bits = 0, mean_bits = 0, max_rel = 0, max_normwise = 0;
   double max_bound_ratio = 0;  // max over rows of max_ulp / bound (contract kernels)
   std::uint64_t nonfinite = 0, special_mismatch = 0;
+  // Sparse ops (docs/sparse.md): support mismatches against the oracle, counted
+  // apart from the ULP error (measured where both put an entry on the support).
+  // false_zeros: kernel 0, exact > 0; false_nonzeros: kernel > 0, exact 0.
+  std::uint64_t false_zeros = 0, false_nonzeros = 0;
   std::uint64_t contract_violations = 0, policy_violations = 0, policy_rows = 0;
   WorstCase worst;
   std::vector<FamilySummary> by_family;
