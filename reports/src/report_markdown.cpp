@@ -87,7 +87,7 @@ std::string to_markdown(const Report& r) {
                      r.all_held() ? "every declared contract held" : "a declared contract was violated");
   if (!r.oracle.mode.empty())
     out += fmt::format("Oracle: {}; {} of {} compared rows used MPFR{}.\n\n", r.oracle.mode, r.oracle.mpfr_rows,
-                       r.oracle.rows, r.oracle.mode == "tiered" ? " (fast-tier fallbacks, f64 rows included)" : "");
+                       r.oracle.rows, r.oracle.mode == "tiered" ? " (fast-tier fallbacks, f64 rows and rows of sparse ops included)" : "");
   out += "ULP errors are componentwise, in the kernel's output format, against the correctly "
          "computed value (docs/oracle.md). NaN/inf outputs where the exact value is finite are "
          "counted separately and never averaged.\n\n## Summary\n\n";
