@@ -296,83 +296,61 @@ SOFTCHECK_INLINE void row_body(const float* x, float* y, std::size_t n, float t)
     online_row(x, y, n, t);
 }
 
+template <SimdAlgorithm A>
+struct RowBody {
+  SOFTCHECK_INLINE static void run(const float* x, float* y, std::size_t n, float t) {
+    row_body<A>(x, y, n, t);
+  }
+};
+
+// exp16 over an array (its tests: monotone on every f32 argument).
+struct ExpBody {
+  SOFTCHECK_INLINE static void run(const float* d, float* out, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + lanes <= n; i += lanes) store(out + i, exp16(load(d + i)));
+    if (i < n) store_part(out + i, exp16(load_part(d + i, n - i, 0.0f)), n - i);
+  }
+};
+
+// Body::run compiled for each ISA, and the entry point of one.
 #if defined(__x86_64__)
-template <SimdAlgorithm A>
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma"))) void row_avx512(const float* x, float* y,
-                                                                                  std::size_t n, float t) {
-  row_body<A>(x, y, n, t);
+template <class Body, class... Args>
+__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma"))) void on_avx512(Args... args) {
+  Body::run(args...);
 }
-template <SimdAlgorithm A>
-__attribute__((target("avx2,fma"))) void row_avx2(const float* x, float* y, std::size_t n, float t) {
-  row_body<A>(x, y, n, t);
+template <class Body, class... Args>
+__attribute__((target("avx2,fma"))) void on_avx2(Args... args) {
+  Body::run(args...);
 }
 #endif
-template <SimdAlgorithm A>
-void row_baseline(const float* x, float* y, std::size_t n, float t) {
-  row_body<A>(x, y, n, t);
+template <class Body, class... Args>
+void on_baseline(Args... args) {
+  Body::run(args...);
+}
+
+template <class Body, class... Args>
+auto entry_for(SimdIsa isa) -> void (*)(Args...) {
+  switch (isa) {
+#if defined(__x86_64__)
+    case SimdIsa::avx512:
+      return on_avx512<Body, Args...>;
+    case SimdIsa::avx2:
+      return on_avx2<Body, Args...>;
+#else
+    case SimdIsa::avx512:
+    case SimdIsa::avx2:
+      return nullptr;
+#endif
+    case SimdIsa::baseline:
+      return on_baseline<Body, Args...>;
+  }
+  return nullptr;
 }
 
 using RowFn = void (*)(const float*, float*, std::size_t, float);
-
 template <SimdAlgorithm A>
 RowFn row_for(SimdIsa isa) {
-  switch (isa) {
-#if defined(__x86_64__)
-    case SimdIsa::avx512:
-      return row_avx512<A>;
-    case SimdIsa::avx2:
-      return row_avx2<A>;
-#else
-    case SimdIsa::avx512:
-    case SimdIsa::avx2:
-      return nullptr;
-#endif
-    case SimdIsa::baseline:
-      return row_baseline<A>;
-  }
-  return nullptr;
-}
-
-// exp16 over an array, per ISA (its tests: monotone on every f32 argument).
-SOFTCHECK_INLINE void exp_batch_body(const float* d, float* out, std::size_t n) {
-  std::size_t i = 0;
-  for (; i + lanes <= n; i += lanes) store(out + i, exp16(load(d + i)));
-  if (i < n) store_part(out + i, exp16(load_part(d + i, n - i, 0.0f)), n - i);
-}
-#if defined(__x86_64__)
-template <class>
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma"))) void exp_avx512(const float* d, float* out,
-                                                                                  std::size_t n) {
-  exp_batch_body(d, out, n);
-}
-template <class>
-__attribute__((target("avx2,fma"))) void exp_avx2(const float* d, float* out, std::size_t n) {
-  exp_batch_body(d, out, n);
-}
-#endif
-template <class>
-void exp_baseline(const float* d, float* out, std::size_t n) {
-  exp_batch_body(d, out, n);
-}
-
-using ExpFn = void (*)(const float*, float*, std::size_t);
-template <class T>
-ExpFn exp_for(SimdIsa isa) {
-  switch (isa) {
-#if defined(__x86_64__)
-    case SimdIsa::avx512:
-      return exp_avx512<T>;
-    case SimdIsa::avx2:
-      return exp_avx2<T>;
-#else
-    case SimdIsa::avx512:
-    case SimdIsa::avx2:
-      return nullptr;
-#endif
-    case SimdIsa::baseline:
-      return exp_baseline<T>;
-  }
-  return nullptr;
+  return entry_for<RowBody<A>, const float*, float*, std::size_t, float>(isa);
 }
 
 // First order in u = 2^-24, the derivation of shifted.cpp with this kernel's
@@ -504,7 +482,7 @@ std::vector<float> exp16_for_test(SimdIsa isa, std::span<const float> d) {
   if (!simd_isa_supported(isa))
     throw std::invalid_argument("exp16: this CPU lacks " + std::string(name(isa)));
   std::vector<float> out(d.size());
-  exp_for<void>(isa)(d.data(), out.data(), d.size());
+  entry_for<ExpBody, const float*, float*, std::size_t>(isa)(d.data(), out.data(), d.size());
   return out;
 }
 
