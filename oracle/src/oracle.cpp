@@ -3,6 +3,8 @@
 // (see PrecisionScope), so exact_row is safe to call from several threads.
 #include "softcheck/oracle.hpp"
 
+#include "mpfr_util.hpp"
+
 #include <mpfr.h>
 
 #include <algorithm>
@@ -88,23 +90,9 @@ unsigned digits_for_bits(unsigned bits) {
   return digits;
 }
 
-mpfr_ptr raw(Real& r) { return r.backend().data(); }
-mpfr_srcptr raw(const Real& r) { return r.backend().data(); }
-
-Real real_with_bits(mpfr_prec_t bits) {
-  Real r;
-  mpfr_set_prec(raw(r), bits);  // leaves NaN: every caller assigns next
-  return r;
-}
-
-// A plain mpfr_t owned by one thread and reused across calls (hot paths).
-struct Scratch {
-  mpfr_t v;
-  explicit Scratch(mpfr_prec_t bits) { mpfr_init2(v, bits); }
-  ~Scratch() { mpfr_clear(v); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-};
+using detail::raw;
+using detail::real_with_bits;
+using detail::Scratch;
 
 // ---------------------------------------------------------------- exact_row
 

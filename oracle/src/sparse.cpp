@@ -5,6 +5,8 @@
 // Like oracle.cpp, every MPFR variable gets an explicit precision.
 #include "softcheck/sparse_oracle.hpp"
 
+#include "mpfr_util.hpp"
+
 #include <mpfr.h>
 
 #include <algorithm>
@@ -19,27 +21,11 @@
 
 namespace softcheck::oracle {
 
-namespace detail {
-void prepare_mpfr_thread();  // oracle.cpp: widest exponent range, TLS check
-}
-
 namespace {
 
-mpfr_ptr raw(Real& r) { return r.backend().data(); }
-
-Real real_with_bits(mpfr_prec_t bits) {
-  Real r;
-  mpfr_set_prec(raw(r), bits);
-  return r;
-}
-
-struct Mp {
-  mpfr_t v;
-  explicit Mp(mpfr_prec_t bits) { mpfr_init2(v, bits); }
-  ~Mp() { mpfr_clear(v); }
-  Mp(const Mp&) = delete;
-  Mp& operator=(const Mp&) = delete;
-};
+using detail::raw;
+using detail::real_with_bits;
+using Mp = detail::Scratch;
 
 void check_common(std::span<const double> x, double temperature, unsigned bits,
                   const char* who) {

@@ -1,0 +1,33 @@
+// Private MPFR helpers shared by the oracle's translation units (oracle.cpp,
+// sparse.cpp): the raw mpfr_t inside a Real, a Real with an explicit
+// precision, and a plain owned mpfr_t.
+#pragma once
+
+#include <mpfr.h>
+
+#include "softcheck/oracle.hpp"
+
+namespace softcheck::oracle::detail {
+
+void prepare_mpfr_thread();  // oracle.cpp: widest exponent range, TLS check
+
+inline mpfr_ptr raw(Real& r) { return r.backend().data(); }
+inline mpfr_srcptr raw(const Real& r) { return r.backend().data(); }
+
+// A Real of exactly `bits` bits; NaN until the caller assigns it.
+inline Real real_with_bits(mpfr_prec_t bits) {
+  Real r;
+  mpfr_set_prec(raw(r), bits);
+  return r;
+}
+
+// A plain mpfr_t owned by one scope (hot paths reuse one per thread).
+struct Scratch {
+  mpfr_t v;
+  explicit Scratch(mpfr_prec_t bits) { mpfr_init2(v, bits); }
+  ~Scratch() { mpfr_clear(v); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
+
+}  // namespace softcheck::oracle::detail
