@@ -558,9 +558,15 @@ std::optional<FastRowError> compare_row_fast(std::span<const double> result, con
     const double dist = std::fabs(r_ord - fast_ordinal(*rounded, fi, maxf));
     const double bits = dist == 0 ? 0 : dist == 1 ? 1 : std::log2(1.0 + dist);  // log2 of 1 and 2 are exact
     const double ulp_d = static_cast<double>(ulp);
+    // Both this figure and compare_element's end as doubles: add this one's
+    // conversion error and one double ulp for MPFR's rounding (at the bottom
+    // of the double range the two roundings can differ by a subnormal even
+    // when ulp_e is 0).
+    const double err_d = static_cast<double>(ulp_e + std::fabs(static_cast<LD>(ulp_d) - ulp));
+    const double ulp_e_d = err_d + (std::nextafter(ulp_d, INFINITY) - ulp_d) + (std::nextafter(err_d, INFINITY) - err_d);
     out.finite[i] = 1;
     out.ulp[i] = ulp_d;
-    out.ulp_err[i] = static_cast<double>(ulp_e);
+    out.ulp_err[i] = ulp_e_d;
     ++row.measured;
     row.sum_ulp += ulp_d;
     row.sum_bits += bits;
@@ -570,7 +576,7 @@ std::optional<FastRowError> compare_row_fast(std::span<const double> result, con
     row.max_abs = std::max(row.max_abs, static_cast<double>(D));
     max_abs_lo = std::max(max_abs_lo, D > ED ? D - ED : 0);
     max_abs_hi = std::max(max_abs_hi, D + ED);
-    out.max_ulp_err = std::max(out.max_ulp_err, static_cast<double>(ulp_e));
+    out.max_ulp_err = std::max(out.max_ulp_err, ulp_e_d);
     if (ulp_d > largest) largest = ulp_d, largest_index = i;
   }
   row.worst_index = first_broken < n ? first_broken : largest_index;
