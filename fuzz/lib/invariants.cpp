@@ -106,11 +106,7 @@ bool temperature_in_scope(double t, Format f) {
 }
 
 bool in_property_scope(std::span<const double> x, double t, Format f) {
-  if (!temperature_in_scope(t, f)) return false;
-  double zmax = 0;
-  for (double v : x)
-    if (std::isfinite(v)) zmax = std::max(zmax, std::fabs(v / t));
-  return zmax * (1 + 4 * unit_roundoff(f)) <= max_finite(f);
+  return temperature_in_scope(t, f) && row_fits_format(x, t, f);
 }
 
 std::vector<double> run_batch(const Kernel& k, Op op, const FuzzCase& c) {

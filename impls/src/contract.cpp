@@ -1,4 +1,5 @@
 // Row shapes and contract bounds (impls/include/softcheck/kernel.hpp).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -26,6 +27,22 @@ std::string coefficient(double v) {
 }
 
 }  // namespace
+
+bool row_fits_format(std::span<const double> x, double temperature, Format f) {
+  const double u = unit_roundoff(f);
+  double hi = -std::numeric_limits<double>::infinity(), lo = std::numeric_limits<double>::infinity(), zmax = 0;
+  for (double v : x) {
+    if (!std::isfinite(v)) continue;
+    const double z = v / temperature;
+    hi = std::max(hi, z);
+    lo = std::min(lo, z);
+    zmax = std::max(zmax, std::fabs(z));
+  }
+  if (!(hi >= lo)) return true;                                  // no finite entry
+  if (!(zmax * (1 + 4 * u) <= max_finite(f))) return false;      // z itself overflows
+  const double margin = temperature == 1.0 ? 1.0 : 1 + 4 * u;   // halves: no overflow in double
+  return (hi / 2 - lo / 2) * margin <= max_finite(f) / 2 * (1 + u);  // rounds to at most max_finite
+}
 
 RowShape row_shape(std::span<const double> x, double temperature, Format f) {
   RowShape s;

@@ -84,6 +84,21 @@ TEST(ContractFormula, AsciiAndSkipsZeroTerms) {
   EXPECT_EQ(Contract{}.formula(), "none");
 }
 
+// The shifts z_i - max z must fit the format too (fuzz_differential found a
+// log-softmax whose z_i - max z overflowed to -inf at T = 1.5); a shift that
+// rounds to a finite value stays in scope.
+TEST(RowFitsFormat, ShiftsMustBeFiniteValues) {
+  const double dmax = std::numeric_limits<double>::max();
+  const double fmax = std::numeric_limits<float>::max();
+  EXPECT_FALSE(row_fits_format(std::vector<double>{dmax / 2, -dmax}, 1.5, Format::f64));
+  EXPECT_TRUE(row_fits_format(std::vector<double>{dmax / 4, -dmax / 2}, 1.5, Format::f64));
+  EXPECT_TRUE(row_fits_format(std::vector<double>{90.0, -fmax / 2, -INFINITY}, 1.0, Format::f32));
+  EXPECT_TRUE(row_fits_format(std::vector<double>{fmax / 2, -fmax / 2}, 1.0, Format::f32));  // exactly fmax
+  EXPECT_FALSE(row_fits_format(std::vector<double>{fmax / 2, -fmax * 0.75}, 1.0, Format::f32));
+  EXPECT_FALSE(row_fits_format(std::vector<double>{1.0, -fmax}, 0.5, Format::f32));  // z itself overflows
+  EXPECT_TRUE(row_fits_format(std::vector<double>{-INFINITY, -INFINITY}, 1.0, Format::f32));
+}
+
 TEST(RowShape, FiniteRow) {
   const std::vector<double> x = {-2, 0, 0.5, 3};
   const RowShape s = row_shape(x, 1.0, Format::f32);

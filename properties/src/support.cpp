@@ -159,11 +159,14 @@ std::optional<CaseResult> out_of_scope(const Case& c, Format f, Scope s) {
       break;
     case Scope::any: break;
   }
-  // The scaled input z = x / T must be a finite value of the format: a kernel
-  // cannot represent it otherwise (the contract's M term is unbounded there).
-  // Margin 4u: the kernel divides by fl(T), not T.
+  // The scaled input z = x / T and its shifts z_i - max z must be finite
+  // values of the format: a kernel cannot represent them otherwise (the
+  // contract's M term is unbounded there). Margin 4u: the kernel divides by
+  // fl(T), not T (kernel.hpp, row_fits_format).
   if (s != Scope::any && !(zmax * (1 + 4 * unit_roundoff(f)) <= max_finite(f)))
     return not_applicable("x / temperature overflows the format");
+  if (s != Scope::any && !row_fits_format(c.row, c.temperature, f))
+    return not_applicable("x / temperature - max overflows the format");
   return std::nullopt;
 }
 

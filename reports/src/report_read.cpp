@@ -166,6 +166,8 @@ Json parse(std::string_view text) {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
     throw ReportFormatError(std::string("not valid JSON: ") + e.what());
+  } catch (const Json::out_of_range& e) {  // e.g. a number beyond double's range: 1e991 (found by fuzz_inputs)
+    throw ReportFormatError(std::string("not a usable JSON document: ") + e.what());
   }
 }
 

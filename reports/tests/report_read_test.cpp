@@ -106,6 +106,13 @@ TEST(ReportRead, NotJson) {
   }
 }
 
+// A number beyond double's range is a format error, not an escaping
+// nlohmann::out_of_range (fuzz_inputs found `softcheck report` terminating).
+TEST(ReportRead, HugeNumberIsAFormatError) {
+  EXPECT_THROW(from_json("{\"schema\": \"softcheck-report\", \"schema_version\": 1e991}"), ReportFormatError);
+  EXPECT_THROW(softcheck::performance_from_json("{\"performance\": 1e991}"), ReportFormatError);
+}
+
 TEST(ReportRead, ForeignDocuments) {
   EXPECT_NE(error_after([](Json& d) { d.erase("schema"); }).find("not a softcheck-report document"),
             std::string::npos);

@@ -30,6 +30,14 @@ struct RowShape {
 
 RowShape row_shape(std::span<const double> x, double temperature, Format f);
 
+// True when a kernel of format f can represent its own intermediates on this
+// row: z = x / T and the shifts z_i - max z of the finite entries are finite
+// values of f (with 4u for the roundings of x / fl(T) when T != 1). Outside
+// that no contract or property applies (a log-softmax of [DBL_MAX/2, -DBL_MAX]
+// at T = 1.5 has an exact value just inside the range that z_i - max z,
+// rounded, overflows; found by fuzz_differential).
+bool row_fits_format(std::span<const double> x, double temperature, Format f);
+
 // Accuracy contract: the largest componentwise ULP error (in the output format)
 // the kernel promises on a row with finite entries (-inf masks allowed):
 //   K = a + b*n + c*R + (d + t*[temperature != 1]) * M   (first order, in units of u)
