@@ -1,15 +1,25 @@
-// Private MPFR helpers shared by the oracle's translation units (oracle.cpp,
-// sparse.cpp): the raw mpfr_t inside a Real, a Real with an explicit
-// precision, and a plain owned mpfr_t.
+// Private helpers shared by the oracle's translation units (oracle.cpp,
+// sparse.cpp): argument checks and row classification, the raw mpfr_t inside
+// a Real, a Real with an explicit precision, and a plain owned mpfr_t.
 #pragma once
 
 #include <mpfr.h>
+
+#include <span>
 
 #include "softcheck/oracle.hpp"
 
 namespace softcheck::oracle::detail {
 
 void prepare_mpfr_thread();  // oracle.cpp: widest exponent range, TLS check
+
+// Throws std::invalid_argument ("WHO: ...") unless temperature is finite and
+// > 0, x is non-empty and bits is in [1, 2^24] (oracle.cpp).
+void check_arguments(std::span<const double> x, double temperature, unsigned bits, const char* who);
+
+// ok: a finite entry and no +inf/NaN; all_masked: every entry -inf;
+// undefined: a +inf or NaN entry (oracle.cpp).
+RowStatus classify(std::span<const double> x);
 
 inline mpfr_ptr raw(Real& r) { return r.backend().data(); }
 inline mpfr_srcptr raw(const Real& r) { return r.backend().data(); }

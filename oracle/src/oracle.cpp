@@ -96,23 +96,6 @@ using detail::Scratch;
 
 // ---------------------------------------------------------------- exact_row
 
-void check_arguments(std::span<const double> x, double temperature, unsigned bits) {
-  if (!std::isfinite(temperature) || !(temperature > 0))
-    throw std::invalid_argument("exact_row: temperature must be finite and > 0");
-  if (x.empty()) throw std::invalid_argument("exact_row: empty row");
-  if (bits < MPFR_PREC_MIN || bits > (1u << 24))
-    throw std::invalid_argument("exact_row: bits must be in [1, 2^24]");
-}
-
-RowStatus classify(std::span<const double> x) {
-  bool any_finite = false;
-  for (double v : x) {
-    if (std::isnan(v) || v == std::numeric_limits<double>::infinity()) return RowStatus::undefined;
-    any_finite = any_finite || std::isfinite(v);
-  }
-  return any_finite ? RowStatus::ok : RowStatus::all_masked;
-}
-
 std::size_t index_of_max(std::span<const double> x) {
   return static_cast<std::size_t>(std::max_element(x.begin(), x.end()) - x.begin());
 }
@@ -189,9 +172,9 @@ std::string_view name(RowStatus s) {
 // Every output has relative error a few units of 2^-bits, except lse, whose
 // error is of the order (|x_k / T| + log s) 2^-w.
 ExactRow exact_row(std::span<const double> x, double temperature, unsigned bits) {
-  check_arguments(x, temperature, bits);
+  detail::check_arguments(x, temperature, bits, "exact_row");
   prepare_mpfr_thread();
-  const RowStatus status = classify(x);
+  const RowStatus status = detail::classify(x);
   if (status != RowStatus::ok) return undefined_row(status, bits);
 
   const std::size_t n = x.size();
@@ -273,6 +256,23 @@ long ulp_exponent(mpfr_srcptr v, Format f) {
   if (mpfr_inf_p(v)) return fi.emax - fi.precision + 1;
   const mpfr_exp_t E = mpfr_get_exp(v) - 1;
   return static_cast<long>(std::clamp<mpfr_exp_t>(E, fi.emin, fi.emax)) - fi.precision + 1;
+}
+
+void check_arguments(std::span<const double> x, double temperature, unsigned bits, const char* who) {
+  const std::string w(who);
+  if (!std::isfinite(temperature) || !(temperature > 0))
+    throw std::invalid_argument(w + ": temperature must be finite and > 0");
+  if (x.empty()) throw std::invalid_argument(w + ": empty row");
+  if (bits < MPFR_PREC_MIN || bits > (1u << 24)) throw std::invalid_argument(w + ": bits must be in [1, 2^24]");
+}
+
+RowStatus classify(std::span<const double> x) {
+  bool any_finite = false;
+  for (double v : x) {
+    if (std::isnan(v) || v == std::numeric_limits<double>::infinity()) return RowStatus::undefined;
+    any_finite = any_finite || std::isfinite(v);
+  }
+  return any_finite ? RowStatus::ok : RowStatus::all_masked;
 }
 
 }  // namespace detail

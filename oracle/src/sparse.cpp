@@ -27,24 +27,7 @@ using detail::raw;
 using detail::real_with_bits;
 using Mp = detail::Scratch;
 
-void check_common(std::span<const double> x, double temperature, unsigned bits,
-                  const char* who) {
-  const std::string w(who);
-  if (!std::isfinite(temperature) || !(temperature > 0))
-    throw std::invalid_argument(w + ": temperature must be finite and > 0");
-  if (x.empty()) throw std::invalid_argument(w + ": empty row");
-  if (bits < MPFR_PREC_MIN || bits > (1u << 24))
-    throw std::invalid_argument(w + ": bits must be in [1, 2^24]");
-}
-
-RowStatus classify(std::span<const double> x) {
-  bool any_finite = false;
-  for (double v : x) {
-    if (std::isnan(v) || v == std::numeric_limits<double>::infinity()) return RowStatus::undefined;
-    any_finite = any_finite || std::isfinite(v);
-  }
-  return any_finite ? RowStatus::ok : RowStatus::all_masked;
-}
+using detail::classify;
 
 SparseRow empty_row(RowStatus status, unsigned bits) {
   SparseRow r;
@@ -121,7 +104,7 @@ SparseRow zeros_row(std::size_t n, unsigned bits) {
 // rho (its left side minus the right one, T - sum_{j<=rho} (x_(j) - x_(rho)),
 // decreases with rho), and entries tied with x_(k) pass it together.
 SparseRow exact_sparsemax(std::span<const double> x, double temperature, unsigned bits) {
-  check_common(x, temperature, bits, "exact_sparsemax");
+  detail::check_arguments(x, temperature, bits, "exact_sparsemax");
   detail::prepare_mpfr_thread();
   const RowStatus status = classify(x);
   if (status != RowStatus::ok) return empty_row(status, bits);
@@ -184,7 +167,7 @@ SparseRow exact_sparsemax(std::span<const double> x, double temperature, unsigne
 // (in w = bits + 8 bits): p_i has relative error below 2^-bits / 16 before its
 // final rounding to bits.
 SparseRow exact_entmax15(std::span<const double> x, double temperature, unsigned bits) {
-  check_common(x, temperature, bits, "exact_entmax15");
+  detail::check_arguments(x, temperature, bits, "exact_entmax15");
   detail::prepare_mpfr_thread();
   const RowStatus status = classify(x);
   if (status != RowStatus::ok) return empty_row(status, bits);
@@ -308,7 +291,7 @@ void f_bound(mpfr_ptr out, mpfr_srcptr t, const Bounds& b, mpfr_rnd_t dir, mpfr_
 
 SparseRow exact_entmax_bisect(std::span<const double> x, double alpha, double temperature,
                               unsigned bits) {
-  check_common(x, temperature, bits, "exact_entmax_bisect");
+  detail::check_arguments(x, temperature, bits, "exact_entmax_bisect");
   if (!std::isfinite(alpha) || !(alpha > 1))
     throw std::invalid_argument("exact_entmax_bisect: alpha must be finite and > 1");
   detail::prepare_mpfr_thread();
@@ -464,7 +447,7 @@ SparseRow softmax_over(std::span<const double> x, const std::vector<bool>& keep,
 
 SparseRow exact_topk_softmax(std::span<const double> x, std::size_t k, double temperature,
                              unsigned bits) {
-  check_common(x, temperature, bits, "exact_topk_softmax");
+  detail::check_arguments(x, temperature, bits, "exact_topk_softmax");
   if (k < 1) throw std::invalid_argument("exact_topk_softmax: k must be >= 1");
   const RowStatus status = classify(x);
   if (status != RowStatus::ok) return empty_row(status, bits);
@@ -477,7 +460,7 @@ SparseRow exact_topk_softmax(std::span<const double> x, std::size_t k, double te
 
 SparseRow exact_threshold_softmax(std::span<const double> x, double threshold, double temperature,
                                   unsigned bits) {
-  check_common(x, temperature, bits, "exact_threshold_softmax");
+  detail::check_arguments(x, temperature, bits, "exact_threshold_softmax");
   if (!(threshold >= 0 && threshold <= 1))
     throw std::invalid_argument("exact_threshold_softmax: threshold must be in [0, 1]");
   const RowStatus status = classify(x);
