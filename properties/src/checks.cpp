@@ -174,8 +174,8 @@ std::vector<double> shift_candidates(std::span<const double> row, Format f) {
   return c;
 }
 
-}  // namespace
-
+// The exact shift for this case (derived from the row alone): a nonzero c
+// with every finite x_i + c exact in f, or none.
 std::optional<double> choose_shift(const Case& c, Format f) {
   const std::vector<double> cands = shift_candidates(c.row, f);
   const std::size_t start = static_cast<std::size_t>(case_hash(c) % cands.size());
@@ -186,15 +186,32 @@ std::optional<double> choose_shift(const Case& c, Format f) {
   return std::nullopt;
 }
 
+}  // namespace
+
+ShiftedCase shifted_case(const Case& c, Format f) {
+  ShiftedCase r;
+  if (auto na = out_of_scope(c, f, Scope::finite_or_masked)) {
+    r.not_applicable = std::move(na);
+    return r;
+  }
+  const std::optional<double> shift = choose_shift(c, f);
+  if (!shift) {
+    r.not_applicable = not_applicable("no exact nonzero shift for this row");
+    return r;
+  }
+  r.shift = *shift;
+  r.shifted = c;
+  for (double& v : r.shifted.row) v += r.shift;
+  r.not_applicable = out_of_scope(r.shifted, f, Scope::finite_or_masked);
+  return r;
+}
+
 // softmax(x + c) = softmax(x) exactly, so with the contract on both rows
 // |y(x)_j - y(x+c)_j| <= (B(x) + B(x+c)) ulp_T(g_j).
 CaseResult check_shift_invariance(const Kernel& k, Op op, const Case& c) {
-  if (auto na = out_of_scope(c, k.format, Scope::finite_or_masked)) return *na;
-  const std::optional<double> shift = choose_shift(c, k.format);
-  if (!shift) return not_applicable("no exact nonzero shift for this row");
-  Case shifted = c;
-  for (double& v : shifted.row) v += *shift;
-  if (auto na = out_of_scope(shifted, k.format, Scope::finite_or_masked)) return *na;
+  const ShiftedCase sc = shifted_case(c, k.format);
+  if (sc.not_applicable) return *sc.not_applicable;
+  const Case& shifted = sc.shifted;
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
   const std::vector<double> ys = run_row(k, op, shifted.row, c.temperature);
   const oracle::ExactRow ex = oracle::exact_row(c.row, c.temperature);
@@ -204,7 +221,7 @@ CaseResult check_shift_invariance(const Kernel& k, Op op, const Case& c) {
   const Spread s = max_spread(ys, y, id, exact_of(ex, op), k.format);
   const std::size_t j = s.index;
   return judge(s.ulps, allowed, "ulp",
-               "shift c = " + hex(*shift) + ": y(x)[" + std::to_string(j) + "] = " + hex(y[j]) + ", y(x+c)[" +
+               "shift c = " + hex(sc.shift) + ": y(x)[" + std::to_string(j) + "] = " + hex(y[j]) + ", y(x+c)[" +
                    std::to_string(j) + "] = " + hex(ys[j]));
 }
 

@@ -34,8 +34,15 @@ CaseResult check_sparse_ordering(const Kernel& k, Op op, const Case& c);
 CaseResult check_sparse_masked_entries(const Kernel& k, Op op, const Case& c);
 CaseResult check_sparse_fully_masked(const Kernel& k, Op op, const Case& c);
 
-// The exact shift used by shift_invariance for this case (derived from the row
-// alone): a nonzero c with every finite x_i + c exact in f, or none.
-std::optional<double> choose_shift(const Case& c, Format f);
+// The case both shift-invariance properties compare with: c shifted by an
+// exact nonzero shift derived from the row alone (every finite x_i + shift
+// exact in f), c and the shifted case both in scope (finite or masked).
+// Otherwise `not_applicable` holds the result that says why.
+struct ShiftedCase {
+  Case shifted;
+  double shift = 0;
+  std::optional<CaseResult> not_applicable;
+};
+ShiftedCase shifted_case(const Case& c, Format f);
 
 }  // namespace softcheck::props::detail

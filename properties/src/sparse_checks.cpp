@@ -194,18 +194,15 @@ CaseResult check_entmax_identities(const Kernel& k, Op op, const Case& c) {
 // Every sparse op is shift-invariant exactly; with c exact in the format,
 // |y(x)_i - y(x+c)_i| <= B(x) + B(x+c).
 CaseResult check_sparse_shift_invariance(const Kernel& k, Op op, const Case& c) {
-  if (auto na = out_of_scope(c, k.format, Scope::finite_or_masked)) return *na;
-  const std::optional<double> shift = choose_shift(c, k.format);
-  if (!shift) return not_applicable("no exact nonzero shift for this row");
-  Case shifted = c;
-  for (double& v : shifted.row) v += *shift;
-  if (auto na = out_of_scope(shifted, k.format, Scope::finite_or_masked)) return *na;
+  const ShiftedCase sc = shifted_case(c, k.format);
+  if (sc.not_applicable) return *sc.not_applicable;
+  const Case& shifted = sc.shifted;
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
   const std::vector<double> ys = run_row(k, op, shifted.row, c.temperature);
   const double allowed = bound_of(k, op, c.row, c.temperature) + bound_of(k, op, shifted.row, c.temperature);
   const Gap g = max_gap(ys, y, identity(y.size()));
   return judge(g.d, allowed, "abs",
-               "shift c = " + hex(*shift) + " at index " + std::to_string(g.i) + ": " + hex(y[g.i]) + " vs " +
+               "shift c = " + hex(sc.shift) + " at index " + std::to_string(g.i) + ": " + hex(y[g.i]) + " vs " +
                    hex(ys[g.i]));
 }
 
