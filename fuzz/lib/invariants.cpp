@@ -100,10 +100,7 @@ RowKind classify(std::span<const double> row) {
   return finite == 0 ? RowKind::fully_masked : RowKind::masked;
 }
 
-bool temperature_in_scope(double t, Format f) {
-  const double r = round_to_format(t, f);
-  return std::isfinite(t) && t > 0 && r >= std::ldexp(1.0, info(f).emin) && r <= max_finite(f);
-}
+bool temperature_in_scope(double t, Format f) { return temperature_fits_format(t, f); }
 
 bool in_property_scope(std::span<const double> x, double t, Format f) {
   return temperature_in_scope(t, f) && row_fits_format(x, t, f);

@@ -29,8 +29,8 @@ enum class RowKind {
 };
 RowKind classify(std::span<const double> row);
 
-// The temperatures the properties accept for format f (support.cpp's
-// temperature_ok): finite, > 0 and rounding to a normal value of f.
+// The temperatures the properties accept for format f: kernel.hpp's
+// temperature_fits_format, as support.cpp's temperature_ok.
 bool temperature_in_scope(double t, Format f);
 
 // The property suite's scope for a row (support.cpp's out_of_scope, less the

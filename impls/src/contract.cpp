@@ -28,6 +28,11 @@ std::string coefficient(double v) {
 
 }  // namespace
 
+bool temperature_fits_format(double temperature, Format f) {
+  const double r = round_to_format(temperature, f);
+  return std::isfinite(temperature) && temperature > 0 && r >= std::ldexp(1.0, info(f).emin) && r <= max_finite(f);
+}
+
 bool row_fits_format(std::span<const double> x, double temperature, Format f) {
   const double u = unit_roundoff(f);
   double hi = -std::numeric_limits<double>::infinity(), lo = std::numeric_limits<double>::infinity(), zmax = 0;

@@ -120,10 +120,7 @@ double ulps_apart(double a, double b, const oracle::Real& ref, Format f) {
   return (diff / oracle::ulp(ref, f)).convert_to<double>();
 }
 
-bool temperature_ok(double t, Format f) {
-  const double r = round_to_format(t, f);
-  return std::isfinite(t) && t > 0 && r >= std::ldexp(1.0, info(f).emin) && r <= max_finite(f);
-}
+bool temperature_ok(double t, Format f) { return temperature_fits_format(t, f); }
 
 std::optional<CaseResult> out_of_scope(const Case& c, Format f, Scope s) {
   if (c.row.empty()) return not_applicable("empty row");

@@ -38,6 +38,10 @@ RowShape row_shape(std::span<const double> x, double temperature, Format f);
 // rounded, overflows; found by fuzz_differential).
 bool row_fits_format(std::span<const double> x, double temperature, Format f);
 
+// A temperature a kernel of format f can use: finite, > 0 and rounding to a
+// normal value of f (a subnormal or zero fl(T) makes x / fl(T) meaningless).
+bool temperature_fits_format(double temperature, Format f);
+
 // Accuracy contract: the largest componentwise ULP error (in the output format)
 // the kernel promises on a row with finite entries (-inf masks allowed):
 //   K = a + b*n + c*R + (d + t*[temperature != 1]) * M   (first order, in units of u)
