@@ -1,5 +1,7 @@
 #include "pool.hpp"
 
+#include <optional>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -82,6 +84,22 @@ Limits process_limits(Limits defaults) {
   defaults.max_rows = positive_from_env("SOFTCHECK_FUZZ_MAX_ROWS", defaults.max_rows);
   defaults.max_cols = positive_from_env("SOFTCHECK_FUZZ_MAX_COLS", defaults.max_cols);
   return defaults;
+}
+
+namespace {
+std::optional<Limits>& target_limits() {
+  static std::optional<Limits> limits;
+  return limits;
+}
+}  // namespace
+
+void init_target(Limits defaults) {
+  (void)process_pool();
+  if (!target_limits()) target_limits() = process_limits(defaults);
+}
+
+bool decode_input(std::span<const std::uint8_t> data, OpChoice choice, FuzzCase& out) {
+  return decode(data, process_pool(), target_limits().value(), choice, out);
 }
 
 }  // namespace softcheck::fuzz

@@ -30,4 +30,11 @@ const Pool& process_pool();
 // SOFTCHECK_FUZZ_MAX_COLS (positive integers) overriding them.
 Limits process_limits(Limits defaults);
 
+// The shape every numeric target (fuzz_nan_inf, fuzz_differential) shares:
+// init_target in LLVMFuzzerInitialize fixes the pool and this process's
+// limits from the target's defaults once (a bad environment exits early);
+// decode_input decodes one input against them.
+void init_target(Limits defaults);
+bool decode_input(std::span<const std::uint8_t> data, OpChoice choice, FuzzCase& out);
+
 }  // namespace softcheck::fuzz

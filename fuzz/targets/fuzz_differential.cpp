@@ -9,27 +9,19 @@
 #include "invariants.hpp"
 #include "pool.hpp"
 
-namespace {
-
 // Rows up to 256 long, one per batch (rows are independent: fuzz_nan_inf
 // checks batches; here each row costs the reference and maybe the oracle).
-const softcheck::fuzz::Limits& limits() {
-  static const softcheck::fuzz::Limits l = softcheck::fuzz::process_limits({1, 256});
-  return l;
-}
-
-}  // namespace
+constexpr softcheck::fuzz::Limits limits{1, 256};
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  (void)softcheck::fuzz::process_pool();
-  (void)limits();
+  softcheck::fuzz::init_target(limits);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace softcheck::fuzz;
   FuzzCase c;
-  if (!decode({data, size}, process_pool(), limits(), OpChoice::contract_only, c)) return 0;
+  if (!decode_input({data, size}, OpChoice::contract_only, c)) return 0;
   const std::vector<double> y = run_batch(*c.kernel, c.op, c);
   const std::vector<double> y_partner = c.partner ? run_batch(*c.partner, c.op, c) : std::vector<double>{};
   if (auto v = check_differential(c, y, y_partner)) report_and_abort(*v);

@@ -8,27 +8,19 @@
 #include "invariants.hpp"
 #include "pool.hpp"
 
-namespace {
-
 // Short rows mostly, up to 256 (the limits of the issue); two rows per batch
 // (enough for batch independence; each row costs a kernel call).
-const softcheck::fuzz::Limits& limits() {
-  static const softcheck::fuzz::Limits l = softcheck::fuzz::process_limits({2, 256});
-  return l;
-}
-
-}  // namespace
+constexpr softcheck::fuzz::Limits limits{2, 256};
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  (void)softcheck::fuzz::process_pool();
-  (void)limits();
+  softcheck::fuzz::init_target(limits);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace softcheck::fuzz;
   FuzzCase c;
-  if (!decode({data, size}, process_pool(), limits(), OpChoice::any, c)) return 0;
+  if (!decode_input({data, size}, OpChoice::any, c)) return 0;
   const std::vector<double> y = run_batch(*c.kernel, c.op, c);
   if (auto v = check_invariants(c, *c.kernel, c.op, y)) report_and_abort(*v);
   return 0;
