@@ -178,8 +178,8 @@ struct Accum {
   std::uint64_t policy_rows = 0, policy_violations = 0;
   double worst_key = -1;
   WorstCase worst;
-  // The fast tier cannot print the exact value to 21 digits (long double
-  // holds about 19): the worst row is kept and its text computed with MPFR
+  // The fast tiers cannot print the exact value to 21 digits (long double
+  // holds about 19, double 17): the worst row is kept and its text computed with MPFR
   // once, for the kernel's final worst case (run_suite).
   bool worst_text_pending = false;
   std::vector<double> worst_row;
@@ -370,13 +370,16 @@ void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t ro
 // what the report needs: every element's ULP error to within 1/1000 ulp and
 // the other metrics by compare_row_fast's rules, each element's histogram
 // bin, and the contract verdict (max_ulp against the bound).
+template <class R>
 bool evaluate_row_fast(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
-                       const double* y, const oracle::FastRow& fast, const RunOptions& opt) {
+                       const double* y, const oracle::BasicFastRow<R>& fast, const RunOptions& opt) {
   const Kernel& k = *t.kernel;
   const Op op = t.decl->op;
-  const auto fe =
-      oracle::compare_row_fast({y, static_cast<std::size_t>(c.cols)}, fast, k.format, op, 1e-3, opt.oracle_bits);
-  if (!fe) return false;
+  thread_local oracle::FastRowError decided;  // storage reused row to row
+  const oracle::FastRowError* fe = &decided;
+  if (!oracle::compare_row_fast({y, static_cast<std::size_t>(c.cols)}, fast, k.format, op, decided, 1e-3,
+                                opt.oracle_bits))
+    return false;
   const RowError& e = fe->error;
   UlpHistogram h{};
   for (std::size_t i = 0; i < fe->ulp.size(); ++i) {
@@ -420,8 +423,9 @@ struct CaseResult {
 };
 
 // Runs one (format, case): fill, kernel, oracle, compare. With the tiered
-// oracle each row goes to the fast tier first; exact_row runs (once per row)
-// only for the targets the fast tier could not decide.
+// oracle each row goes to the double tier first, then to the extended tier
+// for the targets the double tier could not decide; exact_row runs (once per
+// row) only for the targets neither could decide.
 CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& targets, const RunOptions& opt) {
   const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, case_seed(opt.seed, c, f));
   const std::size_t count = x.size();
@@ -461,6 +465,8 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   // f64 results need the exact value to 2^-63 relative: beyond the fast tier.
   const bool tiered = opt.oracle == OracleMode::tiered && f != Format::f64;
   std::vector<std::size_t> pending;
+  oracle::DoubleFastRow double_tier;  // storage reused row to row
+  oracle::FastRow extended_tier;
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const double* xr = x.data() + r * c.cols;
     const std::span<const double> row{xr, static_cast<std::size_t>(c.cols)};
@@ -482,14 +488,22 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     for (std::size_t i = 0; i < targets.size(); ++i)
       if (failures[i].empty() && !is_sparse(targets[i].decl->op)) pending.push_back(i);
     if (tiered && !pending.empty()) {
-      const oracle::FastRow fast = oracle::fast_row(row, c.temperature);
-      if (fast.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
-      if (fast.status == oracle::RowStatus::ok) {
+      oracle::double_fast_row(row, c.temperature, double_tier);
+      if (double_tier.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
+      if (double_tier.status == oracle::RowStatus::ok) {
         counted = true;
-        if (fast.usable)
+        if (double_tier.usable)
           std::erase_if(pending, [&](std::size_t i) {
-            return evaluate_row_fast(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, fast, opt);
+            return evaluate_row_fast(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, double_tier, opt);
           });
+        if (!pending.empty()) {
+          oracle::fast_row(row, c.temperature, extended_tier);
+          if (extended_tier.usable)
+            std::erase_if(pending, [&](std::size_t i) {
+              return evaluate_row_fast(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, extended_tier,
+                                       opt);
+            });
+        }
       }
     }
     if (!pending.empty()) {

@@ -34,8 +34,9 @@ struct SuiteSelection {
 std::vector<SuiteCase> build_suite(const SuiteSelection& sel);
 
 // Which oracle computes the exact rows (docs/oracle.md, "Tiered oracle"):
-// tiered = the long-double fast tier with a rigorous bound, falling back to
-// MPFR for the rows it cannot decide; mpfr = exact_row for every row.
+// tiered = the fast tiers (double, then long double) with rigorous bounds,
+// falling back to MPFR for the rows they cannot decide; mpfr = exact_row for
+// every row.
 enum class OracleMode { tiered, mpfr };
 constexpr std::string_view name(OracleMode m) { return m == OracleMode::tiered ? "tiered" : "mpfr"; }
 

@@ -1,4 +1,5 @@
-// Soundness of the oracle's fast tier (issue 10): on every row generator of
+// Soundness of the oracle's fast tiers (issue 10), the double one and the
+// extended one alike: on every row generator of
 // properties/ (the extreme ones included: huge, subnormal, -1e9 and lowest
 // masks, overflow and underflow edges, fully masked, +inf/NaN rows) and on
 // every input family, the exact MPFR value lies inside the fast tier's stated
@@ -81,9 +82,9 @@ double nudge(double r, int steps, Format f) {
   return r;
 }
 
-void check_row(const std::vector<double>& x, double temperature, Format f, const std::vector<int>& steps) {
-  const FastRow fast = oracle::fast_row(x, temperature);
-  const oracle::ExactRow exact = oracle::exact_row(x, temperature);
+template <class R>
+void check_tier(const oracle::BasicFastRow<R>& fast, const oracle::ExactRow& exact, const std::vector<double>& x,
+                Format f, const std::vector<int>& steps) {
   RC_ASSERT(fast.status == exact.status);
   if (exact.status != oracle::RowStatus::ok || !fast.usable) return;
   const std::size_t n = x.size();
@@ -135,6 +136,16 @@ void check_row(const std::vector<double>& x, double temperature, Format f, const
   }
 }
 
+void check_row(const std::vector<double>& x, double temperature, Format f, const std::vector<int>& steps) {
+  const oracle::ExactRow exact = oracle::exact_row(x, temperature);
+  check_tier(oracle::double_fast_row(x, temperature), exact, x, f, steps);
+  check_tier(oracle::fast_row(x, temperature), exact, x, f, steps);
+  // The reusing overload gives the same row after a different one.
+  oracle::DoubleFastRow reused = oracle::double_fast_row(std::vector<double>(x.size() + 3, -1.5), 2.0);
+  oracle::double_fast_row(x, temperature, reused);
+  check_tier(reused, exact, x, f, steps);
+}
+
 const gen::RowOptions kShort{512, 0.0};
 
 rc::Gen<std::vector<int>> steps_gen() {
@@ -178,16 +189,17 @@ RC_GTEST_PROP(FastOracleSound, LongRowsOfEveryFamily, ()) {
   check_row(row, *gen::temperature(), f, *steps_gen());
 }
 
-// The fast tier is meant to decide nearly every f32 row of ordinary logits;
+// The fast tiers are meant to decide nearly every f32 row of ordinary logits;
 // a tier that always falls back would pass the soundness tests above.
-TEST(FastOracle, DecidesOrdinaryF32Rows) {
+template <class R>
+void decides_ordinary_f32_rows(oracle::BasicFastRow<R> (*tier)(std::span<const double>, double)) {
   int decided = 0, rows = 0;
   for (std::size_t n : {1u, 3u, 31u, 1000u, 4096u}) {
     for (int s = 0; s < 4; ++s) {
       std::vector<double> x(n);
       for (std::size_t i = 0; i < n; ++i)
         x[i] = round_to_format(std::sin(static_cast<double>(i * 7 + static_cast<std::size_t>(s))) * 9, Format::f32);
-      const FastRow fast = oracle::fast_row(x, 1.0);
+      const oracle::BasicFastRow<R> fast = tier(x, 1.0);
       ASSERT_TRUE(fast.usable);
       std::vector<double> y(n);
       for (std::size_t i = 0; i < n; ++i) y[i] = round_to_format(static_cast<double>(fast.softmax[i]), Format::f32);
@@ -198,3 +210,15 @@ TEST(FastOracle, DecidesOrdinaryF32Rows) {
   EXPECT_EQ(decided, rows);
 }
 
+TEST(FastOracle, DoubleTierDecidesOrdinaryF32Rows) { decides_ordinary_f32_rows(&oracle::double_fast_row); }
+TEST(FastOracle, ExtendedTierDecidesOrdinaryF32Rows) { decides_ordinary_f32_rows(&oracle::fast_row); }
+
+// What the double tier hands to the extended one: rows its range cannot hold.
+TEST(FastOracle, DoubleTierLeavesOverflowingDifferencesToTheExtendedTier) {
+  const std::vector<double> wide{1e308, -1e308, 0.0};
+  EXPECT_FALSE(oracle::double_fast_row(wide, 1.0).usable);  // 1e308 - (-1e308) overflows a double
+  EXPECT_TRUE(oracle::fast_row(wide, 1.0).usable);
+  const std::vector<double> tiny_quotient{0.0, -0x1p-1074};
+  EXPECT_FALSE(oracle::double_fast_row(tiny_quotient, 4.0).usable);  // d = -2^-1076 is not normal
+  EXPECT_TRUE(oracle::fast_row(tiny_quotient, 4.0).usable);
+}

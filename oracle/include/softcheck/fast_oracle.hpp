@@ -1,9 +1,14 @@
-// The oracle's fast tier (issue 10): softmax and log-softmax of one row in
-// x87 extended precision (long double, 64-bit significand) with a rigorous
-// running error bound per element, and the metrics of a kernel's result
-// decided from those enclosures. The MPFR oracle (oracle.hpp) stays the
-// reference: a caller falls back to exact_row + compare_row for a row whose
-// metrics the enclosures cannot decide (docs/oracle.md, "Tiered oracle").
+// The oracle's fast tiers (issue 10): softmax and log-softmax of one row with
+// a rigorous running error bound per element, and the metrics of a kernel's
+// result decided from those enclosures. One algorithm, two arithmetics:
+//   - the double tier (DoubleFastRow, u = 2^-53): vectorisable and cheap,
+//     enough for f32/f16/bf16 results of ordinary rows;
+//   - the extended tier (FastRow, x87 long double, u = 2^-64): a wider
+//     exponent range (no overflow of x_i - x_max, exp down to e^-11000) and
+//     tighter enclosures, for the rows the double tier cannot decide.
+// The MPFR oracle (oracle.hpp) stays the reference: a caller falls back to
+// exact_row + compare_row for a row whose metrics neither tier can decide
+// (docs/oracle.md, "Tiered oracle").
 #pragma once
 
 #include <cstddef>
@@ -24,24 +29,33 @@ namespace softcheck::oracle {
 enum class ZeroState : unsigned char { positive, zero, unknown };
 
 // One row's enclosures: the exact value lies in [value - err, value + err].
-// Masked entries are exact (softmax 0, log-softmax -inf, err 0).
-struct FastRow {
+// Masked entries are exact (softmax 0, log-softmax -inf, err 0). R is the
+// tier's arithmetic: double or long double.
+template <class R>
+struct BasicFastRow {
   RowStatus status = RowStatus::ok;
   bool usable = false;  // false: some value is outside the tier's domain, use exact_row
-  std::vector<long double> softmax, softmax_err;
-  std::vector<long double> log_softmax, log_softmax_err;
+  std::vector<R> softmax, softmax_err;
+  std::vector<R> log_softmax, log_softmax_err;
   // A tighter enclosure of log-softmax: the exact value lies in
   // [log_softmax + res - tight, log_softmax + res + tight], where res is the
   // exact rounding error of d_i - log1p(r) (Knuth's TwoSum). It decides the
   // rounding of values that sit a hair off a midpoint of the format (d_i a
   // midpoint, log1p(r) ~ 1e-80 on one-hot rows).
-  std::vector<long double> log_softmax_res, log_softmax_tight;
+  std::vector<R> log_softmax_res, log_softmax_tight;
   std::vector<ZeroState> softmax_zero;      // MPFR's softmax value 0, non-zero, or undecided
   std::vector<ZeroState> log_softmax_zero;  // the same for log-softmax (0 only where d_i = 0 and r = 0)
 };
 
-// The fast tier of exact_row (same row status rules, same argument checks).
+using FastRow = BasicFastRow<long double>;  // the extended tier
+using DoubleFastRow = BasicFastRow<double>;  // the double tier
+
+// The fast tiers of exact_row (same row status rules, same argument checks).
+// `out` overloads reuse the vectors' storage from one row to the next.
 FastRow fast_row(std::span<const double> x, double temperature = 1.0);
+DoubleFastRow double_fast_row(std::span<const double> x, double temperature = 1.0);
+void fast_row(std::span<const double> x, double temperature, FastRow& out);
+void double_fast_row(std::span<const double> x, double temperature, DoubleFastRow& out);
 
 // Metrics of `result` (values of format f in doubles) against the fast
 // enclosures, or nullopt when they cannot be decided to within `tolerance`
@@ -57,7 +71,21 @@ struct FastRowError {
 // reference_bits: the precision of the exact_row the run would fall back to;
 // its values are within 4 units of 2^-bits of the exact ones, and decisions
 // (round_T(v) for Herbie's bits) are made for every value that close.
-std::optional<FastRowError> compare_row_fast(std::span<const double> result, const FastRow& exact, Format f,
+template <class R>
+std::optional<FastRowError> compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exact, Format f,
                                              Op op, double tolerance = 1e-3, unsigned reference_bits = default_bits);
+// The same into `out` (its vectors' storage reused from one row to the
+// next); false where the optional form gives nullopt (`out` then unspecified).
+template <class R>
+bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exact, Format f, Op op,
+                      FastRowError& out, double tolerance = 1e-3, unsigned reference_bits = default_bits);
+extern template bool compare_row_fast(std::span<const double>, const FastRow&, Format, Op, FastRowError&, double,
+                                      unsigned);
+extern template bool compare_row_fast(std::span<const double>, const DoubleFastRow&, Format, Op, FastRowError&,
+                                      double, unsigned);
+extern template std::optional<FastRowError> compare_row_fast(std::span<const double>, const FastRow&, Format, Op,
+                                                             double, unsigned);
+extern template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DoubleFastRow&, Format,
+                                                             Op, double, unsigned);
 
 }  // namespace softcheck::oracle
