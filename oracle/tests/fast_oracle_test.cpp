@@ -15,6 +15,8 @@
 #include <limits>
 #include <vector>
 
+#include <xmmintrin.h>
+
 #include "softcheck/fast_oracle.hpp"
 #include "softcheck/generators.hpp"
 #include "softcheck/metrics.hpp"
@@ -221,4 +223,16 @@ TEST(FastOracle, DoubleTierLeavesOverflowingDifferencesToTheExtendedTier) {
   const std::vector<double> tiny_quotient{0.0, -0x1p-1074};
   EXPECT_FALSE(oracle::double_fast_row(tiny_quotient, 4.0).usable);  // d = -2^-1076 is not normal
   EXPECT_TRUE(oracle::fast_row(tiny_quotient, 4.0).usable);
+}
+
+// A kernel that left flush-to-zero / denormals-are-zero set must not make the
+// double tier compute with flushed subnormals: the row goes on to MPFR.
+TEST(FastOracle, DoubleTierRefusesFlushToZeroArithmetic) {
+  const std::vector<double> x{0.5, -1.0, -2.0};
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | 0x8040U);  // FTZ and DAZ
+  const bool usable_flushed = oracle::double_fast_row(x, 1.0).usable;
+  _mm_setcsr(saved);
+  EXPECT_FALSE(usable_flushed);
+  EXPECT_TRUE(oracle::double_fast_row(x, 1.0).usable);
 }
