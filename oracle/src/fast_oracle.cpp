@@ -352,7 +352,7 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   bool special = false;
   std::size_t k = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    special = special || std::isnan(x[i]) || x[i] == std::numeric_limits<double>::infinity();
+    special |= !(x[i] < std::numeric_limits<double>::infinity());  // NaN or +inf, without branches
     k = x[i] > x[k] ? i : k;
   }
   if (special) return not_usable(row, RowStatus::undefined);
@@ -747,9 +747,11 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       else
         return false;
     }
-    const double dist = r == *rounded ? 0
-                        : f32_fast    ? std::fabs(f32_ordinal(r) - f32_ordinal(*rounded))
-                                      : std::fabs(fast_ordinal(r, fi, maxf) - fast_ordinal(*rounded, fi, maxf));
+    // f32: bit patterns, without a branch on r == round_T(v) (a coin toss for
+    // most kernels); other formats skip the ordinals when they agree.
+    const double dist = f32_fast      ? std::fabs(f32_ordinal(r) - f32_ordinal(*rounded))
+                        : r == *rounded ? 0
+                                        : std::fabs(fast_ordinal(r, fi, maxf) - fast_ordinal(*rounded, fi, maxf));
     const double bits = bits_of_distance(dist);
     const double ulp_d = static_cast<double>(ulp);
     // Both this figure and compare_element's end as doubles: add this one's
