@@ -5,21 +5,7 @@ set -u
 bin=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass=0
-
-check() {  # check NAME EXPECTED_RC PATTERN -- command...
-  local name=$1 want=$2 pattern=$3; shift 4
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  if [[ $rc -ne $want ]]; then
-    echo "FAIL $name: exit $rc, wanted $want"; echo "$out" | head -20; failures=$((failures + 1)); return
-  fi
-  if [[ -n $pattern ]] && ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: output lacks /$pattern/"; echo "$out" | head -20; failures=$((failures + 1)); return
-  fi
-  pass=$((pass + 1))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # oracle: values for scripting, and every kind of bad input.
 # Independent reference: Python's decimal module at 60 digits,
@@ -112,5 +98,4 @@ check list_json 0 '"masked_row_policy"' -- "$bin" list --json
 check list_families 0 'benchdnn' -- "$bin" list --families
 check no_command 2 '' -- "$bin"
 
-echo "$pass passed, $failures failed"
-[[ $failures -eq 0 ]]
+finish

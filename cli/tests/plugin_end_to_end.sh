@@ -8,107 +8,85 @@ set -u
 bin=$1 example=$2 plugins=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0 pass=0
-
-# expect NAME EXPECTED_RC [PATTERN...] -- command...: every PATTERN (a fixed
-# string) must appear in the combined output.
-expect() {
-  local name=$1 want=$2; shift 2
-  local patterns=()
-  while [[ $1 != -- ]]; do patterns+=("$1"); shift; done
-  shift
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  local why=""
-  [[ $rc -eq $want ]] || why="exit $rc, wanted $want"
-  for p in "${patterns[@]}"; do
-    [[ -n $why ]] || grep -qF -- "$p" <<<"$out" || why="output lacks '$p'"
-  done
-  if [[ -n $why ]]; then
-    echo "FAIL $name: $why"; echo "$out" | head -30; failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 lib() { echo "$plugins/libtest_plugin_$1.so"; }
 few=(--family xnnpack_u90_100 --family normal_s10 --size 8 --size 100 --jobs 2)
 
 # The example: the flawed kernel is caught (exit 1, named), the correct one holds.
-expect list_example 0 "example_softmax_f32" "example_flawed_f32" "plugin:libsoftcheck_example_plugin.so" \
+check_all list_example 0 "example_softmax_f32" "example_flawed_f32" "plugin:libsoftcheck_example_plugin.so" \
   -- "$bin" list --plugin "$example"
-expect example_caught 1 "example_flawed_f32" "VIOLATED" "CONTRACT VIOLATED" \
+check_all example_caught 1 "example_flawed_f32" "VIOLATED" "CONTRACT VIOLATED" \
   -- "$bin" run --plugin "$example" --impl example_softmax_f32 --impl example_flawed_f32 "${few[@]}" --out "$tmp/ex"
-expect example_named_in_report 0 '"kernel": "example_flawed_f32"' '"status": "violated"' -- cat "$tmp/ex/report.json"
-expect example_correct_holds 0 "every declared contract held" \
+check_all example_named_in_report 0 '"kernel": "example_flawed_f32"' '"status": "violated"' -- cat "$tmp/ex/report.json"
+check_all example_correct_holds 0 "every declared contract held" \
   -- "$bin" run --plugin "$example" --impl example_softmax_f32 --out "$tmp/ok"
-expect example_held_in_report 0 '"status": "held"' -- cat "$tmp/ok/report.json"
+check_all example_held_in_report 0 '"status": "held"' -- cat "$tmp/ok/report.json"
 
 # check: the flawed kernel fails a property it claims, with a repro line that
 # replays through `repro` (exit 1); the correct one passes every property.
-expect check_example_correct 0 "example_softmax_f32" -- \
+check_all check_example_correct 0 "example_softmax_f32" -- \
   "$bin" check --plugin "$example" --impl example_softmax_f32 --tests 20
-expect check_example_flawed 1 "example_flawed_f32" "FAIL" "softcheck repro --impl example_flawed_f32" -- \
+check_all check_example_flawed 1 "example_flawed_f32" "FAIL" "softcheck repro --impl example_flawed_f32" -- \
   "$bin" check --plugin "$example" --impl example_flawed_f32 --tests 20
 repro_line=$("$bin" check --plugin "$example" --impl example_flawed_f32 --tests 20 2>&1 |
   grep -o 'softcheck repro --impl example_flawed_f32.*' | head -1)
 read -ra repro_words <<<"${repro_line:-softcheck repro}"
-expect repro_example_flawed 1 "example_flawed_f32" -- "$bin" "${repro_words[@]:1}" --plugin "$example"
+check_all repro_example_flawed 1 "example_flawed_f32" -- "$bin" "${repro_words[@]:1}" --plugin "$example"
 
 # gate: the correct kernel against its own baseline passes; the flawed one,
 # renamed into the baseline of the correct one (a kernel team's regression),
 # fails naming the checks; the rerun (no --report) needs the plugin to find
 # the kernel, and reruns the baseline's property verdicts too.
-expect gate_report_ok 0 "example_softmax_f32" -- "$bin" gate --baseline "$tmp/ok/report.json" --report "$tmp/ok/report.json"
-expect gate_rerun_ok 0 "gate: passed" -- \
+check_all gate_report_ok 0 "example_softmax_f32" -- "$bin" gate --baseline "$tmp/ok/report.json" --report "$tmp/ok/report.json"
+check_all gate_rerun_ok 0 "gate: passed" -- \
   "$bin" gate --baseline "$tmp/ok/report.json" --plugin "$example" --jobs 2 --junit "$tmp/gate-ok.xml"
-expect gate_rerun_junit 0 'example_softmax_f32' 'name="property:accuracy"' 'name="property:sum_to_one"' -- cat "$tmp/gate-ok.xml"
+check_all gate_rerun_junit 0 'example_softmax_f32' 'name="property:accuracy"' 'name="property:sum_to_one"' -- cat "$tmp/gate-ok.xml"
 "$bin" run --plugin "$example" --impl example_flawed_f32 --jobs 2 --out "$tmp/bad" >/dev/null 2>&1
 sed 's/example_flawed_f32/example_softmax_f32/g' "$tmp/bad/report.json" >"$tmp/bad-renamed.json"
-expect gate_catches_flawed 1 "example_softmax_f32" "FAIL" -- \
+check_all gate_catches_flawed 1 "example_softmax_f32" "FAIL" -- \
   "$bin" gate --baseline "$tmp/ok/report.json" --report "$tmp/bad-renamed.json"
-expect gate_without_plugin 2 "no kernel of the baseline exists in this build (a plugin's kernels need --plugin)" -- "$bin" gate --baseline "$tmp/ok/report.json" --jobs 2
+check_all gate_without_plugin 2 "no kernel of the baseline exists in this build (a plugin's kernels need --plugin)" -- "$bin" gate --baseline "$tmp/ok/report.json" --jobs 2
 
 # Load failures: harness errors (exit 2), nothing written.
-expect missing_file 2 "softcheck: error: plugin '$tmp/nope.so': no such file" \
+check_all missing_file 2 "softcheck: error: plugin '$tmp/nope.so': no such file" \
   -- "$bin" run --plugin "$tmp/nope.so" --out "$tmp/none"
 printf 'not a library\n%.0s' {1..20} >"$tmp/text.so"
-expect not_a_library 2 "softcheck: error: plugin '$tmp/text.so': not a loadable shared library ($tmp/text.so: invalid ELF header)" \
+check_all not_a_library 2 "softcheck: error: plugin '$tmp/text.so': not a loadable shared library ($tmp/text.so: invalid ELF header)" \
   -- "$bin" list --plugin "$tmp/text.so"
-expect missing_symbol 2 "plugin '$(lib no_entry)': does not export softcheck_plugin_kernels" \
+check_all missing_symbol 2 "plugin '$(lib no_entry)': does not export softcheck_plugin_kernels" \
   -- "$bin" run --plugin "$(lib no_entry)" --out "$tmp/none"
-expect abi_mismatch 2 "plugin '$(lib abi_v2)': ABI version mismatch: softcheck speaks version 1, the plugin version 2" \
+check_all abi_mismatch 2 "plugin '$(lib abi_v2)': ABI version mismatch: softcheck speaks version 1, the plugin version 2" \
   -- "$bin" run --plugin "$(lib abi_v2)" --out "$tmp/none"
-expect null_name 2 "plugin '$(lib null_name)': descriptor [1]: name is NULL" \
+check_all null_name 2 "plugin '$(lib null_name)': descriptor [1]: name is NULL" \
   -- "$bin" list --plugin "$(lib null_name)"
-expect duplicate 2 "descriptor [2] 'tp_ok_f32': duplicate of descriptor [0] (same name and op)" \
+check_all duplicate 2 "descriptor [2] 'tp_ok_f32': duplicate of descriptor [0] (same name and op)" \
   -- "$bin" list --plugin "$(lib duplicate)"
-expect bad_enums 2 "8 problems:" "descriptor [2] 'tp_bad_f32': bad format value 7 (expected 1..4)" \
+check_all bad_enums 2 "8 problems:" "descriptor [2] 'tp_bad_f32': bad format value 7 (expected 1..4)" \
   -- "$bin" list --plugin "$(lib bad_enums)"
-expect clash_builtin 2 "descriptor [1] 'shifted_f32': name already used by a built-in kernel" \
+check_all clash_builtin 2 "descriptor [1] 'shifted_f32': name already used by a built-in kernel" \
   -- "$bin" list --plugin "$(lib clash)"
-expect loaded_twice 2 "name already used by a kernel of plugin:libsoftcheck_example_plugin.so" \
+check_all loaded_twice 2 "name already used by a kernel of plugin:libsoftcheck_example_plugin.so" \
   -- "$bin" list --plugin "$example" --plugin "$example"
 [[ ! -e $tmp/none ]] || { echo "FAIL: a failed load created $tmp/none"; failures=$((failures + 1)); }
 
 # Run failures: that kernel fails, the others are still reported.
 mis=(--plugin "$(lib misbehaving)" --impl tp_ok_f32 --impl tp_fails_f32 --impl tp_nan_f32)
-expect nonzero_and_nan 1 "kernel failed: plugin kernel 'tp_fails_f32' (softmax): run returned 7" \
+check_all nonzero_and_nan 1 "kernel failed: plugin kernel 'tp_fails_f32' (softmax): run returned 7" \
   "FLAGGED: NaN/inf on finite input" -- "$bin" run "${mis[@]}" "${few[@]}" --out "$tmp/mis"
-expect others_reported 0 '"kernel": "tp_ok_f32"' '"status": "held"' '"kernel": "tp_nan_f32"' -- cat "$tmp/mis/report.json"
+check_all others_reported 0 '"kernel": "tp_ok_f32"' '"status": "held"' '"kernel": "tp_nan_f32"' -- cat "$tmp/mis/report.json"
 crash=(--plugin "$(lib misbehaving)" --impl tp_ok_f32 --impl tp_segv_f32 --impl tp_abort_f32)
-expect isolated_crash 1 "plugin kernel 'tp_segv_f32' (softmax): crashed with signal 11 (SIGSEGV)" \
+check_all isolated_crash 1 "plugin kernel 'tp_segv_f32' (softmax): crashed with signal 11 (SIGSEGV)" \
   "plugin kernel 'tp_abort_f32' (softmax): crashed with signal 6 (SIGABRT)" \
   -- "$bin" run "${crash[@]}" --isolate "${few[@]}" --out "$tmp/iso"
-expect isolated_others_held 0 '"kernel": "tp_ok_f32"' '"status": "held"' -- cat "$tmp/iso/report.json"
+check_all isolated_others_held 0 '"kernel": "tp_ok_f32"' '"status": "held"' -- cat "$tmp/iso/report.json"
 # Without --isolate a crash takes softcheck down (documented): killed by SIGSEGV, with a hint.
-expect crash_without_isolate 139 "rerun with --isolate" -- "$bin" run --plugin "$(lib misbehaving)" --impl tp_segv_f32 --size 8 --out "$tmp/down"
+check_all crash_without_isolate 139 "rerun with --isolate" -- "$bin" run --plugin "$(lib misbehaving)" --impl tp_segv_f32 --size 8 --out "$tmp/down"
 
 # An op this softcheck cannot run: listed as unavailable, no part in a run.
-expect sparsemax_listed 0 "unavailable: op sparsemax not supported by this softcheck version" \
+check_all sparsemax_listed 0 "unavailable: op sparsemax not supported by this softcheck version" \
   -- "$bin" list --plugin "$(lib misbehaving)"
-expect sparsemax_no_part 0 "kernel tp_sparsemax_f32 takes no part" \
+check_all sparsemax_no_part 0 "kernel tp_sparsemax_f32 takes no part" \
   -- "$bin" run --plugin "$(lib misbehaving)" --impl tp_sparsemax_f32 --size 8 --out "$tmp/sparse"
 
-echo "$pass passed, $failures failed"
-[[ $failures -eq 0 ]]
+finish

@@ -5,21 +5,7 @@
 # plants a one-value bug in an f16 kernel (no built-in kernel violates).
 set -u
 bin=$1
-failures=0
-pass=0
-
-check() {  # check NAME EXPECTED_RC PATTERN -- command...
-  local name=$1 want=$2 pattern=$3; shift 4
-  local out rc
-  out=$("$@" 2>&1); rc=$?
-  if [[ $rc -ne $want ]]; then
-    echo "FAIL $name: exit $rc, wanted $want"; echo "$out" | head -20; failures=$((failures + 1)); return
-  fi
-  if [[ -n $pattern ]] && ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: output lacks /$pattern/"; echo "$out" | head -20; failures=$((failures + 1)); return
-  fi
-  pass=$((pass + 1))
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # One value (a repro line): every f16 kernel, both ops; then bf16.
 check one_value_f16 0 'f16_shifted_f32acc +softmax .*held' -- "$bin" sweep --dtype f16 --value 0x3C00
@@ -38,5 +24,4 @@ check junk_value 2 'not a 16-bit pattern' -- "$bin" sweep --dtype f16 --value zz
 check big_value 2 'not a 16-bit pattern' -- "$bin" sweep --dtype f16 --value 0x10000
 check bad_op 2 'op' -- "$bin" sweep --dtype f16 --op sparsemax
 
-echo "sweep end-to-end: $pass passed, $failures failed"
-[[ $failures -eq 0 ]]
+finish "sweep end-to-end"
