@@ -65,6 +65,20 @@ void check_margin(Checker& c, const KernelSummary* base, const KernelSummary& k,
   c.add("margin", k.max_ulp > allowed ? Outcome::fail : Outcome::pass, msg);
 }
 
+// Sparse ops (docs/sparse.md): entries put off the exact support (false zeros)
+// or on it wrongly (false non-zeros) are not in the ULP figures, so they are
+// gated on their own: on the baseline's inputs, any more of them fails.
+void check_support(Checker& c, const KernelSummary* base, const KernelSummary& k) {
+  if (!is_sparse_op_name(k.op)) return;
+  const std::uint64_t now = k.false_zeros + k.false_nonzeros;
+  const std::string counts = fmt::format("{} false zeros, {} false non-zeros", k.false_zeros, k.false_nonzeros);
+  if (!base) return c.add("support", Outcome::skip, "no baseline; " + counts + " now");
+  const std::uint64_t before = base->false_zeros + base->false_nonzeros;
+  const std::string msg = fmt::format("{} (baseline {} false zeros, {} false non-zeros)", counts, base->false_zeros,
+                                      base->false_nonzeros);
+  c.add("support", now > before ? Outcome::fail : Outcome::pass, msg);
+}
+
 const PropertySummary* find_property(const KernelSummary* k, const std::string& name) {
   if (!k) return nullptr;
   for (const PropertySummary& p : k->properties)
@@ -123,6 +137,7 @@ void check_kernel(Result& out, const Report& report, const KernelSummary* base, 
   check_nonfinite(c, base, k);
   check_contract(c, k);
   check_margin(c, base, k, opt);
+  check_support(c, base, k);
   check_properties(c, base, k);
   check_references(c, report, k, opt);
 }

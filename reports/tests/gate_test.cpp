@@ -45,6 +45,26 @@ TEST(Gate, AcceptsSparseKernels) {
   EXPECT_TRUE(res.passed()) << gate::diff_table(res);
 }
 
+TEST(Gate, MoreSupportMismatchesFail) {
+  Report base = softcheck::testing::sample();
+  softcheck::KernelSummary s = base.kernels[0];
+  s.kernel = "sparsemax_f32";
+  s.op = "sparsemax";
+  s.false_zeros = 2;
+  base.kernels.push_back(s);
+  Report now = base;
+  now.kernels.back().false_nonzeros = 1;  // one entry newly off the exact support
+  const gate::Result res = gate::compare(base, now, {});
+  EXPECT_EQ(failures(res), (std::vector<std::string>{"sparsemax_f32 sparsemax support"}));
+  EXPECT_NE(find_check(res, "sparsemax_f32", "support")->message.find("2 false zeros, 1 false non-zeros"),
+            std::string::npos);
+  now.kernels.back().false_nonzeros = 0;
+  now.kernels.back().false_zeros = 1;  // fewer: passes
+  EXPECT_TRUE(gate::compare(base, now, {}).passed());
+  // Softmax ops have no support check.
+  EXPECT_EQ(find_check(res, "shifted_f32", "support"), nullptr);
+}
+
 TEST(Gate, NewNaNFails) {
   const Report base = softcheck::testing::sample();
   Report now = base;
