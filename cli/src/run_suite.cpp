@@ -423,9 +423,9 @@ struct CaseResult {
 };
 
 // Runs one (format, case): fill, kernel, oracle, compare. With the tiered
-// oracle each row goes to the double tier first, then to the extended tier
-// for the targets the double tier could not decide; exact_row runs (once per
-// row) only for the targets neither could decide.
+// oracle each row goes to the fast tiers first (f64: double-double; other
+// formats: double, then extended for the targets double could not decide);
+// exact_row runs (once per row) only for the targets they could not decide.
 CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& targets, const RunOptions& opt) {
   const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, case_seed(opt.seed, c, f));
   const std::size_t count = x.size();
@@ -462,11 +462,11 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     sparse_slot[i] = static_cast<std::size_t>(it - sparse_ops.begin());
     if (it == sparse_ops.end()) sparse_ops.push_back(&d);
   }
-  // f64 results need the exact value to 2^-63 relative: beyond the fast tier.
-  const bool tiered = opt.oracle == OracleMode::tiered && f != Format::f64;
+  const bool tiered = opt.oracle == OracleMode::tiered;
   std::vector<std::size_t> pending;
   oracle::DoubleFastRow double_tier;  // storage reused row to row
   oracle::FastRow extended_tier;
+  oracle::DDFastRow dd_tier;
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const double* xr = x.data() + r * c.cols;
     const std::span<const double> row{xr, static_cast<std::size_t>(c.cols)};
@@ -487,24 +487,23 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     pending.clear();
     for (std::size_t i = 0; i < targets.size(); ++i)
       if (failures[i].empty() && !is_sparse(targets[i].decl->op)) pending.push_back(i);
+    // Decides what a tier's row can for the pending targets; the row status.
+    const auto try_tier = [&](auto& tier_row, auto compute) {
+      compute(row, c.temperature, tier_row);
+      if (tier_row.status == oracle::RowStatus::ok && tier_row.usable)
+        std::erase_if(pending, [&](std::size_t i) {
+          return evaluate_row_fast(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, tier_row, opt);
+        });
+      return tier_row.status;
+    };
     if (tiered && !pending.empty()) {
-      oracle::double_fast_row(row, c.temperature, double_tier);
-      if (double_tier.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
-      if (double_tier.status == oracle::RowStatus::ok) {
-        counted = true;
-        if (double_tier.usable)
-          std::erase_if(pending, [&](std::size_t i) {
-            return evaluate_row_fast(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, double_tier, opt);
-          });
-        if (!pending.empty()) {
-          oracle::fast_row(row, c.temperature, extended_tier);
-          if (extended_tier.usable)
-            std::erase_if(pending, [&](std::size_t i) {
-              return evaluate_row_fast(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, extended_tier,
-                                       opt);
-            });
-        }
-      }
+      const oracle::RowStatus status =
+          f == Format::f64 ? try_tier(dd_tier, [](auto xs, double t, auto& o) { oracle::dd_fast_row(xs, t, o); })
+                           : try_tier(double_tier, [](auto xs, double t, auto& o) { oracle::double_fast_row(xs, t, o); });
+      if (status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
+      counted = counted || status == oracle::RowStatus::ok;
+      if (status == oracle::RowStatus::ok && !pending.empty() && f != Format::f64)
+        try_tier(extended_tier, [](auto xs, double t, auto& o) { oracle::fast_row(xs, t, o); });
     }
     if (!pending.empty()) {
       const oracle::ExactRow exact = oracle::exact_row(row, c.temperature, opt.oracle_bits);

@@ -1,13 +1,17 @@
 // The oracle's fast tiers: the same shifted algorithm as exact_row
 // (Blanchard, Higham & Higham's final form, REFERENCE.md "Softmax
-// algorithms"), evaluated in double or in x87 extended precision with a
-// rigorous running error bound per element. The code is one template over the
+// algorithms"), evaluated in double, in x87 extended precision or in
+// double-double with a rigorous running error bound per element. The code is one template over the
 // arithmetic R; Arith<R> holds what differs (unit roundoff, exponent range).
 //
 // Error model. With u the unit roundoff of R (2^-53 for double, 2^-64 for
 // long double), for every basic operation rounded to nearest with a normal
 // result, |fl(a op b) - (a op b)| <= u |fl(a op b)| (half an ulp of the
-// result, and ulp(y) <= 2u|y|). Every intermediate stays in R's normal range:
+// result, and ulp(y) <= 2u|y|). Double-double operations are not correctly
+// rounded; their proven bounds (double_double.hpp) are all below u = 2^-96,
+// which the DD tier uses in the same model. TwoSum is exact in double and
+// long double only: the DD tier forms x_i - x_k exactly from the two doubles
+// and keeps no residual for log-softmax (its rounding goes into the radius). Every intermediate stays in R's normal range:
 //   - long double (exponents -16382..16383): the row entries are doubles,
 //     their differences are >= 2^-1074 or 0, quotients by a double
 //     temperature stay above 2^-2100, and exp is only evaluated down to
@@ -15,7 +19,9 @@
 //   - double: a row where x_i - x_max overflows or (x_i - x_max)/T leaves
 //     [2^-1000, DBL_MAX] is not `usable` (the extended tier takes it), and
 //     exp is only evaluated down to e^-600 ~ 2^-865, so that softmax values
-//     e_i/s (s <= n) stay normal.
+//     e_i/s (s <= n) stay normal;
+//   - double-double: the same, with |d_i| in [2^-900, 2^900] (Dekker's
+//     product needs operands below 2^996, and the low words stay normal).
 // First-order bounds are accumulated as written below; every bound is then
 // multiplied by kSafe = 1 + 2^-20, which covers the second-order terms (each
 // relative error involved is checked to be below 2^-30, so a product of two is
@@ -37,6 +43,8 @@
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
+
+#include "double_double.hpp"
 
 #if defined(__x86_64__)
 #include <xmmintrin.h>
@@ -76,7 +84,7 @@ long double pow2l(int m) {
 template <class R>
 bool arithmetic_as_assumed() {
 #if defined(__x86_64__)
-  if constexpr (std::is_same_v<R, double>) {
+  if constexpr (!std::is_same_v<R, long double>) {
     constexpr unsigned kRoundingFtzDaz = 0xE040;  // MXCSR bits 13-14 (rounding), 15 (FTZ), 6 (DAZ)
     return (_mm_getcsr() & kRoundingFtzDaz) == 0;
   } else {
@@ -109,6 +117,11 @@ struct Arith<long double> {
   // relative to e^r for |r| <= 0.011: 0.011^9/9! e^0.022 < 6.7e-24.
   static constexpr int exp_degree = 8;
   static constexpr long double exp_truncation = 6.7e-24L;
+  static constexpr long double max_quotient = std::numeric_limits<long double>::max();
+  static constexpr int digits = 64;
+  // atanh series: terms and truncation for |t| <= 0.2 (see two_atanh_series)
+  static constexpr int atanh_terms = 15;
+  static constexpr long double atanh_truncation = 3.6e-23L;
   // Nearest integer of |x| < 2^62 (any tie rule: callers only need an
   // integer near x). Adding 1.5 * 2^63 leaves no fraction bits.
   static long double near_int(long double x) { return (x + 0x1.8p63L) - 0x1.8p63L; }
@@ -130,17 +143,57 @@ struct Arith<double> {
   // fewer than the extended tier's degree 8 (the polynomial is the hot loop).
   static constexpr int exp_degree = 6;
   static constexpr double exp_truncation = 4.0e-18;
+  static constexpr double max_quotient = std::numeric_limits<double>::max();
+  static constexpr int digits = 53;
+  static constexpr int atanh_terms = 15;
+  static constexpr double atanh_truncation = 3.6e-23;
   static double near_int(double x) { return (x + 0x1.8p52) - 0x1.8p52; }  // |x| < 2^51
   static double pow2(int m) { return pow2d(m); }
   static double from_mpfr(mpfr_srcptr t) { return mpfr_get_d(t, MPFR_RNDN); }
 };
+
+template <>
+struct Arith<DD> {
+  static constexpr DD u = kDoubleDoubleU;  // every DD operation (double_double.hpp)
+  // e^-600 ~ 2^-865.6: softmax values stay above 2^-886 (n <= 2^20), so that
+  // every bound term (u times a value) is a normal double.
+  static constexpr double exp_floor = -600, tiny_abs = 0x1p-865;
+  static constexpr double min_quotient = 0x1p-900, max_quotient = 0x1p900;
+  static constexpr double slack = 0x1p-1060;
+  static constexpr int lowest_exp = -1000;
+  static constexpr int c1_bits = 32;  // |k| <= 600*32/ln2 < 2^15: k*C1 fits 47 bits
+  static constexpr std::size_t max_n = std::size_t{1} << 20;
+  // 0.011^12/12! e^0.022 < 6.7e-33 (~2^-106.6)
+  static constexpr int exp_degree = 11;
+  static constexpr double exp_truncation = 6.7e-33;
+  static constexpr int digits = 106;
+  // 23 terms: 0.04^23/0.96/47 < 1.6e-34
+  static constexpr int atanh_terms = 23;
+  static constexpr double atanh_truncation = 1.6e-34;
+  static DD near_int(DD x) { return Arith<double>::near_int(x.hi); }  // any integer near x
+  static DD pow2(int m) { return pow2d(m); }
+  static DD from_mpfr(mpfr_srcptr t) {  // t has at most 106 bits: hi + lo is exact
+    mpfr_t rest;
+    mpfr_init2(rest, mpfr_get_prec(t));
+    const double hi = mpfr_get_d(t, MPFR_RNDN);
+    mpfr_sub_d(rest, t, hi, MPFR_RNDN);
+    const double lo = mpfr_get_d(rest, MPFR_RNDN);
+    mpfr_clear(rest);
+    return {hi, lo};
+  }
+};
+
+template <class R>
+constexpr bool is_dd = std::is_same_v<R, DD>;
+
+using std::fabs, std::frexp, std::isfinite, std::isinf, std::signbit;
 
 template <class R>
 constexpr R kSafe = 1 + R(0x1p-20);  // second-order terms and bound evaluation, see above
 template <class R>
 constexpr R kMaxRel = R(0x1p-30);  // larger relative errors: the row is not usable
 template <class R>
-constexpr R inf = std::numeric_limits<R>::infinity();
+constexpr R inf = R(std::numeric_limits<double>::infinity());
 
 // gamma_m = m u / (1 - m u) (Higham, Accuracy and Stability of Numerical
 // Algorithms, 2nd ed., Lemma 3.1).
@@ -190,7 +243,7 @@ struct ExpTables {
   R c1 = 0, c2 = 0, ln2 = 0;
   ExpTables() {
     mpfr_t t, l, c;
-    mpfr_init2(t, std::numeric_limits<R>::digits);
+    mpfr_init2(t, Arith<R>::digits);
     mpfr_init2(l, 256);
     mpfr_init2(c, Arith<R>::c1_bits);
     for (int j = 0; j < 32; ++j) {
@@ -218,10 +271,18 @@ const ExpTables<R>& tables() {
   return t;
 }
 
-// Taylor coefficients 1/j!, j = 0..8, rounded to R (relative error <= u).
+// Taylor coefficients 1/j!, j = 0..degree, rounded to R (relative error <=
+// u: one division by j!, exact in double up to 18!).
 template <class R>
-constexpr std::array<R, 9> kExpCoeff = {R(1), R(1), R(1) / 2, R(1) / 6, R(1) / 24, R(1) / 120,
-                                        R(1) / 720, R(1) / 5040, R(1) / 40320};
+constexpr std::array<R, Arith<R>::exp_degree + 1> kExpCoeff = [] {
+  std::array<R, Arith<R>::exp_degree + 1> c{};
+  double factorial = 1;
+  for (int j = 0; j <= Arith<R>::exp_degree; ++j) {
+    factorial *= j > 0 ? j : 1;
+    c[static_cast<std::size_t>(j)] = R(1) / R(factorial);
+  }
+  return c;
+}();
 
 // Relative error of the polynomial part for |r| <= 0.011: Horner's rule with
 // degree N has |p^ - p| <= gamma_2N sum |a_j||r|^j (Higham, eq. (5.3)) and the
@@ -254,8 +315,8 @@ Enclosed<R> exp_enclosure(R t) {
   // Three roundings (r1, kc2, r) and the truncation of ln2/32 to c1 + c2
   // (|ln2/32 - c1 - c2| <= u |c2|): an absolute error of the reduced argument,
   // i.e. a relative error e^er - 1 <= er (1 + er) of exp(r).
-  const R er = u * (std::fabs(r1) + std::fabs(kc2) + std::fabs(r)) + std::fabs(kf) * u * std::fabs(tb.c2);
-  if (std::fabs(r) + er > R(0.011)) return {0, inf<R>};  // cannot happen; keeps the bound honest
+  const R er = u * (fabs(r1) + fabs(kc2) + fabs(r)) + fabs(kf) * u * fabs(tb.c2);
+  if (fabs(r) + er > R(0.011)) return {0, inf<R>};  // cannot happen; keeps the bound honest
   const auto& a = kExpCoeff<R>;
   constexpr int N = Arith<R>::exp_degree;
   R p = a[N];
@@ -272,18 +333,18 @@ Enclosed<R> exp_enclosure(R t) {
 // is >= 1). Horner on w with positive coefficients 1/(2j+1) (rounded: u):
 // relative gamma_28 + u; w = t^2 carries 2 gamma_2 + u relative from t, which
 // moves the sum by at most that times w S'(w)/S(w) <= 0.05.
-constexpr int kAtanhTerms = 15;
-
+// (The DD tier sums 23 terms: Arith<DD>::atanh_truncation.)
 template <class R>
 Enclosed<R> two_atanh_series(R t, R t_rel) {
   constexpr R u = Arith<R>::u;
+  constexpr int kAtanhTerms = Arith<R>::atanh_terms;
   const R w = t * t;
   R s = R(1) / (2 * (kAtanhTerms - 1) + 1);
   for (int j = kAtanhTerms - 2; j >= 0; --j) s = s * w + R(1) / (2 * j + 1);
   const R v = 2 * t * s;
   // d/dt 2 atanh t = 2/(1 - t^2) <= 2.084 while |2 atanh t| >= 2|t|: a
   // relative error t_rel of t is a relative error <= 1.042 t_rel of the result.
-  const R rel = R(1.042) * t_rel + R(0.05) * (2 * t_rel + u) + gamma<R>(28) + u + u + R(3.6e-23);
+  const R rel = R(1.042) * t_rel + R(0.05) * (2 * t_rel + u) + gamma<R>(2 * kAtanhTerms - 2) + u + u + R(Arith<R>::atanh_truncation);
   return {v, rel * kSafe<R>};
 }
 
@@ -307,14 +368,14 @@ LogEnclosed<R> log1p_enclosure(R a) {
   // is exact (Sterbenz), t = g/(2+g) in [-0.143, 0.2].
   const R s = 1 + a;  // relative error u: log moves by <= u (1 + u)
   int e = 0;
-  R f = std::frexp(s, &e);  // [0.5, 1)
+  R f = frexp(s, &e);  // [0.5, 1)
   if (f < R(0.75)) f *= 2, e -= 1;
   const R g = f - 1;
   const Enclosed<R> lf = g == 0 ? Enclosed<R>{0, 0} : two_atanh_series(g / (2 + g), gamma<R>(2));
   const R mln2 = static_cast<R>(e) * tables<R>().ln2;  // ln2 rounded (u) and the product (u)
   const R v = mln2 + lf.v;
   const R abs =
-      (R(1.0001) * u + R(2.0001) * u * std::fabs(mln2) + lf.rel * std::fabs(lf.v) + u * std::fabs(v)) * kSafe<R>;
+      (R(1.0001) * u + R(2.0001) * u * fabs(mln2) + lf.rel * fabs(lf.v) + u * fabs(v)) * kSafe<R>;
   return {v, abs};
 }
 
@@ -341,7 +402,7 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   using A = Arith<R>;
   constexpr R u = A::u;
   constexpr R kS = kSafe<R>;
-  if (!std::isfinite(temperature) || !(temperature > 0))
+  if (!isfinite(temperature) || !(temperature > 0))
     throw std::invalid_argument("fast_row: temperature must be finite and > 0");
   if (x.empty()) throw std::invalid_argument("fast_row: empty row");
   row.status = RowStatus::ok;
@@ -365,7 +426,7 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
 
   // MPFR's exponent range ends at 2^emin_min; exp(d) is 0 there below about
   // (emin_min - 2) ln2 ~ -3.2e18. 3% either side decides it whatever n.
-  const R mpfr_zero_edge = static_cast<R>(mpfr_get_emin_min()) * R(0.6931471805599453);
+  const R mpfr_zero_edge = R(static_cast<double>(mpfr_get_emin_min())) * R(0.6931471805599453);
 
   row.softmax.resize(n);
   row.softmax_err.resize(n);
@@ -387,7 +448,7 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
       row.softmax[i] = 1, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::positive;
       continue;
     }
-    if (std::isinf(x[i])) {  // -inf: masked, exact
+    if (isinf(x[i])) {  // -inf: masked, exact
       d[i] = -inf<R>, dErr[i] = 0;
       row.softmax[i] = 0, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::zero;
       continue;
@@ -395,11 +456,16 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
     // x_i - x_k is often exact (TwoSum says when), and the division is exact
     // for T = 1: an exact d_i carries no error. In double the difference can
     // overflow, or the quotient leave the normal range: the extended tier's.
-    const TwoSum<R> diff = two_sum(static_cast<R>(x[i]), -xk);
-    if (!std::isfinite(diff.s)) return not_usable(row, RowStatus::ok);
+    TwoSum<R> diff;
+    if constexpr (is_dd<R>)
+      diff = {exact_sum(x[i], -x[k]), R(0)};  // exact: a double-word holds it
+    else
+      diff = two_sum(static_cast<R>(x[i]), -xk);
+    if (!isfinite(diff.s)) return not_usable(row, RowStatus::ok);
     const R di = T == 1 ? diff.s : diff.s / T;
-    if (diff.s != 0 && !(std::fabs(di) >= A::min_quotient && std::isfinite(di))) return not_usable(row, RowStatus::ok);
-    const R ed = ((diff.e == 0 ? 0 : u) + (T == 1 ? 0 : u)) * std::fabs(di) * kS;
+    if (diff.s != 0 && !(fabs(di) >= A::min_quotient && fabs(di) <= A::max_quotient))
+      return not_usable(row, RowStatus::ok);
+    const R ed = ((diff.e == 0 ? R(0) : u) + (T == 1 ? R(0) : u)) * fabs(di) * kS;
     d[i] = di, dErr[i] = ed;
     row.softmax_zero[i] = di > R(0.97) * mpfr_zero_edge   ? ZeroState::positive
                           : di < R(1.03) * mpfr_zero_edge ? ZeroState::zero
@@ -417,14 +483,26 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
       ee = (ex.rel + ed * R(1.0001)) * kS * ex.v;  // (1+rel) e^ed - 1, relative to e^ (see header)
     }
     row.softmax[i] = e, row.softmax_err[i] = ee;
-    const TwoSum<R> acc = two_sum(sum, e);
-    sum = acc.s;
-    sum_comp += acc.e;
+    if constexpr (is_dd<R>) {
+      // Recursive summation, Higham's running bound (ASNA section 4.2):
+      // |r^ - sum e^_i| <= u sum_j |s^_j| (u = 2^-96: n u is tiny here).
+      sum += e;
+      sum_comp += sum;  // the partial sums
+    } else {
+      const TwoSum<R> acc = two_sum(sum, e);
+      sum = acc.s;
+      sum_comp += acc.e;
+    }
     sum_err_terms += ee;
   }
-  sum += sum_comp;
-  const R g = gamma<R>(static_cast<R>(n));  // n <= max_n: n u < 2^-30
-  const R r_err = (sum_err_terms + (u + g * g) * sum) * kS;
+  R r_err;
+  if constexpr (is_dd<R>) {
+    r_err = (sum_err_terms + u * sum_comp) * kS;
+  } else {
+    sum += sum_comp;
+    const R g = gamma<R>(R(static_cast<double>(n)));  // n <= max_n: n u < 2^-30
+    r_err = (sum_err_terms + (u + g * g) * sum) * kS;
+  }
   if (r_err > kMaxRel<R> * (1 + sum)) return not_usable(row, RowStatus::ok);
   const R s = 1 + sum;
   const R s_err = (r_err + u * s) * kS;
@@ -443,7 +521,7 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
     const R di = d[i], edi = dErr[i];
     // softmax
     const R e = row.softmax[i], ee = row.softmax_err[i];
-    if (std::isinf(di)) {
+    if (isinf(di)) {
       row.log_softmax[i] = -inf<R>, row.log_softmax_err[i] = 0;
       row.log_softmax_res[i] = 0, row.log_softmax_tight[i] = 0, row.log_softmax_zero[i] = ZeroState::positive;
       continue;  // softmax stays exactly 0
@@ -453,11 +531,15 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
     row.softmax[i] = y, row.softmax_err[i] = ey;
     // log-softmax
     row.log_softmax_zero[i] = di == 0 ? log_at_max : ZeroState::positive;
-    const TwoSum<R> z2 = two_sum(di, -L.v);  // z + res = d^ - L^ exactly
+    TwoSum<R> z2;  // z + res = d^ - L^ exactly (DD: res = 0 and the rounding in the radius)
+    if constexpr (is_dd<R>)
+      z2 = {di - L.v, R(0)};
+    else
+      z2 = two_sum(di, -L.v);
     const R z = z2.s;
-    const R tight = (edi + L_err) * kS;
+    const R tight = (edi + L_err + (is_dd<R> ? u * fabs(z) : R(0))) * kS;
     row.log_softmax[i] = z, row.log_softmax_res[i] = z2.e, row.log_softmax_tight[i] = tight;
-    row.log_softmax_err[i] = (std::fabs(z2.e) + tight) * kS;
+    row.log_softmax_err[i] = (fabs(z2.e) + tight) * kS;
   }
 }
 
@@ -477,6 +559,12 @@ void fast_row(std::span<const double> x, double temperature, FastRow& out) { fas
 void double_fast_row(std::span<const double> x, double temperature, DoubleFastRow& out) {
   fast_row_in(x, temperature, out);
 }
+DDFastRow dd_fast_row(std::span<const double> x, double temperature) {
+  DDFastRow row;
+  fast_row_in(x, temperature, row);
+  return row;
+}
+void dd_fast_row(std::span<const double> x, double temperature, DDFastRow& out) { fast_row_in(x, temperature, out); }
 
 // ---------------------------------------------------------------- metrics
 
@@ -487,13 +575,17 @@ namespace {
 // or zero), so this is one rounding from v. Monotone in v.
 template <class R>
 R round_ld(R v, Format f) {
-  if (!std::isfinite(v) || v == 0) return v;
-  const FormatInfo fi = info(f);
-  const int e = std::max(std::ilogb(v), fi.emin);
-  const R quantum = std::ldexp(R(1), e - fi.precision + 1);
-  const R r = std::nearbyint(v / quantum) * quantum;
-  if (std::fabs(r) > max_finite(f)) return std::copysign(inf<R>, v);
-  return r;
+  if constexpr (is_dd<R>) {
+    return R(static_cast<double>(v));  // f64: hi + lo rounded to nearest
+  } else {
+    if (!isfinite(v) || v == 0) return v;
+    const FormatInfo fi = info(f);
+    const int e = std::max(std::ilogb(v), fi.emin);
+    const R quantum = std::ldexp(R(1), e - fi.precision + 1);
+    const R r = std::nearbyint(v / quantum) * quantum;
+    if (fabs(r) > max_finite(f)) return std::copysign(inf<R>, v);
+    return r;
+  }
 }
 
 // ulp exponent q (ulp_T(v) = 2^q) of a magnitude, clamped as oracle::ulp
@@ -512,7 +604,7 @@ bool certainly_positive(R t, R tau, R res, R rad) {
   constexpr R u = Arith<R>::u;
   const R rest = (tau + res) - rad;
   const R sum = t + rest;
-  return sum > 2 * u * (std::fabs(tau) + std::fabs(res) + rad) + 2 * u * std::fabs(sum);
+  return sum > 2 * u * (fabs(tau) + fabs(res) + rad) + 2 * u * fabs(sum);
 }
 
 // round_T(c) for f32/f16/bf16 when it is the same for every c within rad of
@@ -525,7 +617,7 @@ bool certainly_positive(R t, R tau, R res, R rad) {
 // is decided by the sign of res. Strict inequalities leave ties out.
 template <class R>
 std::optional<double> decided_rounding(R v, R res, R rad, const FormatInfo& fi, double maxf) {
-  const double a = std::fabs(static_cast<double>(v));
+  const double a = fabs(static_cast<double>(v));
   const int e = a == 0 ? fi.emin : std::max(a < 0x1p-1000 ? -1001 : binade(a), fi.emin);
   const double Q = pow2d(e - fi.precision + 1);
   const double A = ((a / Q + 0x1.8p52) - 0x1.8p52) * Q;  // a/Q < 2^26: exact integer rounding, ties to even
@@ -534,8 +626,8 @@ std::optional<double> decided_rounding(R v, R res, R rad, const FormatInfo& fi, 
   const R QA = pow2d(eA - fi.precision + 1);
   const bool pow2 = A != 0 && A == pow2d(binade(A)) && binade(A) > fi.emin;
   // |center| = |v| + sr, sr = res with the sign of v (|res| < |v| when v != 0).
-  const bool neg = v != 0 ? std::signbit(v) : std::signbit(res);
-  const R av = std::fabs(v), sr = neg ? -res : res;
+  const bool neg = v != 0 ? signbit(v) : signbit(res);
+  const R av = fabs(v), sr = neg ? -res : res;
   const TwoSum<R> up = two_sum(static_cast<R>(A) + QA / 2, -av);  // A + above - |v|
   if (!certainly_positive(up.s, up.e, -sr, rad)) return std::nullopt;
   if (A != 0) {
@@ -555,9 +647,9 @@ std::optional<double> decided_rounding(R v, R res, R rad, const FormatInfo& fi, 
 // decided_rounding weighs res exactly.
 [[gnu::always_inline]] inline std::optional<double> decided_rounding_f32(double v, double res, double rad) {
   constexpr double u = 0x1p-53;
-  const double w = (std::fabs(res) + rad + 2 * u * std::fabs(v)) * (1 + 16 * u) + 0x1p-1070;
+  const double w = (fabs(res) + rad + 2 * u * fabs(v)) * (1 + 16 * u) + 0x1p-1070;
   const float lo = static_cast<float>(v - w), hi = static_cast<float>(v + w);
-  if (lo != hi || std::isinf(lo)) return std::nullopt;
+  if (lo != hi || isinf(lo)) return std::nullopt;
   return lo;
 }
 
@@ -566,7 +658,7 @@ std::optional<double> decided_rounding(R v, R res, R rad, const FormatInfo& fi, 
 // infinity included.
 [[gnu::always_inline]] inline double f32_ordinal(double x) {
   const auto bits = std::bit_cast<std::uint32_t>(static_cast<float>(x)) & 0x7fffffffU;
-  return std::signbit(x) ? -static_cast<double>(bits) : static_cast<double>(bits);
+  return signbit(x) ? -static_cast<double>(bits) : static_cast<double>(bits);
 }
 
 // log2(1 + dist), the bits of error compare_element reports for a result
@@ -581,6 +673,38 @@ double bits_of_distance(double dist) {
   return dist < static_cast<double>(table.size()) ? table[static_cast<std::size_t>(dist)] : std::log2(1.0 + dist);
 }
 
+// round_f64(c) for every c within rad of v (double-double), or nullopt: the
+// ends lo = v - W and hi = v + W enclose the ball once W covers rad and the
+// two DD roundings (u (|v| + W) each; the factor 1 + 2^-50 and 2u|v| cover
+// them), and hi + lo rounded to nearest is round_f64 of a double-word.
+std::optional<double> decided_rounding_f64(DD v, DD rad) {
+  const DD w = rad * DD(1 + 0x1p-50) + DD(2 * kDoubleDoubleU) * fabs(v);
+  const double lo = static_cast<double>(v - w), hi = static_cast<double>(v + w);
+  if (lo != hi || std::isinf(lo)) return std::nullopt;
+  return lo;
+}
+
+// Herbie's ordinal distance of two f64 values: their magnitudes' bit
+// patterns count the doubles below them; as unsigned, since ordinals of
+// opposite signs are up to 2^64 apart (metrics.cpp's ordinal_distance).
+double f64_ordinal_distance(double a, double b) {
+  const auto ordinal = [](double x) {
+    const auto m = static_cast<std::int64_t>(std::bit_cast<std::uint64_t>(x) & 0x7fffffffffffffffULL);
+    return std::signbit(x) ? -m : m;
+  };
+  const std::int64_t oa = ordinal(a), ob = ordinal(b);
+  const auto ua = static_cast<std::uint64_t>(oa), ub = static_cast<std::uint64_t>(ob);
+  return static_cast<double>(oa >= ob ? ua - ub : ub - ua);
+}
+
+// x 2^k, exactly (no overflow or underflow), for the k of ulp scalings:
+// f64's reach 2^1074, beyond one double power of two.
+template <class R>
+[[gnu::always_inline]] inline R times_pow2(R x, int k) {
+  if (k <= 1023) return x * R(pow2d(k));
+  return x * R(pow2d(k - 600)) * R(pow2d(600));
+}
+
 // The gap from x >= 0 (finite) to the next double up.
 [[gnu::always_inline]] inline double gap_up(double x) { return std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) + 1) - x; }
 
@@ -588,10 +712,10 @@ double bits_of_distance(double dist) {
 // softcheck::ordinal, without its library calls; throws like it for a
 // non-value.
 double fast_ordinal(double x, const FormatInfo& fi, double maxf) {
-  const double a = std::fabs(x);
+  const double a = fabs(x);
   const double per_binade = pow2d(fi.precision - 1);
   double m;
-  if (std::isinf(a)) {
+  if (isinf(a)) {
     m = (fi.emax - fi.emin + 2) * per_binade;
   } else if (a == 0) {
     m = 0;
@@ -603,7 +727,7 @@ double fast_ordinal(double x, const FormatInfo& fi, double maxf) {
       throw std::invalid_argument("compare_row_fast: the result is not a value of format " + std::string(fi.name));
     m = E < fi.emin ? k : (E - fi.emin) * per_binade + k;
   }
-  return std::signbit(x) ? -m : m;
+  return signbit(x) ? -m : m;
 }
 
 }  // namespace
@@ -629,7 +753,9 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
   constexpr R kS = kSafe<R>;
   if (result.size() != exact.softmax.size() || exact.status != RowStatus::ok || !exact.usable)
     throw std::invalid_argument("compare_row_fast: needs a usable ok row of the same length");
-  if (f == Format::f64) return false;
+  // f64 results need the exact value to 2^-63 relative: the DD tier's, and
+  // only its.
+  if ((f == Format::f64) != is_dd<R>) return false;
   // The fast tier encloses softmax and log-softmax only; any other op (e.g.
   // sparsemax/entmax once Op has them) is the MPFR path's.
   if (op != Op::softmax && op != Op::log_softmax) return false;
@@ -671,15 +797,15 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     if (f32_fast) {
       if (!std::isnan(r) && static_cast<double>(static_cast<float>(r)) != r)
         throw std::invalid_argument("compare_row_fast: the result is not a value of format f32");
-    } else if (!std::isnan(r)) {
+    } else if (!std::isnan(r) && !is_dd<R>) {  // every double is a value of f64
       (void)fast_ordinal(r, fi, maxf);
     }
     const R v = val[i];
-    const R E = err[i] == 0 ? 0 : (err[i] + 2 * u * std::fabs(v)) * kS + Arith<R>::slack;
+    const R E = err[i] == 0 ? 0 : (err[i] + 2 * u * fabs(v)) * kS + Arith<R>::slack;
     const R lo = v - E, hi = v + E;
     if (sm) g_lo = std::max(g_lo, lo), g_hi = std::max(g_hi, hi);
-    if (std::isinf(v)) {  // masked log-softmax entry, exact
-      if (std::isinf(r) && std::signbit(r) == std::signbit(v)) {
+    if (isinf(v)) {  // masked log-softmax entry, exact
+      if (isinf(r) && signbit(r) == signbit(v)) {
         out.finite[i] = 1;
         ++row.measured;
         if (0 > largest) largest = 0, largest_index = i;
@@ -692,7 +818,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       broken(i, false);
       continue;
     }
-    if (std::isinf(r)) {
+    if (isinf(r)) {
       const R rlo = round_ld(lo, f), rhi = round_ld(hi, f);  // rare path
       if (rlo == r && rhi == r) {
         out.finite[i] = 1;
@@ -706,35 +832,41 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       continue;
     }
     // Both finite.
-    const R alo = lo <= 0 && hi >= 0 ? 0 : std::min(std::fabs(lo), std::fabs(hi));
-    const R ahi = std::max(std::fabs(lo), std::fabs(hi));
+    const R alo = lo <= 0 && hi >= 0 ? 0 : std::min(fabs(lo), fabs(hi));
+    const R ahi = std::max(fabs(lo), fabs(hi));
     // ulp_T(v) = 2^q, q non-decreasing in |v|: between q(alo) and q(ahi).
     // When they differ (v at a power of two, e.g. a softmax of exactly 1) the
     // error is still decided if it is tiny in either binade.
     const int qlo = ulp_exp(alo, fi), qhi = ulp_exp(ahi, fi);
-    const R D = std::fabs(static_cast<R>(r) - v);
+    const R D = fabs(static_cast<R>(r) - v);
     const R ED = E + u * D;
-    const int qv = qlo == qhi ? qlo : ulp_exp(std::fabs(v), fi);
-    const R ulp = D * static_cast<R>(pow2d(-qv));
+    const int qv = qlo == qhi ? qlo : ulp_exp(fabs(v), fi);
+    const R ulp = times_pow2(D, -qv);
     R ulp_e;
     if (qlo == qhi) {
-      ulp_e = ED * static_cast<R>(pow2d(-qv)) + ulp * R(0x1p-52);  // + rounding to double
+      ulp_e = times_pow2(ED, -qv) + ulp * R(0x1p-52);  // + rounding to double
     } else {
-      const R ulp_lo = (D > ED ? D - ED : 0) * static_cast<R>(pow2d(-qhi));
-      const R ulp_hi = (D + ED) * static_cast<R>(pow2d(-qlo));
+      const R ulp_lo = times_pow2(D > ED ? D - ED : R(0), -qhi);
+      const R ulp_hi = times_pow2(D + ED, -qlo);
       ulp_e = std::max(ulp_hi - ulp, ulp - ulp_lo) + ulp * R(0x1p-52);
     }
     if (!(ulp_e <= tolerance)) return false;
-    const std::optional<double> rounded =
-        f32_fast ? decided_rounding_f32(static_cast<double>(v), sm ? 0.0 : static_cast<double>(exact.log_softmax_res[i]),
-                                        static_cast<double>(sm ? E : exact.log_softmax_tight[i] + ref_rel * std::fabs(v) + Arith<R>::slack))
-        : sm ? decided_rounding<R>(v, 0, E, fi, maxf)
-           : decided_rounding<R>(v, exact.log_softmax_res[i],
-                                 exact.log_softmax_tight[i] + ref_rel * std::fabs(v) + Arith<R>::slack, fi, maxf);
+    // The radius of the value round_T is decided for: softmax's enclosure, or
+    // log-softmax's tight one around value + residual, widened to cover
+    // MPFR's value (see ref_rel).
+    const R rad = sm ? E : exact.log_softmax_tight[i] + ref_rel * fabs(v) + Arith<R>::slack;
+    std::optional<double> rounded;
+    if constexpr (is_dd<R>) {
+      rounded = decided_rounding_f64(v, rad);  // no residual in the DD tier
+    } else {
+      const R res = sm ? R(0) : exact.log_softmax_res[i];
+      rounded = f32_fast ? decided_rounding_f32(static_cast<double>(v), static_cast<double>(res), static_cast<double>(rad))
+                         : decided_rounding<R>(v, res, rad, fi, maxf);
+    }
     if (!rounded) return false;
     double rel;
     if (alo > 0) {
-      const R rl = D / std::fabs(v);
+      const R rl = D / fabs(v);
       // |rel - rl| <= (ED + rl E)/alo + 4u rl, compared without dividing
       if (!(ED + rl * E + rl * 4 * u * alo <= tolerance * uT * std::max<R>(1, rl) * alo)) return false;
       rel = static_cast<double>(rl);
@@ -749,16 +881,17 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     }
     // f32: bit patterns, without a branch on r == round_T(v) (a coin toss for
     // most kernels); other formats skip the ordinals when they agree.
-    const double dist = f32_fast      ? std::fabs(f32_ordinal(r) - f32_ordinal(*rounded))
+    const double dist = is_dd<R>      ? f64_ordinal_distance(r, *rounded)
+                        : f32_fast      ? fabs(f32_ordinal(r) - f32_ordinal(*rounded))
                         : r == *rounded ? 0
-                                        : std::fabs(fast_ordinal(r, fi, maxf) - fast_ordinal(*rounded, fi, maxf));
+                                        : fabs(fast_ordinal(r, fi, maxf) - fast_ordinal(*rounded, fi, maxf));
     const double bits = bits_of_distance(dist);
     const double ulp_d = static_cast<double>(ulp);
     // Both this figure and compare_element's end as doubles: add this one's
     // conversion error and one double ulp for MPFR's rounding (at the bottom
     // of the double range the two roundings can differ by a subnormal even
     // when ulp_e is 0).
-    const double err_d = static_cast<double>(ulp_e + std::fabs(static_cast<R>(ulp_d) - ulp));
+    const double err_d = static_cast<double>(ulp_e + fabs(static_cast<R>(ulp_d) - ulp));
     const double ulp_e_d = err_d + gap_up(ulp_d) + gap_up(err_d);
     out.finite[i] = 1;
     out.ulp[i] = ulp_d;
@@ -802,5 +935,9 @@ template std::optional<FastRowError> compare_row_fast(std::span<const double>, c
                                                       unsigned);
 template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DoubleFastRow&, Format, Op,
                                                       double, unsigned);
+template bool compare_row_fast(std::span<const double>, const DDFastRow&, Format, Op, FastRowError&, double,
+                               unsigned);
+template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DDFastRow&, Format, Op, double,
+                                                      unsigned);
 
 }  // namespace softcheck::oracle

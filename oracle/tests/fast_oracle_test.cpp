@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <xmmintrin.h>
@@ -31,41 +32,50 @@ namespace {
 
 constexpr Format kFormats[] = {Format::f32, Format::f16, Format::bf16, Format::f64};
 
-// |exact - value| <= err, decided exactly in MPFR (long doubles convert exactly).
-bool inside(const Real& exact, long double value, long double err) {
-  mpfr_srcptr v = exact.backend().data();
-  if (std::isinf(value)) return mpfr_inf_p(v) && (mpfr_signbit(v) != 0) == std::signbit(value) && err == 0;
-  mpfr_t d, e;
-  mpfr_init2(d, mpfr_get_prec(v) + 16500);  // exact difference whatever the exponents
-  mpfr_init2(e, 64);
-  mpfr_set_ld(d, value, MPFR_RNDN);
-  mpfr_sub(d, v, d, MPFR_RNDN);
-  mpfr_abs(d, d, MPFR_RNDN);
-  mpfr_set_ld(e, err, MPFR_RNDN);
-  const bool ok = mpfr_lessequal_p(d, e);
-  mpfr_clears(d, e, static_cast<mpfr_ptr>(nullptr));
-  return ok;
+// A tier's number (double, long double or double-double) exactly in MPFR:
+// `out` needs 2200 bits for a double-double's two words.
+void set_exact(mpfr_t out, long double v) { mpfr_set_ld(out, v, MPFR_RNDN); }
+void set_exact(mpfr_t out, oracle::DD v) {
+  mpfr_set_d(out, v.hi, MPFR_RNDN);
+  mpfr_add_d(out, out, v.lo, MPFR_RNDN);
 }
+bool is_inf(long double v) { return std::isinf(v); }
+bool is_inf(oracle::DD v) { return std::isinf(v.hi); }
+bool sign_of(long double v) { return std::signbit(v); }
+bool sign_of(oracle::DD v) { return std::signbit(v.hi); }
+long double approx(long double v) { return v; }
+long double approx(oracle::DD v) { return static_cast<long double>(v.hi) + v.lo; }
 
-long double slack(long double v) { return std::isinf(v) ? 0.0L : std::ldexp(std::fabs(v), -250); }
-
-// |exact - (value + res)| <= err, exactly.
-bool inside_pair(const Real& exact, long double value, long double res, long double err) {
+// |exact - (value + res)| <= err + 2^-250 |value|, decided exactly in MPFR.
+// The slack is exact_row's own error: a few units of 2^-256 of the value
+// (oracle.hpp), which can exceed a tier's radius.
+template <class T>
+bool inside_pair(const Real& exact, T value, T res, T err) {
   mpfr_srcptr v = exact.backend().data();
-  if (std::isinf(value)) return inside(exact, value, err);
+  if (is_inf(value)) return mpfr_inf_p(v) && (mpfr_signbit(v) != 0) == sign_of(value) && approx(err) == 0;
   mpfr_t d, t, e;
-  mpfr_init2(d, mpfr_get_prec(v) + 33000);
-  mpfr_init2(t, 64);
-  mpfr_init2(e, 64);
-  mpfr_set_ld(t, value, MPFR_RNDN);
+  mpfr_init2(d, mpfr_get_prec(v) + 33000);  // exact differences whatever the exponents
+  mpfr_init2(t, 2200);
+  mpfr_init2(e, 2200);
+  set_exact(t, value);
   mpfr_sub(d, v, t, MPFR_RNDN);
-  mpfr_set_ld(t, res, MPFR_RNDN);
+  set_exact(t, res);
   mpfr_sub(d, d, t, MPFR_RNDN);
   mpfr_abs(d, d, MPFR_RNDN);
-  mpfr_set_ld(e, err, MPFR_RNDN);
+  set_exact(e, err);
+  set_exact(t, value);
+  mpfr_abs(t, t, MPFR_RNDN);
+  mpfr_mul_2si(t, t, -250, MPFR_RNDN);
+  mpfr_add(e, e, t, MPFR_RNDU);
   const bool ok = mpfr_lessequal_p(d, e);
   mpfr_clears(d, t, e, static_cast<mpfr_ptr>(nullptr));
   return ok;
+}
+
+// |exact - value| <= err + 2^-250 |value|, exactly.
+template <class T>
+bool inside(const Real& exact, T value, T err) {
+  return inside_pair(exact, value, T(0), err);
 }
 
 bool zero_state_right(ZeroState z, const Real& exact) {
@@ -84,21 +94,25 @@ double nudge(double r, int steps, Format f) {
   return r;
 }
 
+// Each tier's numbers as the test compares them: long double holds double's.
+template <class R>
+using Held = std::conditional_t<std::is_same_v<R, oracle::DD>, oracle::DD, long double>;
+
 template <class R>
 void check_tier(const oracle::BasicFastRow<R>& fast, const oracle::ExactRow& exact, const std::vector<double>& x,
                 Format f, const std::vector<int>& steps) {
+  using H = Held<R>;
   RC_ASSERT(fast.status == exact.status);
   if (exact.status != oracle::RowStatus::ok || !fast.usable) return;
   const std::size_t n = x.size();
   RC_ASSERT(fast.softmax.size() == n);
   for (std::size_t i = 0; i < n; ++i) {
-    // The enclosures hold the exact value; exact_row's is within a few units
-    // of 2^-256 of it (oracle.hpp), hence the 2^-250 |v| of slack.
-    RC_ASSERT(inside(exact.softmax[i], fast.softmax[i], fast.softmax_err[i] + slack(fast.softmax[i])));
-    RC_ASSERT(inside(exact.log_softmax[i], fast.log_softmax[i], fast.log_softmax_err[i] + slack(fast.log_softmax[i])));
-    // exact_row's own error (a few units of 2^-256) can exceed the tight radius.
-    RC_ASSERT(inside_pair(exact.log_softmax[i], fast.log_softmax[i], fast.log_softmax_res[i],
-                          fast.log_softmax_tight[i] + slack(fast.log_softmax[i])));
+    // The enclosures hold the exact value (exact_row's, within its own
+    // error: inside_pair's slack).
+    RC_ASSERT(inside<H>(exact.softmax[i], fast.softmax[i], fast.softmax_err[i]));
+    RC_ASSERT(inside<H>(exact.log_softmax[i], fast.log_softmax[i], fast.log_softmax_err[i]));
+    RC_ASSERT(inside_pair<H>(exact.log_softmax[i], fast.log_softmax[i], fast.log_softmax_res[i],
+                             fast.log_softmax_tight[i]));
     RC_ASSERT(zero_state_right(fast.softmax_zero[i], exact.softmax[i]));
     RC_ASSERT(zero_state_right(fast.log_softmax_zero[i], exact.log_softmax[i]));
   }
@@ -141,6 +155,7 @@ void check_tier(const oracle::BasicFastRow<R>& fast, const oracle::ExactRow& exa
 void check_row(const std::vector<double>& x, double temperature, Format f, const std::vector<int>& steps) {
   const oracle::ExactRow exact = oracle::exact_row(x, temperature);
   check_tier(oracle::double_fast_row(x, temperature), exact, x, f, steps);
+  check_tier(oracle::dd_fast_row(x, temperature), exact, x, f, steps);
   check_tier(oracle::fast_row(x, temperature), exact, x, f, steps);
   // The reusing overload gives the same row after a different one.
   oracle::DoubleFastRow reused = oracle::double_fast_row(std::vector<double>(x.size() + 3, -1.5), 2.0);

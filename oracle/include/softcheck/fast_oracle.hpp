@@ -1,11 +1,13 @@
 // The oracle's fast tiers (issue 10): softmax and log-softmax of one row with
 // a rigorous running error bound per element, and the metrics of a kernel's
-// result decided from those enclosures. One algorithm, two arithmetics:
-//   - the double tier (DoubleFastRow, u = 2^-53): vectorisable and cheap,
-//     enough for f32/f16/bf16 results of ordinary rows;
+// result decided from those enclosures. One algorithm, three arithmetics:
+//   - the double tier (DoubleFastRow, u = 2^-53): cheap, enough for
+//     f32/f16/bf16 results of ordinary rows;
 //   - the extended tier (FastRow, x87 long double, u = 2^-64): a wider
 //     exponent range (no overflow of x_i - x_max, exp down to e^-11000) and
-//     tighter enclosures, for the rows the double tier cannot decide.
+//     tighter enclosures, for the rows the double tier cannot decide;
+//   - the double-double tier (DDFastRow, every operation within 2^-96): for
+//     f64 results, whose 1/1000 ulp is 2^-63 relative.
 // The MPFR oracle (oracle.hpp) stays the reference: a caller falls back to
 // exact_row + compare_row for a row whose metrics neither tier can decide
 // (docs/oracle.md, "Tiered oracle").
@@ -28,6 +30,18 @@ namespace softcheck::oracle {
 // side of that edge d_i lies, unless it is too close.
 enum class ZeroState : unsigned char { positive, zero, unknown };
 
+// A double-word number hi + lo (|lo| <= ulp(hi)/2, the exact sum is the
+// value): the DD tier's arithmetic (oracle/src/double_double.hpp).
+struct DD {
+  double hi = 0, lo = 0;
+  constexpr DD() = default;
+  constexpr DD(double h) : hi(h) {}  // NOLINT(google-explicit-constructor): like double -> long double
+  constexpr DD(int h) : hi(h) {}     // NOLINT(google-explicit-constructor)
+  constexpr DD(double h, double l) : hi(h), lo(l) {}
+  explicit constexpr operator double() const { return hi + lo; }  // the exact sum, rounded to nearest
+  explicit constexpr operator long() const { return static_cast<long>(hi); }
+};
+
 // One row's enclosures: the exact value lies in [value - err, value + err].
 // Masked entries are exact (softmax 0, log-softmax -inf, err 0). R is the
 // tier's arithmetic: double or long double.
@@ -49,6 +63,7 @@ struct BasicFastRow {
 
 using FastRow = BasicFastRow<long double>;  // the extended tier
 using DoubleFastRow = BasicFastRow<double>;  // the double tier
+using DDFastRow = BasicFastRow<DD>;          // the double-double tier (f64 results)
 
 // The fast tiers of exact_row (same row status rules, same argument checks).
 // `out` overloads reuse the vectors' storage from one row to the next.
@@ -56,6 +71,8 @@ FastRow fast_row(std::span<const double> x, double temperature = 1.0);
 DoubleFastRow double_fast_row(std::span<const double> x, double temperature = 1.0);
 void fast_row(std::span<const double> x, double temperature, FastRow& out);
 void double_fast_row(std::span<const double> x, double temperature, DoubleFastRow& out);
+DDFastRow dd_fast_row(std::span<const double> x, double temperature = 1.0);
+void dd_fast_row(std::span<const double> x, double temperature, DDFastRow& out);
 
 // Metrics of `result` (values of format f in doubles) against the fast
 // enclosures, or nullopt when they cannot be decided to within `tolerance`
@@ -87,5 +104,9 @@ extern template std::optional<FastRowError> compare_row_fast(std::span<const dou
                                                              double, unsigned);
 extern template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DoubleFastRow&, Format,
                                                              Op, double, unsigned);
+extern template bool compare_row_fast(std::span<const double>, const DDFastRow&, Format, Op, FastRowError&, double,
+                                      unsigned);
+extern template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DDFastRow&, Format, Op,
+                                                             double, unsigned);
 
 }  // namespace softcheck::oracle

@@ -1,0 +1,108 @@
+// Double-word ("double-double") numbers for the oracle's DD tier
+// (fast_oracle.cpp): a value hi + lo with |lo| <= ulp(hi)/2, and the few
+// operations the tier needs. Private to oracle/.
+//
+// The algorithms and their error bounds are those of Joldes, Muller &
+// Popescu, "Tight and rigorous error bounds for basic building blocks of
+// double-word arithmetic", ACM TOMS 44(2), 2017 (u = 2^-53, round to nearest,
+// no underflow or overflow):
+//   add  AccurateDWPlusDW (their Algorithm 6):  relative error <= 3u^2/(1 - 4u)
+//   mul  DWTimesDW1 (Algorithm 10):             relative error <= 7u^2
+//   mul  DWTimesFP1 (Algorithm 7, by a double): relative error <= 1.5u^2 + 4u^3
+//   div  DWDivDW2 (Algorithm 17):                relative error <= 15u^2 + 56u^3
+// Their products use an exact TwoProd; without an FMA (baseline x86-64) it is
+// Dekker's product with Veltkamp's splitting, exact when no intermediate
+// overflows (|operands| < 2^996) or underflows (the tier keeps its values
+// above 2^-900). The DD tier's model bounds every operation by
+// kDoubleDoubleU = 2^-96 = 1024 u^2, far above all of these.
+#pragma once
+
+#include <cmath>
+
+#include "softcheck/fast_oracle.hpp"  // struct DD
+
+namespace softcheck::oracle {
+
+inline constexpr double kDoubleDoubleU = 0x1p-96;
+
+// Error-free transformations (Knuth's TwoSum; Dekker's FastTwoSum for |a| >= |b|).
+constexpr DD exact_sum(double a, double b) {
+  const double s = a + b;
+  const double bb = s - a;
+  return {s, (a - (s - bb)) + (b - bb)};
+}
+constexpr DD exact_fast_sum(double a, double b) {
+  const double s = a + b;
+  return {s, b - (s - a)};
+}
+// Veltkamp's splitting (a = hi + lo, 26 bits each) and Dekker's exact product.
+constexpr DD veltkamp_split(double a) {
+  const double c = 134217729.0 * a;  // 2^27 + 1
+  const double h = c - (c - a);
+  return {h, a - h};
+}
+constexpr DD exact_product(double a, double b) {
+  const double p = a * b;
+  const DD x = veltkamp_split(a), y = veltkamp_split(b);
+  return {p, ((x.hi * y.hi - p) + x.hi * y.lo + x.lo * y.hi) + x.lo * y.lo};
+}
+
+constexpr DD operator+(DD x, DD y) {  // AccurateDWPlusDW
+  const DD s = exact_sum(x.hi, y.hi);
+  const DD t = exact_sum(x.lo, y.lo);
+  const double c = s.lo + t.hi;
+  const DD v = exact_fast_sum(s.hi, c);
+  const double w = t.lo + v.lo;
+  return exact_fast_sum(v.hi, w);
+}
+constexpr DD operator-(DD x) { return {-x.hi, -x.lo}; }
+constexpr DD operator-(DD x, DD y) { return x + -y; }
+constexpr DD times_double(DD x, double y) {  // DWTimesFP1
+  const DD c = exact_product(x.hi, y);
+  const double cl2 = x.lo * y;
+  const DD t = exact_fast_sum(c.hi, cl2);
+  const double tl2 = t.lo + c.lo;
+  return exact_fast_sum(t.hi, tl2);
+}
+constexpr DD operator*(DD x, DD y) {  // DWTimesDW1
+  if (y.lo == 0) return times_double(x, y.hi);
+  const DD c = exact_product(x.hi, y.hi);
+  const double tl = x.hi * y.lo;
+  const double tl2 = x.lo * y.hi;
+  const double cl2 = tl + tl2;
+  const double cl3 = c.lo + cl2;
+  return exact_fast_sum(c.hi, cl3);
+}
+constexpr DD operator/(DD x, DD y) {  // DWDivDW2
+  const double th = x.hi / y.hi;
+  const DD r = times_double(y, th);
+  const DD pi = exact_sum(x.hi, -r.hi);
+  const double dh = pi.lo - r.lo;
+  const double dl = dh + x.lo;
+  const double d = pi.hi + dl;
+  const double tl = d / y.hi;
+  return exact_fast_sum(th, tl);
+}
+constexpr DD& operator+=(DD& x, DD y) { return x = x + y; }
+constexpr DD& operator*=(DD& x, DD y) { return x = x * y; }
+
+// Comparisons of the exact values (hi decides unless equal; lo is a tiebreak).
+constexpr bool operator==(DD x, DD y) { return x.hi == y.hi && x.lo == y.lo; }
+constexpr bool operator<(DD x, DD y) { return x.hi < y.hi || (x.hi == y.hi && x.lo < y.lo); }
+constexpr bool operator>(DD x, DD y) { return y < x; }
+constexpr bool operator<=(DD x, DD y) { return x < y || x == y; }
+constexpr bool operator>=(DD x, DD y) { return y <= x; }
+
+// The <cmath> functions the tier calls, found by argument-dependent lookup.
+constexpr DD fabs(DD x) { return x.hi < 0 || (x.hi == 0 && x.lo < 0) ? -x : x; }
+inline bool isinf(DD x) { return std::isinf(x.hi); }
+inline bool isfinite(DD x) { return std::isfinite(x.hi); }
+inline bool signbit(DD x) { return std::signbit(x.hi); }
+// x = f 2^e with |f| in [0.5, 1) up to lo (a power-of-two hi with a negative
+// lo gives |f| a hair below 0.5; callers allow for that).
+inline DD frexp(DD x, int* e) {
+  const double h = std::frexp(x.hi, e);
+  return {h, std::ldexp(x.lo, -*e)};
+}
+
+}  // namespace softcheck::oracle
