@@ -159,7 +159,10 @@ struct Arith<DD> {
   // every bound term (u times a value) is a normal double.
   static constexpr double exp_floor = -600, tiny_abs = 0x1p-865;
   static constexpr double min_quotient = 0x1p-900, max_quotient = 0x1p900;
-  static constexpr double slack = 0x1p-1060;
+  // No absolute slack: every non-zero bound term is u times a value above
+  // 2^-900 (a normal double), and a slack would keep an exact 0 (the
+  // log-softmax of a one-entry row) from rounding to 0 in f64.
+  static constexpr double slack = 0;
   static constexpr int lowest_exp = -1000;
   static constexpr int c1_bits = 32;  // |k| <= 600*32/ln2 < 2^15: k*C1 fits 47 bits
   static constexpr std::size_t max_n = std::size_t{1} << 20;
