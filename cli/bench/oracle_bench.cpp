@@ -6,6 +6,8 @@
 //   oracle/mpfr          exact_row per row
 //   oracle/extended      fast_row per row (the extended tier alone)
 //   oracle/double        double_fast_row per row (the double tier alone)
+//   oracle/double-double dd_fast_row per row (the tier f64 results use; here
+//                        on the same rows, for its cost against MPFR)
 //   decide/mpfr          exact_row + compare_row of shifted_f32's softmax
 //   decide/tiered        double tier + compare_row_fast, then the extended
 //                        tier, then exact_row + compare_row for the rows
@@ -85,6 +87,16 @@ void BM_OracleExtended(benchmark::State& state) {
   finish(state);
 }
 
+void BM_OracleDoubleDouble(benchmark::State& state) {
+  oracle::DDFastRow f;
+  for (auto _ : state)
+    for (const Row& r : quick_f32_rows()) {
+      oracle::dd_fast_row(r.x, r.temperature, f);
+      benchmark::DoNotOptimize(f);
+    }
+  finish(state);
+}
+
 void BM_OracleDouble(benchmark::State& state) {
   oracle::DoubleFastRow f;
   for (auto _ : state)
@@ -144,6 +156,7 @@ void BM_DecideTiered(benchmark::State& state) {
 BENCHMARK(BM_OracleMpfr)->Name("oracle/mpfr")->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_OracleExtended)->Name("oracle/extended")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_OracleDouble)->Name("oracle/double")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OracleDoubleDouble)->Name("oracle/double-double")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecideMpfr)->Name("decide/mpfr")->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_DecideTiered)->Name("decide/tiered")->Unit(benchmark::kMillisecond);
 
