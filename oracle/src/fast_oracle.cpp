@@ -508,7 +508,11 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   }
   if (r_err > kMaxRel<R> * (1 + sum)) return not_usable(row, RowStatus::ok);
   const R s = 1 + sum;
-  const R s_err = (r_err + u * s) * kS;
+  // Every other entry masked (or n = 1): r = 0 exactly, s = 1, and each
+  // softmax value is e_i itself, with no error of the division (the maximum's
+  // exactly 1, as exact_row has it).
+  const bool s_exact = sum == 0 && r_err == 0;
+  const R s_err = s_exact ? R(0) : (r_err + u * s) * kS;
   const LogEnclosed<R> L = log1p_enclosure(sum);
   const R L_err = (L.abs + r_err / (1 + sum - r_err)) * kS;
 
@@ -530,7 +534,7 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
       continue;  // softmax stays exactly 0
     }
     const R y = e * q;
-    const R ey = (2 * u * y + ee * q + (e + ee) * K) * kS;
+    const R ey = s_exact ? ee : (2 * u * y + ee * q + (e + ee) * K) * kS;
     row.softmax[i] = y, row.softmax_err[i] = ey;
     // log-softmax
     row.log_softmax_zero[i] = di == 0 ? log_at_max : ZeroState::positive;
@@ -804,7 +808,20 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       (void)fast_ordinal(r, fi, maxf);
     }
     const R v = val[i];
-    const R E = err[i] == 0 ? 0 : (err[i] + 2 * u * fabs(v)) * kS + Arith<R>::slack;
+    // Below the DD tier's exp floor a softmax entry is kept as 0 +- 2^-865,
+    // far wider than f64's subnormal ulp. Its log-softmax enclosure bounds it
+    // better (softmax = exp(log-softmax)): below e^-760 < 2^-1096 it is
+    // (0, 2^-1096), which rounds to 0 and is under 2^-22 ulp of f64 from 0.
+    // Such an entry is compared as exactly 0 with that much added to its ULP
+    // uncertainty (and 2^-1074 to its absolute one); its relative error
+    // follows from the zero state as for any 0.
+    bool tiny = false;
+    if constexpr (is_dd<R>)
+      if (sm && v == 0 && err[i] != 0) {
+        if (!(exact.log_softmax[i] + exact.log_softmax_err[i] < R(-760))) return false;
+        tiny = true;
+      }
+    const R E = err[i] == 0 || tiny ? R(0) : (err[i] + 2 * u * fabs(v)) * kS + Arith<R>::slack;
     const R lo = v - E, hi = v + E;
     if (sm) g_lo = std::max(g_lo, lo), g_hi = std::max(g_hi, hi);
     if (isinf(v)) {  // masked log-softmax entry, exact
@@ -853,6 +870,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       const R ulp_hi = times_pow2(D + ED, -qlo);
       ulp_e = std::max(ulp_hi - ulp, ulp - ulp_lo) + ulp * R(0x1p-52);
     }
+    if (tiny) ulp_e += R(0x1p-22);
     if (!(ulp_e <= tolerance)) return false;
     // The radius of the value round_T is decided for: softmax's enclosure, or
     // log-softmax's tight one around value + residual, widened to cover
@@ -906,8 +924,9 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     row.max_bits = std::max(row.max_bits, bits);
     row.max_rel = std::max(row.max_rel, rel);
     row.max_abs = std::max(row.max_abs, static_cast<double>(D));
-    max_abs_lo = std::max(max_abs_lo, D > ED ? D - ED : 0);
-    max_abs_hi = std::max(max_abs_hi, D + ED);
+    const R ED_abs = ED + (tiny ? R(0x1p-1074) : R(0));
+    max_abs_lo = std::max(max_abs_lo, D > ED_abs ? D - ED_abs : R(0));
+    max_abs_hi = std::max(max_abs_hi, D + ED_abs);
     out.max_ulp_err = std::max(out.max_ulp_err, ulp_e_d);
     if (ulp_d > largest) largest = ulp_d, largest_index = i;
   }

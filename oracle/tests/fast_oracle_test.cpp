@@ -251,3 +251,30 @@ TEST(FastOracle, DoubleTierRefusesFlushToZeroArithmetic) {
   EXPECT_FALSE(usable_flushed);
   EXPECT_TRUE(oracle::double_fast_row(x, 1.0).usable);
 }
+
+// f64 results: the double-double tier decides ordinary rows, and rows with
+// -1e9 masks (their tiny softmax entries bounded through log-softmax), with
+// the figures compare_row gives.
+TEST(FastOracle, DoubleDoubleTierDecidesF64RowsWithMasks) {
+  for (const std::vector<double>& x : {std::vector<double>{0.5, -1.25, 3.0, 2.75},
+                                       std::vector<double>{0.0, -1e9, -1.0, -2.0, -1e9},
+                                       std::vector<double>{7.0}}) {
+    const oracle::DDFastRow fast = oracle::dd_fast_row(x, 1.0);
+    const oracle::ExactRow exact = oracle::exact_row(x, 1.0);
+    ASSERT_TRUE(fast.usable);
+    for (Op op : {Op::softmax, Op::log_softmax}) {
+      const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
+      std::vector<double> y(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) {  // a kernel's result: off by an ulp, or exactly 0 where 0 is right
+        const double rounded = oracle::round_to(ref[i], Format::f64);
+        y[i] = rounded == 0 || std::isinf(rounded) ? rounded : nudge(rounded, 1, Format::f64);
+      }
+      const auto got = oracle::compare_row_fast(y, fast, Format::f64, op);
+      ASSERT_TRUE(got.has_value()) << name(op) << " row of " << x.size();
+      const RowError want = compare_row(y, ref, Format::f64, op);
+      EXPECT_NEAR(got->error.max_ulp, want.max_ulp, got->max_ulp_err);
+      EXPECT_EQ(got->error.max_bits, want.max_bits);
+      EXPECT_NEAR(got->error.max_rel, want.max_rel, 1e-3 * 0x1p-53 * std::max(1.0, want.max_rel));
+    }
+  }
+}
