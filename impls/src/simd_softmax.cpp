@@ -21,12 +21,16 @@
 // online_simd: see "online_simd" below.
 #include "simd_softmax.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "kernel_util.hpp"
 
@@ -485,24 +489,53 @@ SimdIsa best_simd_isa() {
   return SimdIsa::baseline;
 }
 
+unsigned simd_threads_used(std::int64_t rows, std::int64_t cols, unsigned threads) {
+  // Starting a thread costs tens of microseconds, about what a single thread
+  // needs for min_elements_per_thread elements; below that it would not pay.
+  constexpr std::int64_t min_elements_per_thread = std::int64_t{1} << 15;
+  const std::int64_t by_work = rows * cols / min_elements_per_thread;
+  const std::int64_t most = std::min<std::int64_t>({static_cast<std::int64_t>(threads), rows, by_work});
+  return most > 1 ? static_cast<unsigned>(most) : 1u;
+}
+
 void simd_softmax(SimdAlgorithm algorithm, SimdIsa isa, const float* x, float* y, std::int64_t rows,
-                  std::int64_t cols, float temperature) {
+                  std::int64_t cols, float temperature, unsigned threads) {
   if (!simd_isa_supported(isa))
     throw std::invalid_argument("simd softmax: this CPU lacks " + std::string(name(isa)));
   const RowFn row = algorithm == SimdAlgorithm::shifted ? row_for<SimdAlgorithm::shifted>(isa)
                                                         : row_for<SimdAlgorithm::online>(isa);
   const auto n = static_cast<std::size_t>(cols);
-  for (std::int64_t r = 0; r < rows; ++r) row(x + r * cols, y + r * cols, n, temperature);
+  const auto run_rows = [=](std::int64_t first, std::int64_t last) {
+    for (std::int64_t r = first; r < last; ++r) row(x + r * cols, y + r * cols, n, temperature);
+  };
+  // Rows are independent and each is computed by the same code whichever
+  // thread runs it, so any split gives the single-threaded bits (tested).
+  // Contiguous blocks of rows, the first on this thread.
+  const unsigned used = simd_threads_used(rows, cols, threads);
+  if (used == 1) return run_rows(0, rows);
+  const auto block_start = [&](unsigned b) { return rows * b / used; };
+  std::vector<std::thread> workers;
+  workers.reserve(used - 1);
+  for (unsigned b = 1; b < used; ++b) workers.emplace_back(run_rows, block_start(b), block_start(b + 1));
+  run_rows(0, block_start(1));
+  for (std::thread& w : workers) w.join();
 }
 
 std::vector<Kernel> simd_kernels() {
   std::vector<Kernel> out;
   const std::string here = std::string(" (here: ") + std::string(name(best_simd_isa())) + ")";
-  for (SimdAlgorithm a : {SimdAlgorithm::shifted, SimdAlgorithm::online}) {
+  // The _mt variants (shifted_simd_mt_f32, online_simd_mt_f32): the same
+  // kernels on row blocks over every core (issue
+  // 10: oneDNN parallelises batches over rows), for callers with one big
+  // batch. The harness runs the plain ones: it already spreads jobs over cores.
+  for (const auto& [a, row_parallel] :
+       {std::pair{SimdAlgorithm::shifted, false}, std::pair{SimdAlgorithm::online, false},
+        std::pair{SimdAlgorithm::shifted, true}, std::pair{SimdAlgorithm::online, true}}) {
     const bool shifted = a == SimdAlgorithm::shifted;
+    const unsigned threads = row_parallel ? std::max(1u, std::thread::hardware_concurrency()) : 1u;
     Kernel k;
-    k.name = shifted ? "shifted_simd_f32" : "online_simd_f32";
-    k.algorithm = shifted ? "shifted_simd" : "online_simd";
+    k.algorithm = std::string(shifted ? "shifted_simd" : "online_simd") + (row_parallel ? "_mt" : "");
+    k.name = k.algorithm + "_f32";
     k.format = Format::f32;
     k.ops = {{Op::softmax, shifted ? shifted_contract() : online_contract()}};
     k.masked_policy = MaskedRowPolicy::nan;
@@ -512,13 +545,16 @@ std::vector<Kernel> simd_kernels() {
                     ", on 16-lane vectors (AVX-512, AVX2 or baseline x86-64, "
                     "picked at first use; the same bits), "
                     "polynomial exp, temperature fused into the passes" +
+                    (row_parallel ? ", rows split over " + std::to_string(threads) +
+                                        " threads (the same bits as one)"
+                                  : std::string()) +
                     here;
-    k.run = [kname = k.name, a, isa = best_simd_isa()](Op op, const void* xv, void* yv, std::int64_t rows,
-                                                       std::int64_t cols, double temperature) {
+    k.run = [kname = k.name, algorithm = a, threads, isa = best_simd_isa()](
+                Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double temperature) {
       if (op != Op::softmax)
         throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
-      simd_softmax(a, isa, static_cast<const float*>(xv), static_cast<float*>(yv), rows, cols,
-                   static_cast<float>(temperature));
+      simd_softmax(algorithm, isa, static_cast<const float*>(xv), static_cast<float*>(yv), rows, cols,
+                   static_cast<float>(temperature), threads);
     };
     out.push_back(std::move(k));
   }
