@@ -71,6 +71,12 @@ SOFTCHECK_INLINE void store_part(float* p, vf v, std::size_t count) {
 
 SOFTCHECK_INLINE vf vmax(vf a, vf b) { return a > b ? a : b; }
 
+SOFTCHECK_INLINE bool any_lane(vi mask) {
+  std::int32_t any = 0;
+  for (std::size_t i = 0; i < lanes; ++i) any |= mask[i];
+  return any != 0;
+}
+
 // Doubles in halves of 8 lanes (64 bytes, one zmm): GCC splits a 16-double
 // vector into scalar moves around the per-lane fma, 8 lanes stay vectorised.
 using vf8 = float __attribute__((vector_size(lanes / 2 * sizeof(float))));
@@ -309,7 +315,11 @@ SOFTCHECK_INLINE void online_stats(const float* x, std::size_t n, vf vt, vf& m, 
     // A lane with nothing but -inf so far keeps (-inf, 0): shifting by 0
     // there turns every exp16(-inf - shift) into an exact 0, never NaN.
     const vf shift = m_new == minus_inf ? splat(0.0f) : m_new;
-    vf acc = d * exp16(m - shift);
+    // Once the lanes' maxima settle most blocks change none of them; then
+    // every lane's factor is exp16(m - m) = exp16(0) = 1 or (still all -inf)
+    // d = 0, so d * factor = d: the same bits without the exp (a NaN lane
+    // always differs from itself and takes the full path).
+    vf acc = any_lane(m_new != m) ? d * exp16(m - shift) : d;
     for (std::size_t k = 0; k < count; ++k) acc = acc + exp16(z[k] - shift);
     d = acc;
     m = m_new;
