@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -19,15 +20,16 @@ namespace softcheck::kernels {
 namespace {
 
 // Every f32 d in [-104, 0] (every 16th unless SOFTCHECK_EXHAUSTIVE is set):
-// |exp16(d) - exp(d)| <= 1.001u exp(d) + denorm_min/2, u = 2^-24 (derived in
+// |exp16(d) - exp(d)| <= 1.5u exp(d) + denorm_min/2, u = 2^-24 (derived in
 // simd_softmax.cpp), against exp in double (within 2^-52 relative: the slack
-// below).
+// below). Also prints the largest error in ulps of the result (the figure
+// docs/kernels.md quotes), which the bound does not need.
 TEST(SimdSoftmax, ExpIsWithinItsBound) {
   const char* all = std::getenv("SOFTCHECK_EXHAUSTIVE");
   const std::uint32_t stride = all != nullptr && *all != '\0' && *all != '0' ? 1 : 16;
   const std::uint32_t lo = std::bit_cast<std::uint32_t>(-0.0f), hi = std::bit_cast<std::uint32_t>(-104.0f);
   std::vector<float> d;
-  double worst = 0;
+  double worst = 0, worst_ulps = 0;
   float worst_at = 0;
   std::uint64_t checked = 0;
   for (std::uint64_t b = lo; b <= hi;) {
@@ -39,12 +41,14 @@ TEST(SimdSoftmax, ExpIsWithinItsBound) {
       const double exact = std::exp(static_cast<double>(d[i]));
       const double excess = (std::fabs(e[i] - exact) - 0x1p-150) / (0x1p-24 * exact);
       if (excess > worst) worst = excess, worst_at = d[i];
+      const double ulp = exact >= 0x1p-126 ? std::ldexp(1.0, std::ilogb(exact) - 23) : 0x1p-149;
+      worst_ulps = std::max(worst_ulps, std::fabs(e[i] - exact) / ulp);
     }
     checked += d.size();
   }
-  std::printf("exp16: max (|err| - denorm_min/2) / (u exp) = %.4f at %a over %llu arguments\n", worst,
-              static_cast<double>(worst_at), static_cast<unsigned long long>(checked));
-  EXPECT_LE(worst, 1.001 * (1 + 0x1p-40));
+  std::printf("exp16: max (|err| - denorm_min/2) / (u exp) = %.4f at %a, max %.4f ulp, over %llu arguments\n",
+              worst, static_cast<double>(worst_at), worst_ulps, static_cast<unsigned long long>(checked));
+  EXPECT_LE(worst, 1.5 * (1 + 0x1p-40));
   EXPECT_GT(checked, 60'000'000u);
 }
 
