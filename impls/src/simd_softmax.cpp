@@ -21,12 +21,16 @@
 // online_simd: see "online_simd" below.
 #include "simd_softmax.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "kernel_util.hpp"
 
@@ -67,23 +71,29 @@ SOFTCHECK_INLINE void store_part(float* p, vf v, std::size_t count) {
 
 SOFTCHECK_INLINE vf vmax(vf a, vf b) { return a > b ? a : b; }
 
-// Doubles in halves of 8 lanes (64 bytes, one zmm): GCC splits a 16-double
-// vector into scalar moves around the per-lane fma, 8 lanes stay vectorised.
-using vf8 = float __attribute__((vector_size(lanes / 2 * sizeof(float))));
-using vd8 = double __attribute__((vector_size(lanes / 2 * sizeof(double))));
-using vl8 = std::int64_t __attribute__((vector_size(lanes / 2 * sizeof(std::int64_t))));
-SOFTCHECK_INLINE vd8 splat_d(double v) { return vd8{} + v; }
-SOFTCHECK_INLINE vd8 from_bits_d(vl8 v) {
-  vd8 f;
+SOFTCHECK_INLINE bool any_lane(vi mask) {
+  std::int32_t any = 0;
+  for (std::size_t i = 0; i < lanes; ++i) any |= mask[i];
+  return any != 0;
+}
+
+using vu = std::uint32_t __attribute__((vector_size(lanes * sizeof(std::uint32_t))));
+SOFTCHECK_INLINE vf from_bits(vu v) {
+  vf f;
   std::memcpy(&f, &v, sizeof f);
   return f;
 }
+SOFTCHECK_INLINE vu to_bits(vf v) {
+  vu b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
 
 // a * b + c rounded once, lane by lane: vfmadd where the target has FMA,
-// glibc's correctly rounded fma otherwise (the same bits either way).
-SOFTCHECK_INLINE vd8 fma8(vd8 a, vd8 b, vd8 c) {
-  vd8 r;
-  for (std::size_t i = 0; i < lanes / 2; ++i) r[i] = __builtin_fma(a[i], b[i], c[i]);
+// glibc's correctly rounded fmaf otherwise (the same bits either way).
+SOFTCHECK_INLINE vf fma16(vf a, vf b, vf c) {
+  vf r;
+  for (std::size_t i = 0; i < lanes; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
   return r;
 }
 
@@ -98,63 +108,74 @@ SOFTCHECK_INLINE float fold(vf v, F op) {
   return b[0];
 }
 
-// exp(d) for every lane, d <= 0 (a -inf lane, a masked entry, gives 0),
-// computed in double and rounded once to f32. Monotone and within 1.01u of
-// exp(d), which is what the kernels need: every kernel with a contract claims
-// the exact ordering property (x_i <= x_j implies y_i <= y_j), and an f32
-// polynomial exp is not monotone (a degree-7 Horner in f32 gave 2,878 one-ulp
-// inversions over [-104, 0]).
-//  - d < -104 gives exactly 0: exp(-104) = 6.8e-46 is below denorm_min/2 =
-//    7.0e-46, so 0 is the correctly rounded value (and a masked entry, d =
-//    -inf, gets exactly 0 like shifted_f32's exp(-inf)).
-//  - In double (d is exact there): k = round(d / ln 2) by the 1.5 * 2^52
-//    trick, r = fma(-k, ln2, d) rounded once (|r| <= 0.3466; the error of the
-//    double ln2 times |k| <= 151 is below 2^-48 absolute).
-//  - P(r) = 1 + r + ... + r^8/8!, Horner with fma in double: truncation
-//    r^9/9! e^|r| < 2^-32 relative; the evaluation adds a few 2^-53.
-//  - P * 2^k (exact: 2^k >= 2^-151 is a normal double), then one rounding to
-//    f32, subnormals included.
-// So |exp16(d) - exp(d)| <= u (1 + 2^-31) exp(d) + 2^-31 exp(d) < 1.01u exp(d)
-// + denorm_min/2 (u = 2^-24: one rounding to nearest).
-// Monotone: for a fixed k, r is a rounded (monotone) function of d, P is
-// increasing on |r| <= 0.35 and its evaluation's jitter (~2^-53 |P|) is far
-// below the change between neighbouring f32 arguments (ulp_f32(d) >= 2^-25.5
-// once k != 0; for k = 0, r = d and jitter |r| 2^-53 << ulp_f32(r)); where k
-// steps up, the value on the left (r ~ +ln2/2, P below e^r by < 2^-32) stays
-// below the one on the right (the argument grew by >= 2^-25.5 relative, more
-// than P's error there). Rounding to f32 keeps the order.
-// impls/tests/simd_softmax_test.cpp checks monotonicity on every f32 in
-// [-104, 0] and the bound on every 16th (all with SOFTCHECK_EXHAUSTIVE=1).
-// exp of 8 arguments in [-104, 0] (or NaN), in double, rounded to f32.
-SOFTCHECK_INLINE vf8 exp8_in_double(vf8 d) {
-  const vd8 x = __builtin_convertvector(d, vd8);
-  const vd8 magic = splat_d(0x1.8p52);
-  const vd8 kf = (x * splat_d(0x1.71547652b82fep+0) + magic) - magic;  // round(d log2 e)
-  const vd8 r = fma8(-kf, splat_d(0x1.62e42fefa39efp-1), x);
-  vd8 p = splat_d(1.0 / 40320.0);  // Horner, written out (a loop over the coefficients is not unrolled)
-  p = fma8(p, r, splat_d(1.0 / 5040.0));
-  p = fma8(p, r, splat_d(1.0 / 720.0));
-  p = fma8(p, r, splat_d(1.0 / 120.0));
-  p = fma8(p, r, splat_d(1.0 / 24.0));
-  p = fma8(p, r, splat_d(1.0 / 6.0));
-  p = fma8(p, r, splat_d(0.5));
-  p = fma8(p, r, splat_d(1.0));
-  p = fma8(p, r, splat_d(1.0));
-  const vl8 k = __builtin_convertvector(x == x ? kf : splat_d(0.0), vl8);  // NaN lanes: k = 0
-  return __builtin_convertvector(p * from_bits_d((k + 1023) << 52), vf8);
-}
-
-SOFTCHECK_INLINE vf exp16(vf d_in) {
-  const vi below = d_in < splat(-104.0f);
-  const vf d = below ? splat(-104.0f) : d_in;  // -inf -> -104; NaN stays NaN
-  vf8 half[2];
-  std::memcpy(half, &d, sizeof d);
-  half[0] = exp8_in_double(half[0]);
-  half[1] = exp8_in_double(half[1]);
-  vf v;
-  std::memcpy(&v, half, sizeof v);
-  v = below ? splat(0.0f) : v;  // below -104 (masked -inf too): exactly 0, the rounded value
-  return d == d ? v : d;        // NaN in, NaN out
+// exp(d) for every lane, d <= 0 (a -inf lane, a masked entry, gives 0), in
+// f32 with the rounding errors kept below the last rounding: within 1.5u of
+// exp(d) and monotone on every f32 argument, which is what the kernels need:
+// every kernel with a contract claims the exact ordering property (x_i <= x_j
+// implies y_i <= y_j), and a plain f32 polynomial exp is not monotone (a
+// degree-7 Horner in f32 gave 2,878 one-ulp inversions over [-104, 0]). The
+// earlier versions evaluated in double (degree 8, then a 16-entry table and
+// degree 4: monotone by a margin argument, 1.01u / 1.001u); this one costs
+// about 0.7 of the table version.
+//  - x = max(d, -104) (NaN stays NaN, -inf becomes -104): exp(-104) =
+//    6.8e-46 is below denorm_min/2 = 7.0e-46 by 3%, far more than the error
+//    below, so it rounds to exactly 0, the correctly rounded value for every
+//    d <= -104 (a masked entry gets exactly 0 like shifted_f32's exp(-inf)).
+//  - k = nearest integer to x * fl(log2 e) (by adding 1.5 * 2^23), so
+//    |x - k ln2| <= ln2 (1/2 + 2^-16.7) < 0.3467.
+//  - r = fma(-k, H, x), H = fl(ln 2), is exact: for k = 0 it is x; otherwise
+//    |x| > 0.34 so x is a multiple of 2^-25, k H one of 2^-24, and |r| <=
+//    0.3467 + 150 |H - ln2| < 0.5 fits in 24 bits. So x = k H + r exactly,
+//    and exp(x) = 2^k e^r e^rho, rho = k (H - ln2), |rho| <= 2^-21.7;
+//    r_lo = fl(k fl(H - ln2)) is rho within 2^-23 |rho|.
+//  - e^r = 1 + r + r^2 P(r), P the Taylor polynomial of (e^r - 1 - r)/r^2 to
+//    r^6 (1/2 ... 1/8!), Horner with fma: truncation |r|^9/9! e^|r| <=
+//    0.005u; P's evaluation (coefficients rounded, 6 fmas) <= 1.2u |r|^2,
+//    q2 = fl(fl(r r) P) <= 0.28u off r^2 P (u = 2^-24).
+//  - s = fl(1 + r), err = (1 - s) + r: s + err = 1 + r exactly (Fast2Sum,
+//    |r| < 1), so 1 + r is never rounded; w = fma(r_lo, s + q2, q2) adds
+//    rho e^r (second order: rho^2 < 2^-43); t = fl(err + w), each rounding
+//    <= 0.07u; v = fl(s + t): the one rounding that matters.
+//  - y = fl(v 2^(k+64)) 2^-64: the first product is exact (normal), the
+//    second too unless y is subnormal, where it rounds once more (<=
+//    denorm_min/2).
+// Before v's rounding the error is <= 0.35u (r <= 0) / 0.42u (r > 0)
+// absolute on a value >= 0.707 / >= 1, i.e. <= 0.494u relative, so
+// |exp16(d) - exp(d)| <= u (1 + 0.494u) exp(d) + 0.494u exp(d) < 1.5u exp(d)
+// (+ denorm_min/2 for subnormal results). Measured on every f32 in
+// [-104, 0]: 0.764 ulp.
+// Monotone: within one k, r steps by exactly ulp(x) with x, 1 + r is never
+// rounded, and the roundings inside w and t (each <= ulp/2 of a value
+// <= 0.07, i.e. <= 2^-28) are far below a step wherever |r| is small; they
+// are not provably below ulp(x) >= 2^-25 near |r| = ln2/2 nor at the 150
+// switches of k, so there, as everywhere, the proof is the exhaustive test:
+// impls/tests/simd_softmax_test.cpp checks every f32 in [-104, 0] (0
+// inversions over 1.12e9 arguments) and the bound on every 16th (all with
+// SOFTCHECK_EXHAUSTIVE=1). Every ISA computes the same bits (the same IEEE
+// operations lane by lane), so the check covers all three.
+SOFTCHECK_INLINE vf exp16(vf d) {
+  const vf x = vmax(splat(-104.0f), d);  // -inf -> -104 (then exactly 0); NaN stays NaN
+  const vf magic = splat(0x1.8p23f);
+  const vf k_magic = fma16(x, splat(0x1.715476p+0f), magic);  // 1.5 * 2^23 + k
+  const vf k = k_magic - magic;
+  const vf r = fma16(-k, splat(0x1.62e43p-1f), x);  // exact
+  const vf r_lo = k * splat(0x1.05c610p-29f);      // k (H - ln2), H = 0x1.62e43p-1
+  vf p = fma16(splat(1.0f / 40320), r, splat(1.0f / 5040));
+  p = fma16(p, r, splat(1.0f / 720));
+  p = fma16(p, r, splat(1.0f / 120));
+  p = fma16(p, r, splat(1.0f / 24));
+  p = fma16(p, r, splat(1.0f / 6));
+  p = fma16(p, r, splat(0.5f));
+  const vf q2 = (r * r) * p;
+  const vf s = splat(1.0f) + r;
+  const vf err = (splat(1.0f) - s) + r;
+  const vf w = fma16(r_lo, s + q2, q2);
+  const vf v = s + (err + w);
+  // 2^(k+64) from k's bits (k + 64 + 127 in [40, 191]: a normal f32), then
+  // 2^-64: 2^k alone is not a float below k = -149.
+  const vf scale = from_bits((to_bits(k_magic) << 23) + ((64u + 127u) << 23));
+  const vf y = (v * scale) * splat(0x1p-64f);
+  return x == x ? y : x;  // NaN in, the same NaN out
 }
 
 // Pass 2 of a row: e_i = exp16(z_i - a) stored in y, their 16 lane sums
@@ -255,7 +276,11 @@ SOFTCHECK_INLINE void online_stats(const float* x, std::size_t n, vf vt, vf& m, 
     // A lane with nothing but -inf so far keeps (-inf, 0): shifting by 0
     // there turns every exp16(-inf - shift) into an exact 0, never NaN.
     const vf shift = m_new == minus_inf ? splat(0.0f) : m_new;
-    vf acc = d * exp16(m - shift);
+    // Once the lanes' maxima settle most blocks change none of them; then
+    // every lane's factor is exp16(m - m) = exp16(0) = 1 or (still all -inf)
+    // d = 0, so d * factor = d: the same bits without the exp (a NaN lane
+    // always differs from itself and takes the full path).
+    vf acc = any_lane(m_new != m) ? d * exp16(m - shift) : d;
     for (std::size_t k = 0; k < count; ++k) acc = acc + exp16(z[k] - shift);
     d = acc;
     m = m_new;
@@ -356,22 +381,22 @@ RowFn row_for(SimdIsa isa) {
 // First order in u = 2^-24, the derivation of shifted.cpp with this kernel's
 // exp and summation order:
 //  - d_j = fl(z_j - a): an absolute argument error u|z_j - a| <= uR, a
-//    relative error uR of exp; exp16 adds 1.01u (above): e_j carries
-//    (1.01 + R)u;
+//    relative error uR of exp; exp16 adds 1.494u (above, "< 1.5u"): e_j
+//    carries (1.494 + R)u;
 //  - S: lane sums of ceil(n/16) terms then 4 tree levels, so every term
 //    passes through at most ceil(n/16) - 1 + 4 <= n/16 + 4 additions:
-//    (n/16 + 4)u plus the terms' (1.01 + R)u;
+//    (n/16 + 4)u plus the terms' (1.494 + R)u;
 //  - y_j = e_j * fl(1/S): two roundings, 2u.
-//  Total: (1.01 + R) + (n/16 + 4 + 1.01 + R) + 2 = 8.02 + n/16 + 2R <= 9 + n/16 + 2R.
+//  Total: (1.494 + R) + (n/16 + 4 + 1.494 + R) + 2 = 8.988 + n/16 + 2R <= 9 + n/16 + 2R.
 //  - temperature as shifted.cpp: t = 4 (a = fl(max x / T) equals
 //    max fl(x_i / T)).
 //  - subnormal outputs: exp16's denorm_min/2 plus the product's rounding,
 //    fl(1/S) <= 1: within 1 ulp of denorm_min, covered since a >= 1.
 Contract shifted_contract() {
   return declared_contract(9, 0.0625, 2, 0, 4,
-                           "shifted softmax with a monotone polynomial exp in double rounded to f32 (1.01u "
-                           "derived) and 16-lane summation (n/16 + 4 additions deep): e_j (1.01 + R)u, S "
-                           "(n/16 + 4 + 1.01 + R)u, times fl(1/S) 2u: 8.02 + n/16 + 2R; temperature as "
+                           "shifted softmax with a monotone compensated f32 exp (1.494u derived) and 16-lane "
+                           "summation (n/16 + 4 additions deep): e_j (1.494 + R)u, S (n/16 + 4 + 1.494 + R)u, "
+                           "times fl(1/S) 2u: 8.988 + n/16 + 2R; temperature as "
                            "shifted: 4M");
 }
 
@@ -381,23 +406,24 @@ Contract shifted_contract() {
 // lane's max (each factor then multiplied in: +u), times exp16(fl(m_l - M)) at
 // the merge (+u for the multiply). The arguments' rounding errors
 // u|argument| telescope: (m_b - z_i) + sum (m_new - m_old) + (M - m_l) =
-// M - z_i <= R. The exp16 errors: 1.01u each, one for t_i, one per rescale
+// M - z_i <= R. The exp16 errors: 1.494u each, one for t_i, one per rescale
 // (at most one per block: ceil(n/64) <= n/64 + 1), one at the merge.
 // Additions: within the lane at most ceil(n/16) - 1 <= n/16 after t_i, then
 // the 4-level tree. So D carries
-//   R + 1.01 + 2.01 (n/64 + 1) + n/16 + 2.01 + 4 = 9.03 + 0.0939n + R,
-// y_j = exp16(fl(z_j - M)) (1.01 + R) times fl(1/D) (u) rounded (u):
-//   total 12.04 + 0.0939n + 2R <= 13 + n/8 + 2R.
+//   R + 1.494 + 2.494 (n/64 + 1) + n/16 + 2.494 + 4 = 10.482 + 0.1015n + R,
+// y_j = exp16(fl(z_j - M)) (1.494 + R) times fl(1/D) (u) rounded (u):
+//   total 13.976 + 0.1015n + 2R <= 14 + n/8 + 2R (13 with the earlier
+//   1.001u exp in double).
 // Temperature: z_i = fl(x_i / T) everywhere, as shifted: t = 4. Subnormal
 // outputs as shifted_simd. Entries that do not contribute (below L_T) add
 // less than denorm_min each to D >= 1 (the lane holding M has d >= 1: its
 // exp16(0) = 1 is exact, as are the factors exp16(0) = 1).
 Contract online_contract() {
-  return declared_contract(13, 0.125, 2, 0, 4,
+  return declared_contract(14, 0.125, 2, 0, 4,
                            "online softmax per lane in blocks of 64 (Milakov-Gimelshein), lanes merged, "
-                           "monotone exp16 (1.01u): D's chain of exps telescopes to R, 2.01u per rescale "
-                           "(<= n/64 + 1), n/16 additions, merge 2.01u + tree 4u: 9.03 + 0.094n + R; "
-                           "y = exp16 (1.01 + R) * fl(1/D) 2u: 12.04 + 0.094n + 2R; temperature 4M");
+                           "monotone exp16 (1.494u): D's chain of exps telescopes to R, 2.494u per rescale "
+                           "(<= n/64 + 1), n/16 additions, merge 2.494u + tree 4u: 10.482 + 0.102n + R; "
+                           "y = exp16 (1.494 + R) * fl(1/D) 2u: 13.976 + 0.102n + 2R; temperature 4M");
 }
 
 }  // namespace
@@ -438,24 +464,53 @@ SimdIsa best_simd_isa() {
   return SimdIsa::baseline;
 }
 
+unsigned simd_threads_used(std::int64_t rows, std::int64_t cols, unsigned threads) {
+  // Starting a thread costs tens of microseconds, about what a single thread
+  // needs for min_elements_per_thread elements; below that it would not pay.
+  constexpr std::int64_t min_elements_per_thread = std::int64_t{1} << 15;
+  const std::int64_t by_work = rows * cols / min_elements_per_thread;
+  const std::int64_t most = std::min<std::int64_t>({static_cast<std::int64_t>(threads), rows, by_work});
+  return most > 1 ? static_cast<unsigned>(most) : 1u;
+}
+
 void simd_softmax(SimdAlgorithm algorithm, SimdIsa isa, const float* x, float* y, std::int64_t rows,
-                  std::int64_t cols, float temperature) {
+                  std::int64_t cols, float temperature, unsigned threads) {
   if (!simd_isa_supported(isa))
     throw std::invalid_argument("simd softmax: this CPU lacks " + std::string(name(isa)));
   const RowFn row = algorithm == SimdAlgorithm::shifted ? row_for<SimdAlgorithm::shifted>(isa)
                                                         : row_for<SimdAlgorithm::online>(isa);
   const auto n = static_cast<std::size_t>(cols);
-  for (std::int64_t r = 0; r < rows; ++r) row(x + r * cols, y + r * cols, n, temperature);
+  const auto run_rows = [=](std::int64_t first, std::int64_t last) {
+    for (std::int64_t r = first; r < last; ++r) row(x + r * cols, y + r * cols, n, temperature);
+  };
+  // Rows are independent and each is computed by the same code whichever
+  // thread runs it, so any split gives the single-threaded bits (tested).
+  // Contiguous blocks of rows, the first on this thread.
+  const unsigned used = simd_threads_used(rows, cols, threads);
+  if (used == 1) return run_rows(0, rows);
+  const auto block_start = [&](unsigned b) { return rows * b / used; };
+  std::vector<std::thread> workers;
+  workers.reserve(used - 1);
+  for (unsigned b = 1; b < used; ++b) workers.emplace_back(run_rows, block_start(b), block_start(b + 1));
+  run_rows(0, block_start(1));
+  for (std::thread& w : workers) w.join();
 }
 
 std::vector<Kernel> simd_kernels() {
   std::vector<Kernel> out;
   const std::string here = std::string(" (here: ") + std::string(name(best_simd_isa())) + ")";
-  for (SimdAlgorithm a : {SimdAlgorithm::shifted, SimdAlgorithm::online}) {
+  // The _mt variants (shifted_simd_mt_f32, online_simd_mt_f32): the same
+  // kernels on row blocks over every core (issue
+  // 10: oneDNN parallelises batches over rows), for callers with one big
+  // batch. The harness runs the plain ones: it already spreads jobs over cores.
+  for (const auto& [a, row_parallel] :
+       {std::pair{SimdAlgorithm::shifted, false}, std::pair{SimdAlgorithm::online, false},
+        std::pair{SimdAlgorithm::shifted, true}, std::pair{SimdAlgorithm::online, true}}) {
     const bool shifted = a == SimdAlgorithm::shifted;
+    const unsigned threads = row_parallel ? std::max(1u, std::thread::hardware_concurrency()) : 1u;
     Kernel k;
-    k.name = shifted ? "shifted_simd_f32" : "online_simd_f32";
-    k.algorithm = shifted ? "shifted_simd" : "online_simd";
+    k.algorithm = std::string(shifted ? "shifted_simd" : "online_simd") + (row_parallel ? "_mt" : "");
+    k.name = k.algorithm + "_f32";
     k.format = Format::f32;
     k.ops = {{Op::softmax, shifted ? shifted_contract() : online_contract()}};
     k.masked_policy = MaskedRowPolicy::nan;
@@ -465,13 +520,16 @@ std::vector<Kernel> simd_kernels() {
                     ", on 16-lane vectors (AVX-512, AVX2 or baseline x86-64, "
                     "picked at first use; the same bits), "
                     "polynomial exp, temperature fused into the passes" +
+                    (row_parallel ? ", rows split over " + std::to_string(threads) +
+                                        " threads (the same bits as one)"
+                                  : std::string()) +
                     here;
-    k.run = [kname = k.name, a, isa = best_simd_isa()](Op op, const void* xv, void* yv, std::int64_t rows,
-                                                       std::int64_t cols, double temperature) {
+    k.run = [kname = k.name, algorithm = a, threads, isa = best_simd_isa()](
+                Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double temperature) {
       if (op != Op::softmax)
         throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
-      simd_softmax(a, isa, static_cast<const float*>(xv), static_cast<float*>(yv), rows, cols,
-                   static_cast<float>(temperature));
+      simd_softmax(algorithm, isa, static_cast<const float*>(xv), static_cast<float*>(yv), rows, cols,
+                   static_cast<float>(temperature), threads);
     };
     out.push_back(std::move(k));
   }

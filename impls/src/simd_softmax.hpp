@@ -1,5 +1,6 @@
-// shifted_simd_f32 and online_simd_f32 (simd_softmax.cpp): the registry's
-// entries, and the per-ISA entry points their tests compare bitwise.
+// shifted_simd_f32 and online_simd_f32 (simd_softmax.cpp) and their
+// row-parallel twins: the registry's entries, and the per-ISA entry points
+// their tests compare bitwise.
 #pragma once
 
 #include <cstdint>
@@ -18,13 +19,20 @@ SimdIsa best_simd_isa();
 
 enum class SimdAlgorithm { shifted, online };
 
-// shifted_simd_f32, online_simd_f32.
+// shifted_simd_f32, online_simd_f32 and their row-parallel twins
+// shifted_simd_mt_f32, online_simd_mt_f32.
 std::vector<Kernel> simd_kernels();
 
 // rows x cols softmax of x / temperature with the given algorithm and ISA's
-// code (throws std::invalid_argument when this CPU lacks the ISA).
+// code (throws std::invalid_argument when this CPU lacks the ISA), rows split
+// into contiguous blocks over up to `threads` threads (simd_threads_used);
+// the output does not depend on `threads`.
 void simd_softmax(SimdAlgorithm algorithm, SimdIsa isa, const float* x, float* y, std::int64_t rows,
-                  std::int64_t cols, float temperature);
+                  std::int64_t cols, float temperature, unsigned threads = 1);
+
+// How many of `threads` simd_softmax starts for a rows x cols batch: at most
+// one per row and per 2^15 elements (smaller blocks do not pay for a thread).
+unsigned simd_threads_used(std::int64_t rows, std::int64_t cols, unsigned threads);
 
 // The kernels' exp on each element with the given ISA's code (for its
 // exhaustive tests; throws std::invalid_argument when this CPU lacks the ISA).

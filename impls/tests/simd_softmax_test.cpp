@@ -6,10 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -17,14 +20,16 @@ namespace softcheck::kernels {
 namespace {
 
 // Every f32 d in [-104, 0] (every 16th unless SOFTCHECK_EXHAUSTIVE is set):
-// |exp16(d) - exp(d)| <= 1.01u exp(d) + denorm_min/2, u = 2^-24, against exp in
-// double (within 2^-52 relative: the slack below).
+// |exp16(d) - exp(d)| <= 1.5u exp(d) + denorm_min/2, u = 2^-24 (derived in
+// simd_softmax.cpp), against exp in double (within 2^-52 relative: the slack
+// below). Also prints the largest error in ulps of the result (the figure
+// docs/kernels.md quotes), which the bound does not need.
 TEST(SimdSoftmax, ExpIsWithinItsBound) {
   const char* all = std::getenv("SOFTCHECK_EXHAUSTIVE");
   const std::uint32_t stride = all != nullptr && *all != '\0' && *all != '0' ? 1 : 16;
   const std::uint32_t lo = std::bit_cast<std::uint32_t>(-0.0f), hi = std::bit_cast<std::uint32_t>(-104.0f);
   std::vector<float> d;
-  double worst = 0;
+  double worst = 0, worst_ulps = 0;
   float worst_at = 0;
   std::uint64_t checked = 0;
   for (std::uint64_t b = lo; b <= hi;) {
@@ -36,12 +41,14 @@ TEST(SimdSoftmax, ExpIsWithinItsBound) {
       const double exact = std::exp(static_cast<double>(d[i]));
       const double excess = (std::fabs(e[i] - exact) - 0x1p-150) / (0x1p-24 * exact);
       if (excess > worst) worst = excess, worst_at = d[i];
+      const double ulp = exact >= 0x1p-126 ? std::ldexp(1.0, std::ilogb(exact) - 23) : 0x1p-149;
+      worst_ulps = std::max(worst_ulps, std::fabs(e[i] - exact) / ulp);
     }
     checked += d.size();
   }
-  std::printf("exp16: max (|err| - denorm_min/2) / (u exp) = %.4f at %a over %llu arguments\n", worst,
-              static_cast<double>(worst_at), static_cast<unsigned long long>(checked));
-  EXPECT_LE(worst, 1.01 * (1 + 0x1p-40));
+  std::printf("exp16: max (|err| - denorm_min/2) / (u exp) = %.4f at %a, max %.4f ulp, over %llu arguments\n",
+              worst, static_cast<double>(worst_at), worst_ulps, static_cast<unsigned long long>(checked));
+  EXPECT_LE(worst, 1.5 * (1 + 0x1p-40));
   EXPECT_GT(checked, 60'000'000u);
 }
 
@@ -159,6 +166,53 @@ TEST(SimdSoftmax, InPlaceIsTheSame) {
     simd_softmax(algorithm, best_simd_isa(), x.data(), y.data(), 4, 333, 0.5f);
     simd_softmax(algorithm, best_simd_isa(), z.data(), z.data(), 4, 333, 0.5f);
     EXPECT_EQ(y, z);
+  }
+}
+
+// Row blocks on several threads give the single-threaded bits: every split
+// (thread counts that do and do not divide the rows, more threads than rows)
+// and the registered _mt kernels against the plain ones. Only bits are
+// compared; how many threads actually start depends on the shape
+// (simd_threads_used), which is checked so the threaded path is exercised.
+TEST(SimdSoftmax, RowParallelGivesTheSingleThreadedBits) {
+  struct Shape {
+    std::int64_t rows, cols;
+  };
+  int threaded = 0;
+  for (SimdAlgorithm algorithm : {SimdAlgorithm::shifted, SimdAlgorithm::online}) {
+    std::mt19937 rng(11);
+    for (const Shape s : {Shape{7, 20000}, Shape{64, 4097}, Shape{3, 1 << 16}, Shape{1, 1 << 17}, Shape{100, 333}}) {
+      for (float t : {1.0f, 0.7f}) {
+        const std::vector<float> x = random_rows(rng, s.rows, s.cols);
+        std::vector<float> one(x.size());
+        simd_softmax(algorithm, best_simd_isa(), x.data(), one.data(), s.rows, s.cols, t, 1);
+        for (unsigned threads : {2u, 3u, 5u, 16u}) {
+          std::vector<float> many(x.size());
+          simd_softmax(algorithm, best_simd_isa(), x.data(), many.data(), s.rows, s.cols, t, threads);
+          ASSERT_EQ(0, std::memcmp(one.data(), many.data(), one.size() * sizeof(float)))
+              << s.rows << "x" << s.cols << " T " << t << " threads " << threads;
+          if (simd_threads_used(s.rows, s.cols, threads) > 1) ++threaded;
+        }
+      }
+    }
+  }
+  EXPECT_GE(threaded, 20);  // 7x20000 (4 blocks at most), 64x4097 (8), 3x2^16 (3)
+  EXPECT_EQ(simd_threads_used(1, 1 << 20, 16), 1u);  // one row: one thread
+  EXPECT_EQ(simd_threads_used(4096, 128, 2), 2u);
+
+  for (const std::string algorithm : {"shifted_simd", "online_simd"}) {
+    const std::string plain = algorithm + "_f32";
+    const Kernel* k = find_kernel(plain);
+    const Kernel* k_mt = find_kernel(algorithm + "_mt_f32");
+    ASSERT_NE(k, nullptr);
+    ASSERT_NE(k_mt, nullptr) << algorithm << "_mt_f32 is not registered";
+    std::mt19937 rng(5);
+    const std::vector<float> x = random_rows(rng, 256, 1000);
+    std::vector<float> y(x.size()), y_mt(x.size());
+    k->run(Op::softmax, x.data(), y.data(), 256, 1000, 1.0);
+    k_mt->run(Op::softmax, x.data(), y_mt.data(), 256, 1000, 1.0);
+    EXPECT_EQ(0, std::memcmp(y.data(), y_mt.data(), y.size() * sizeof(float))) << plain;
+    EXPECT_EQ(k->ops[0].contract.formula(), k_mt->ops[0].contract.formula());
   }
 }
 

@@ -6,11 +6,22 @@
 // Rates are per wall-clock second (UseRealTime): a peer may run on several
 // threads, and per-CPU-second rates would credit it with the others' work.
 //
+// Threads, like with like (issue 10): the built-in kernels run on one thread,
+// their _mt twins (shifted_simd_mt_f32, online_simd_mt_f32) split the rows
+// of a batch over every core. Debian's libdnnl runs on OpenMP (libgomp):
+// oneDNN's default uses omp_get_max_threads() threads (OMP_NUM_THREADS), so
+// onednn_* here is the multi-threaded peer, and onednn_*_1thread is the same
+// primitive with omp_set_num_threads(1) around the timed loop, the peer of
+// the single-threaded kernels. Both in the same run, so ratios between them
+// are measured under the same machine load.
+//
 // Benchmark names (parsed by `softcheck bench`; keep in sync):
 //   KERNEL/OP/FORMAT/ROWSxCOLS   items = elements, bytes = input + output
 //   copy/BYTES                   memcpy of BYTES; bytes = 2 x BYTES (read + write)
 // (Google Benchmark appends /real_time to both.)
 #include <benchmark/benchmark.h>
+
+#include <dlfcn.h>
 
 #include <cmath>
 #include <cstdint>
@@ -96,6 +107,29 @@ void run_kernel(benchmark::State& state, const Kernel* k, Op op, Shape s) {
   state.SetBytesProcessed(iterations * static_cast<std::int64_t>(2 * x.size()));
 }
 
+// OpenMP's thread count setter, looked up in the already loaded runtime
+// (oneDNN's libgomp): the benchmark does not link OpenMP itself. Null when
+// no OpenMP runtime is loaded.
+struct OmpThreads {
+  void (*set)(int) = nullptr;
+  int (*get)() = nullptr;
+};
+OmpThreads omp_threads() {
+  OmpThreads t;
+  t.set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  t.get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  if (t.set == nullptr || t.get == nullptr) t = {};
+  return t;
+}
+
+// run_kernel with OpenMP (and so oneDNN) limited to one thread, restored after.
+void run_kernel_one_omp_thread(benchmark::State& state, const Kernel* k, Op op, Shape s, OmpThreads omp) {
+  const int before = omp.get();
+  omp.set(1);
+  run_kernel(state, k, op, s);
+  omp.set(before);
+}
+
 void run_copy(benchmark::State& state, std::size_t bytes) {
   std::vector<unsigned char> src(bytes, 1), dst(bytes);
   for (auto _ : state) {
@@ -118,6 +152,7 @@ std::vector<const Kernel*> registered_kernels() {
 
 void register_all() {
   std::set<std::size_t> copy_sizes;
+  const OmpThreads omp = omp_threads();
   for (const Kernel* kp : registered_kernels()) {
     const Kernel& k = *kp;
     if (!k.available) continue;
@@ -127,6 +162,12 @@ void register_all() {
                                  std::string(softcheck::name(k.format)) + "/" + std::to_string(s.rows) + "x" +
                                  std::to_string(s.cols);
         benchmark::RegisterBenchmark(name.c_str(), run_kernel, &k, d.op, s)->Unit(benchmark::kMicrosecond)->UseRealTime();
+        if (k.name.starts_with("onednn_") && omp.set != nullptr) {
+          const std::string pinned = k.name + "_1thread" + name.substr(k.name.size());
+          benchmark::RegisterBenchmark(pinned.c_str(), run_kernel_one_omp_thread, &k, d.op, s, omp)
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
+        }
         copy_sizes.insert(static_cast<std::size_t>(s.rows * s.cols) * element_bytes(k.format));
       }
   }
