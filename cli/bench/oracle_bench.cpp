@@ -77,31 +77,13 @@ void BM_OracleMpfr(benchmark::State& state) {
   finish(state);
 }
 
-void BM_OracleExtended(benchmark::State& state) {
-  oracle::FastRow f;
+// One fast tier alone: `tier(x, T, row)` fills the reused row.
+template <class FastRow_, void (*tier)(std::span<const double>, double, FastRow_&)>
+void BM_OracleTier(benchmark::State& state) {
+  FastRow_ f;
   for (auto _ : state)
     for (const Row& r : quick_f32_rows()) {
-      oracle::fast_row(r.x, r.temperature, f);
-      benchmark::DoNotOptimize(f);
-    }
-  finish(state);
-}
-
-void BM_OracleDoubleDouble(benchmark::State& state) {
-  oracle::DDFastRow f;
-  for (auto _ : state)
-    for (const Row& r : quick_f32_rows()) {
-      oracle::dd_fast_row(r.x, r.temperature, f);
-      benchmark::DoNotOptimize(f);
-    }
-  finish(state);
-}
-
-void BM_OracleDouble(benchmark::State& state) {
-  oracle::DoubleFastRow f;
-  for (auto _ : state)
-    for (const Row& r : quick_f32_rows()) {
-      oracle::double_fast_row(r.x, r.temperature, f);
+      tier(r.x, r.temperature, f);
       benchmark::DoNotOptimize(f);
     }
   finish(state);
@@ -154,9 +136,13 @@ void BM_DecideTiered(benchmark::State& state) {
 }
 
 BENCHMARK(BM_OracleMpfr)->Name("oracle/mpfr")->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_OracleExtended)->Name("oracle/extended")->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_OracleDouble)->Name("oracle/double")->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_OracleDoubleDouble)->Name("oracle/double-double")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OracleTier<oracle::FastRow, oracle::fast_row>)->Name("oracle/extended")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OracleTier<oracle::DoubleFastRow, oracle::double_fast_row>)
+    ->Name("oracle/double")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OracleTier<oracle::DDFastRow, oracle::dd_fast_row>)
+    ->Name("oracle/double-double")
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecideMpfr)->Name("decide/mpfr")->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_DecideTiered)->Name("decide/tiered")->Unit(benchmark::kMillisecond);
 

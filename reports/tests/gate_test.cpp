@@ -34,24 +34,25 @@ TEST(Gate, SameReportPasses) {
   EXPECT_NE(gate::diff_table(res).find("gate: passed"), std::string::npos);
 }
 
-TEST(Gate, AcceptsSparseKernels) {
+// The sample report with a sparsemax kernel that has 2 false zeros.
+Report with_sparse_kernel() {
   Report r = softcheck::testing::sample();
   softcheck::KernelSummary s = r.kernels[0];
   s.kernel = "sparsemax_f32";
   s.op = "sparsemax";
   s.false_zeros = 2;
   r.kernels.push_back(s);
+  return r;
+}
+
+TEST(Gate, AcceptsSparseKernels) {
+  const Report r = with_sparse_kernel();
   const gate::Result res = gate::compare(r, r, {});
   EXPECT_TRUE(res.passed()) << gate::diff_table(res);
 }
 
 TEST(Gate, MoreSupportMismatchesFail) {
-  Report base = softcheck::testing::sample();
-  softcheck::KernelSummary s = base.kernels[0];
-  s.kernel = "sparsemax_f32";
-  s.op = "sparsemax";
-  s.false_zeros = 2;
-  base.kernels.push_back(s);
+  const Report base = with_sparse_kernel();
   Report now = base;
   now.kernels.back().false_nonzeros = 1;  // one entry newly off the exact support
   const gate::Result res = gate::compare(base, now, {});
