@@ -41,6 +41,7 @@ Long gap_for(Op op, Format f) {
 // d_i = z_i - a, t_i = exp(d_i), s' = sum_{i != k} t_i (Blanchard, Higham &
 // Higham's final form: the max term, exactly 1, stays out of the sum).
 struct Analysis {
+  std::vector<Long> z;    // x_i / T
   std::vector<Long> d;    // z_i - a (-inf for masked entries)
   std::vector<Long> arg;  // absolute error of d_i
   std::vector<Long> t;    // exp(d_i)
@@ -54,16 +55,20 @@ struct Analysis {
 // t_i: exp adds 2u relative (glibc: ~1 ulp), the argument error is relative;
 // an entry that is below e^-gap even with its argument error has |error| <= e^-gap.
 // s': the terms' errors plus (n - 1) u s' for the recursive sum.
-Analysis analyse(std::span<const double> x, double temperature, Long gap) {
+// `an` is overwritten (its vectors keep their capacity: see reference_row).
+void analyse(std::span<const double> x, double temperature, Long gap, Analysis& an) {
   const std::size_t n = x.size();
-  Analysis an;
-  std::vector<Long> z(n);
+  an.s = an.s_err = 0;
+  an.reliable = true;
+  std::vector<Long>& z = an.z;
+  z.resize(n);
   Long a = -INFINITY;
   std::size_t k = 0;
   for (std::size_t i = 0; i < n; ++i) {
     z[i] = static_cast<Long>(x[i]) / static_cast<Long>(temperature);
     if (z[i] > a) a = z[i], k = i;
   }
+  // Every entry is assigned below or, for a masked one, never read.
   an.d.resize(n);
   an.arg.resize(n);
   an.t.resize(n);
@@ -84,7 +89,6 @@ Analysis analyse(std::span<const double> x, double temperature, Long gap) {
     an.s_err += an.t_err[i];
   }
   an.s_err += static_cast<Long>(n) * u_long * an.s;
-  return an;
 }
 
 // ulp_T(v) for v >= 0 (REFERENCE.md "Error metrics in use"): 2^(max(e, emin) - p + 1),
@@ -105,12 +109,20 @@ Long ulp_in(Long v, Format f) {
 // err(log1p) = s_err/(1 + s') + 4u log1p(s') (glibc log1p ~2 ulp).
 // First order, everything times `safety`; an unreliable analysis gives +inf.
 Reference reference_row(std::span<const double> x, double temperature, Op op, Format f) {
+  Reference ref;
+  reference_row(x, temperature, op, f, ref);
+  return ref;
+}
+
+void reference_row(std::span<const double> x, double temperature, Op op, Format f, Reference& ref) {
   const std::size_t n = x.size();
-  const Analysis an = analyse(x, temperature, gap_for(op, f));
+  // fuzz_differential runs this on every row: one analysis per thread, its
+  // five vectors reused (an allocation under ASan costs more than the row).
+  thread_local Analysis an;
+  analyse(x, temperature, gap_for(op, f), an);
   const Long one_plus_s = 1 + an.s;
   const Long log1p_s = std::log1p(an.s);
   const Long log1p_err = an.s_err / one_plus_s + 4 * u_long * log1p_s;
-  Reference ref;
   ref.value.resize(n);
   ref.error.resize(n);
   for (std::size_t j = 0; j < n; ++j) {
@@ -128,7 +140,6 @@ Reference reference_row(std::span<const double> x, double temperature, Op op, Fo
     }
     ref.error[j] = an.reliable ? safety * ref.error[j] : Long{INFINITY};
   }
-  return ref;
 }
 
 bool clearly_within(std::span<const double> x, std::span<const double> y, const Reference& ref, double bound,
@@ -215,7 +226,8 @@ std::optional<Violation> check_differential(const FuzzCase& c, std::span<const d
     const RowKind kind = classify(c.row(r));
     if (kind != RowKind::finite && kind != RowKind::masked) continue;
     if (!in_property_scope(c.row(r), c.temperature, c.kernel->format)) continue;
-    const Reference ref = reference_row(c.row(r), c.temperature, c.op, c.kernel->format);
+    thread_local Reference ref;  // reused: this runs on every row of every input
+    reference_row(c.row(r), c.temperature, c.op, c.kernel->format, ref);
     const std::size_t at = static_cast<std::size_t>(r) * cols;
     if (auto v = check_kernel_row(c, *c.kernel, r, y.subspan(at, cols), ref)) return v;
     if (c.partner != nullptr)

@@ -33,6 +33,8 @@ struct Reference {
   std::vector<long double> error;
 };
 Reference reference_row(std::span<const double> x, double temperature, Op op, Format f);
+// The same into `out`, whose vectors keep their capacity (the per-row form).
+void reference_row(std::span<const double> x, double temperature, Op op, Format f, Reference& out);
 
 // Stage 1: true when every y_j is provably within `bound` ulps of the exact
 // value (false: undecided, not necessarily wrong). Masked entries (x_j = -inf)

@@ -144,7 +144,9 @@ std::int64_t decode_cols(ByteReader& in, const Limits& limits) {
   return 1 + wide % limits.max_cols;
 }
 
-double fill_value(FillMode mode, Format f, const std::vector<double>& decoded, std::size_t i) {
+// The value at index i >= decoded of `v`, whose first `decoded` entries came
+// from the input (cycle repeats them; they are never overwritten).
+double fill_value(FillMode mode, Format f, const std::vector<double>& v, std::size_t decoded, std::size_t i) {
   switch (mode) {
     case FillMode::masked: return -INFINITY;
     case FillMode::mask_1e9: return round_to_format(-1e9, f);
@@ -153,18 +155,26 @@ double fill_value(FillMode mode, Format f, const std::vector<double>& decoded, s
     case FillMode::cycle:
     case FillMode::count: break;
   }
-  return decoded.empty() ? 0.0 : decoded[i % decoded.size()];
+  return decoded == 0 ? 0.0 : v[i % decoded];
 }
 
 bool has_contract(const Kernel& k) {
   return std::any_of(k.ops.begin(), k.ops.end(), [](const OpDecl& d) { return d.contract.declared; });
 }
 
-std::vector<Op> eligible_ops(const Kernel& k, OpChoice choice) {
-  std::vector<Op> ops;
+bool eligible(const OpDecl& d, OpChoice choice) { return choice == OpChoice::any || d.contract.declared; }
+
+std::size_t eligible_op_count(const Kernel& k, OpChoice choice) {
+  return static_cast<std::size_t>(
+      std::count_if(k.ops.begin(), k.ops.end(), [choice](const OpDecl& d) { return eligible(d, choice); }));
+}
+
+// The i-th eligible op of k (i < eligible_op_count), counted in place: decode
+// runs on every input and builds no list.
+Op eligible_op(const Kernel& k, OpChoice choice, std::size_t i) {
   for (const OpDecl& d : k.ops)
-    if (choice == OpChoice::any || d.contract.declared) ops.push_back(d.op);
-  return ops;
+    if (eligible(d, choice) && i-- == 0) return d.op;
+  return k.ops.front().op;  // unreachable for i < eligible_op_count
 }
 
 // Each kernel sits at fixed points of a 16-bit circle, hashes of its name;
@@ -223,14 +233,10 @@ const Kernel* pick_kernel(std::uint16_t at, const Pool& pool, OpChoice choice) {
   return it == c.end() ? c.front().kernel : it->kernel;
 }
 
-std::vector<const Kernel*> partner_candidates(const FuzzCase& c, const Pool& pool) {
-  std::vector<const Kernel*> out;
-  for (const Kernel* k : pool) {
-    if (k == c.kernel || k->format != c.kernel->format) continue;
-    const OpDecl* d = k->find(c.op);
-    if (d != nullptr && d->contract.declared) out.push_back(k);
-  }
-  return out;
+bool partner_candidate(const FuzzCase& c, const Kernel& k) {
+  if (&k == c.kernel || k.format != c.kernel->format) return false;
+  const OpDecl* d = k.find(c.op);
+  return d != nullptr && d->contract.declared;
 }
 
 // ---- encoding of one value -----------------------------------------------------------------
@@ -324,8 +330,7 @@ bool decode(std::span<const std::uint8_t> data, const Pool& pool, const Limits& 
   out.kernel = pick_kernel(static_cast<std::uint16_t>(in.little_endian(2)), pool, choice);
   if (out.kernel == nullptr) return false;
   const std::uint8_t op_byte = in.byte();
-  const std::vector<Op> ops = eligible_ops(*out.kernel, choice);
-  out.op = ops[(op_byte & 0x0F) % ops.size()];
+  out.op = eligible_op(*out.kernel, choice, (op_byte & 0x0F) % eligible_op_count(*out.kernel, choice));
   out.rows = 1 + in.byte() % limits.max_rows;
   out.cols = decode_cols(in, limits);
   out.temperature = decode_temperature(in);
@@ -343,17 +348,21 @@ bool decode(std::span<const std::uint8_t> data, const Pool& pool, const Limits& 
     const std::span<const double> row_so_far(v.data() + row_start, v.size() - row_start);
     v.push_back(decode_value(in.byte(), in, f, specials, row_so_far));
   }
-  const std::vector<double> decoded = v;
-  for (std::size_t i = v.size(); i < n; ++i) v.push_back(fill_value(fill, f, decoded, i));
+  const std::size_t decoded = v.size();
+  for (std::size_t i = decoded; i < n; ++i) v.push_back(fill_value(fill, f, v, decoded, i));
   out.partner = choice == OpChoice::contract_only ? pick_partner(out, pool, static_cast<std::uint8_t>(op_byte >> 4)) : nullptr;
   return true;
 }
 
 const Kernel* pick_partner(const FuzzCase& c, const Pool& pool, std::uint8_t selector) {
   if (selector == 0) return nullptr;
-  const std::vector<const Kernel*> candidates = partner_candidates(c, pool);
-  if (candidates.empty()) return nullptr;
-  return candidates[(selector - 1u) % candidates.size()];
+  const auto count = static_cast<std::size_t>(
+      std::count_if(pool.begin(), pool.end(), [&c](const Kernel* k) { return partner_candidate(c, *k); }));
+  if (count == 0) return nullptr;
+  std::size_t i = (selector - 1u) % count;  // the i-th candidate in pool order
+  for (const Kernel* k : pool)
+    if (partner_candidate(c, *k) && i-- == 0) return k;
+  return nullptr;
 }
 
 std::vector<std::uint8_t> encode(const FuzzCase& c, const Pool& pool, OpChoice choice,
@@ -361,8 +370,9 @@ std::vector<std::uint8_t> encode(const FuzzCase& c, const Pool& pool, OpChoice c
   std::vector<std::uint8_t> out;
   (void)pool;  // a kernel's encoding does not depend on the pool (kernel_point)
   put_little_endian(out, kernel_point(*c.kernel, 0), 2);
-  const std::vector<Op> ops = eligible_ops(*c.kernel, choice);
-  const auto op_index = static_cast<std::size_t>(std::find(ops.begin(), ops.end(), c.op) - ops.begin());
+  std::size_t op_index = 0;
+  while (op_index < eligible_op_count(*c.kernel, choice) && eligible_op(*c.kernel, choice, op_index) != c.op)
+    ++op_index;
   out.push_back(static_cast<std::uint8_t>((partner_selector << 4) | op_index));
   out.push_back(static_cast<std::uint8_t>(c.rows - 1));
   encode_cols(c.cols, out);

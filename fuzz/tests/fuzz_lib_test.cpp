@@ -248,6 +248,22 @@ TEST(FuzzDifferential, PrefilterNeverPassesWhatTheOracleRejects) {
   EXPECT_GT(decided, 1000);
 }
 
+// run_batch into reused buffers gives the bits of the allocating form, also
+// when the buffers last held a longer batch of another format.
+TEST(FuzzInvariants, RunBatchIntoScratchMatches) {
+  Rng rng(3);
+  BatchScratch scratch;
+  std::vector<double> y;
+  for (const Kernel* k : builtins())
+    for (const OpDecl& d : k->ops) {
+      FuzzCase c = one_row(k->name.c_str(), d.op, mixed_row(rng, k->format, 1 + rng.below(70)));
+      run_batch(*k, d.op, c, scratch, y);
+      const std::vector<double> fresh = run_batch(*k, d.op, c);
+      ASSERT_EQ(y.size(), fresh.size());
+      for (std::size_t j = 0; j < y.size(); ++j) EXPECT_TRUE(same_bits(y[j], fresh[j])) << k->name << " " << j;
+    }
+}
+
 TEST(FuzzDifferential, CatchesTheWrongRescale) {
   FuzzCase c = one_row("mutant_online_wrong_rescale", Op::softmax, {0, 1, 2, 3});
   const std::vector<double> y = run_batch(*c.kernel, c.op, c);
