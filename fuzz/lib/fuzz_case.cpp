@@ -100,18 +100,27 @@ double step_ulps(double v, int k, Format f) {
   return from_bits(out, f);
 }
 
-double finite_max(std::span<const double> x) {
-  double m = -INFINITY;
-  for (double v : x)
-    if (std::isfinite(v)) m = std::max(m, v);
-  return std::isfinite(m) ? m : 0.0;
-}
+// What a value may refer to in the current row: the value decoded before it
+// (0 at the start of a row) and the largest finite value so far (0 when none).
+// decode keeps both as it goes: rescanning the row for the maximum made a row
+// of edge tags quadratic, with every comparison traced.
+struct RowSoFar {
+  double previous = 0.0;
+  double finite_max = -INFINITY;
 
-// One value (the tag has been read). `row_so_far` holds the values of the
-// current row decoded before this one (for ties and underflow edges).
+  void start_row() { *this = RowSoFar{}; }
+  void add(double v) {
+    previous = v;
+    if (std::isfinite(v) && finite_max < v) finite_max = v;  // std::max(finite_max, v): the first of equals stays
+  }
+  double finite_max_or_zero() const { return std::isfinite(finite_max) ? finite_max : 0.0; }
+};
+
+// One value (the tag has been read), given what the current row holds so far
+// (for ties and underflow edges).
 double decode_value(std::uint8_t tag, ByteReader& in, Format f, const std::vector<double>& specials,
-                    std::span<const double> row_so_far) {
-  const double previous = row_so_far.empty() ? 0.0 : row_so_far.back();
+                    const RowSoFar& row) {
+  const double previous = row.previous;
   if (tag < tag_near_special) return specials[tag % specials.size()];
   if (tag < tag_integer) {
     const double s = specials[in.byte() % specials.size()];
@@ -123,7 +132,7 @@ double decode_value(std::uint8_t tag, ByteReader& in, Format f, const std::vecto
     // Exact softmax near denorm_min/2 or the smallest normal (REFERENCE.md:
     // -103.97 and -87.34 below the max in f32), offset in quarter steps.
     const double edge = (tag & 0x8) ? std::log(denorm_min(f) / 2) : std::log(std::ldexp(1.0, info(f).emin));
-    return round_to_format(finite_max(row_so_far) + edge + 0.25 * ((tag & 0x7) - 4), f);
+    return round_to_format(row.finite_max_or_zero() + edge + 0.25 * ((tag & 0x7) - 4), f);
   }
   if (tag < tag_raw_double) return from_bits(in.little_endian(element_size(f)), f);
   return round_to_format(std::bit_cast<double>(in.little_endian(8)), f);
@@ -343,10 +352,12 @@ bool decode(std::span<const std::uint8_t> data, const Pool& pool, const Limits& 
   std::vector<double>& v = out.values;
   v.clear();
   v.reserve(n);
+  RowSoFar row;
   while (v.size() < n && !in.empty()) {
-    const std::size_t row_start = v.size() - v.size() % cols;
-    const std::span<const double> row_so_far(v.data() + row_start, v.size() - row_start);
-    v.push_back(decode_value(in.byte(), in, f, specials, row_so_far));
+    if (v.size() % cols == 0) row.start_row();
+    const double value = decode_value(in.byte(), in, f, specials, row);
+    row.add(value);
+    v.push_back(value);
   }
   const std::size_t decoded = v.size();
   for (std::size_t i = decoded; i < n; ++i) v.push_back(fill_value(fill, f, v, decoded, i));
