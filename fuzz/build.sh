@@ -80,8 +80,9 @@ for t in "${targets[@]}"; do
   # fuzz_nan_inf, 35 % of fuzz_inputs with its ~17,000 CLI and JSON features).
   # The numeric targets reach the same cov and ft after 40,000 runs without it
   # (docs/fuzzing.md, "Speed"), so they turn it off; fuzz_inputs keeps it
-  # (without it: 0.5 % fewer edges after the same runs) and prunes the list from
-  # 64 hits on, which keeps its coverage at half the cost.
+  # (without it: about 0.5 % fewer edges after the same runs) and prunes the
+  # list from 64 hits on: about 1.3x the runs per CPU second, coverage within
+  # the spread of repetitions (measured, with its caveat, in docs/fuzzing.md).
   case $t in
     fuzz_inputs) dict=inputs.dict schedule='entropic_feature_frequency_threshold = 64' ;;
     *) dict=floats.dict schedule='entropic = 0' ;;
