@@ -7,6 +7,17 @@
 
 #include "softcheck/storage.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define SOFTCHECK_FUZZ_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SOFTCHECK_FUZZ_ASAN 1
+#endif
+#endif
+#ifdef SOFTCHECK_FUZZ_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace softcheck::fuzz {
 
 namespace {
@@ -86,10 +97,25 @@ bool same_bits(std::span<const double> a, std::span<const double> b) {
   });
 }
 
+// Sizes a reused kernel buffer to `bytes`. Under ASan the rest of its capacity
+// is poisoned, so that a kernel reading or writing past the batch is reported
+// (use-after-poison) as it was when each input allocated exactly sized buffers
+// (heap-buffer-overflow); without it, a buffer grown by an earlier, longer
+// input would hide the overflow.
+void size_kernel_buffer(std::vector<unsigned char>& b, std::size_t bytes) {
+#ifdef SOFTCHECK_FUZZ_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(b.data(), b.capacity());
+#endif
+  b.resize(bytes);
+#ifdef SOFTCHECK_FUZZ_ASAN
+  ASAN_POISON_MEMORY_REGION(b.data() + bytes, b.capacity() - bytes);
+#endif
+}
+
 // storage.hpp's pack/unpack, into buffers that keep their capacity.
 void pack_into(const std::vector<double>& x, Format f, std::vector<unsigned char>& b) {
   const std::size_t size = element_size(f);
-  b.resize(x.size() * size);
+  size_kernel_buffer(b, x.size() * size);
   for (std::size_t i = 0; i < x.size(); ++i) {
     unsigned char* p = b.data() + i * size;
     if (f == Format::f64) {
@@ -118,7 +144,7 @@ void fill_nan(Format f, std::size_t n, std::vector<unsigned char>& b) {
     const std::uint16_t v = encode16(NAN, f);
     std::memcpy(nan, &v, sizeof v);
   }
-  b.resize(n * size);
+  size_kernel_buffer(b, n * size);
   for (std::size_t i = 0; i < n; ++i) std::memcpy(b.data() + i * size, nan, size);
 }
 
