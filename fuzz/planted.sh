@@ -13,6 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+source fuzz/options.sh
 OUT=${OUT:-$root/build-fuzz-clang/out}
 PLANTED_SECONDS=${PLANTED_SECONDS:-60}
 REPLAY_BIN=${REPLAY_BIN:-$root/build/fuzz/fuzz_nan_inf}
@@ -21,6 +22,7 @@ dir=$root/build-fuzz-clang/planted
 mutants=(mutant_online_wrong_rescale mutant_masked_nan)
 
 [[ -x $OUT/fuzz_nan_inf ]] || bash fuzz/build.sh
+mapfile -t options < <(libfuzzer_options "$OUT" fuzz_nan_inf)  # the target's own .options, as CI runs it
 
 say() { echo "fuzz/planted.sh: $*"; }
 
@@ -47,8 +49,8 @@ hunt() {  # hunt MUTANT
   rm -rf "$d" && mkdir -p "$d/corpus"
   export SOFTCHECK_FUZZ_PLANTED=$m
   t0=$(date +%s.%N)
-  if "$OUT/fuzz_nan_inf" -max_total_time="$PLANTED_SECONDS" -seed=1 -timeout=10 -max_len=4096 \
-      -dict="$OUT/fuzz_nan_inf.dict" -artifact_prefix="$d/" "$d/corpus" >"$d/fuzz.log" 2>&1; then
+  if "$OUT/fuzz_nan_inf" -max_total_time="$PLANTED_SECONDS" -seed=1 -timeout=10 \
+      "${options[@]}" -artifact_prefix="$d/" "$d/corpus" >"$d/fuzz.log" 2>&1; then
     say "$m: NOT found within ${PLANTED_SECONDS} s"
     return 1
   fi

@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+source fuzz/options.sh
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 export CC=${CC:-clang-14} CXX=${CXX:-clang++-14}
@@ -31,14 +32,15 @@ echo "fuzz/smoke.sh: build took $(( $(date +%s) - start )) s"
 
 # run_target TARGET: FUZZ_SECONDS of libFuzzer; the log in $scratch/TARGET.log.
 run_target() {
-  local t=$1
+  local t=$1 opts
+  mapfile -t opts < <(libfuzzer_options "$OUT" "$t")  # what OSS-Fuzz runs it with
   rm -rf "${scratch:?}/$t"
   mkdir -p "$scratch/$t/corpus" "$artifacts/$t"
   # CPU seconds too: libFuzzer's exec/s is per wall second, and here the
   # targets share the cores; runs per CPU second is the one-core rate.
   local TIMEFORMAT='%U %S'
   { time ASAN_OPTIONS=$fuzz_asan "$OUT/$t" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
-      -max_len=4096 -dict="$OUT/$t.dict" -artifact_prefix="$artifacts/$t/" -print_final_stats=1 \
+      "${opts[@]}" -artifact_prefix="$artifacts/$t/" -print_final_stats=1 \
       "$scratch/$t/corpus" "fuzz/corpus/$t" >"$scratch/$t.log" 2>&1; } 2>"$scratch/$t.cpu"
 }
 

@@ -6,12 +6,14 @@
 //
 // The MPFR oracle costs about 1 us per element (REFERENCE.md "MPFR through
 // Boost.Multiprecision"), far too slow for every fuzz input, so each row goes
-// through three stages:
+// through these stages:
 //   1. a long double reference (64-bit significand: 11 bits beyond f64) with a
 //      generous error bound; a row whose every output is within B ulps of the
 //      whole interval [ref - err, ref + err] passes;
-//   2. otherwise the oracle: exact_row + compare_row against B;
-//   3. a row over its bound there is confirmed by the property suite's
+//   2. otherwise the oracle's fast tier (fast_row + compare_row_fast): a row
+//      it proves within B passes;
+//   3. otherwise the MPFR oracle: exact_row + compare_row against B;
+//   4. a row over its bound there is confirmed by the property suite's
 //      `accuracy` check (what `softcheck repro --property accuracy` runs).
 #pragma once
 
@@ -33,6 +35,8 @@ struct Reference {
   std::vector<long double> error;
 };
 Reference reference_row(std::span<const double> x, double temperature, Op op, Format f);
+// The same into `out`, whose vectors keep their capacity (the per-row form).
+void reference_row(std::span<const double> x, double temperature, Op op, Format f, Reference& out);
 
 // Stage 1: true when every y_j is provably within `bound` ulps of the exact
 // value (false: undecided, not necessarily wrong). Masked entries (x_j = -inf)
@@ -40,7 +44,14 @@ Reference reference_row(std::span<const double> x, double temperature, Op op, Fo
 bool clearly_within(std::span<const double> x, std::span<const double> y, const Reference& ref, double bound,
                     Format f);
 
-// Stage 2: the contract check against the oracle; true when the row is within.
+// Stage 2: the oracle's fast tier (oracle/include/softcheck/fast_oracle.hpp:
+// fast_row + compare_row_fast, rigorous long double enclosures): true when it
+// proves every y_j within the contract even at the top of its uncertainty;
+// false when it cannot decide (never for f64 results) or the row fails.
+bool within_contract_fast(std::span<const double> y, std::span<const double> x, double temperature,
+                          const Kernel& k, Op op);
+
+// Stage 3: the contract check against the MPFR oracle; true when the row is within.
 bool within_contract_exact(std::span<const double> y, std::span<const double> x, double temperature,
                            const Kernel& k, Op op);
 

@@ -100,18 +100,27 @@ double step_ulps(double v, int k, Format f) {
   return from_bits(out, f);
 }
 
-double finite_max(std::span<const double> x) {
-  double m = -INFINITY;
-  for (double v : x)
-    if (std::isfinite(v)) m = std::max(m, v);
-  return std::isfinite(m) ? m : 0.0;
-}
+// What a value may refer to in the current row: the value decoded before it
+// (0 at the start of a row) and the largest finite value so far (0 when none).
+// decode keeps both as it goes: rescanning the row for the maximum made a row
+// of edge tags quadratic, with every comparison traced.
+struct RowSoFar {
+  double previous = 0.0;
+  double finite_max = -INFINITY;
 
-// One value (the tag has been read). `row_so_far` holds the values of the
-// current row decoded before this one (for ties and underflow edges).
+  void start_row() { *this = RowSoFar{}; }
+  void add(double v) {
+    previous = v;
+    if (std::isfinite(v) && finite_max < v) finite_max = v;  // std::max(finite_max, v): the first of equals stays
+  }
+  double finite_max_or_zero() const { return std::isfinite(finite_max) ? finite_max : 0.0; }
+};
+
+// One value (the tag has been read), given what the current row holds so far
+// (for ties and underflow edges).
 double decode_value(std::uint8_t tag, ByteReader& in, Format f, const std::vector<double>& specials,
-                    std::span<const double> row_so_far) {
-  const double previous = row_so_far.empty() ? 0.0 : row_so_far.back();
+                    const RowSoFar& row) {
+  const double previous = row.previous;
   if (tag < tag_near_special) return specials[tag % specials.size()];
   if (tag < tag_integer) {
     const double s = specials[in.byte() % specials.size()];
@@ -123,7 +132,7 @@ double decode_value(std::uint8_t tag, ByteReader& in, Format f, const std::vecto
     // Exact softmax near denorm_min/2 or the smallest normal (REFERENCE.md:
     // -103.97 and -87.34 below the max in f32), offset in quarter steps.
     const double edge = (tag & 0x8) ? std::log(denorm_min(f) / 2) : std::log(std::ldexp(1.0, info(f).emin));
-    return round_to_format(finite_max(row_so_far) + edge + 0.25 * ((tag & 0x7) - 4), f);
+    return round_to_format(row.finite_max_or_zero() + edge + 0.25 * ((tag & 0x7) - 4), f);
   }
   if (tag < tag_raw_double) return from_bits(in.little_endian(element_size(f)), f);
   return round_to_format(std::bit_cast<double>(in.little_endian(8)), f);
@@ -144,7 +153,9 @@ std::int64_t decode_cols(ByteReader& in, const Limits& limits) {
   return 1 + wide % limits.max_cols;
 }
 
-double fill_value(FillMode mode, Format f, const std::vector<double>& decoded, std::size_t i) {
+// The value at index i >= decoded of `v`, whose first `decoded` entries came
+// from the input (cycle repeats them; they are never overwritten).
+double fill_value(FillMode mode, Format f, const std::vector<double>& v, std::size_t decoded, std::size_t i) {
   switch (mode) {
     case FillMode::masked: return -INFINITY;
     case FillMode::mask_1e9: return round_to_format(-1e9, f);
@@ -153,18 +164,26 @@ double fill_value(FillMode mode, Format f, const std::vector<double>& decoded, s
     case FillMode::cycle:
     case FillMode::count: break;
   }
-  return decoded.empty() ? 0.0 : decoded[i % decoded.size()];
+  return decoded == 0 ? 0.0 : v[i % decoded];
 }
 
 bool has_contract(const Kernel& k) {
   return std::any_of(k.ops.begin(), k.ops.end(), [](const OpDecl& d) { return d.contract.declared; });
 }
 
-std::vector<Op> eligible_ops(const Kernel& k, OpChoice choice) {
-  std::vector<Op> ops;
+bool eligible(const OpDecl& d, OpChoice choice) { return choice == OpChoice::any || d.contract.declared; }
+
+std::size_t eligible_op_count(const Kernel& k, OpChoice choice) {
+  return static_cast<std::size_t>(
+      std::count_if(k.ops.begin(), k.ops.end(), [choice](const OpDecl& d) { return eligible(d, choice); }));
+}
+
+// The i-th eligible op of k (i < eligible_op_count), counted in place: decode
+// runs on every input and builds no list.
+Op eligible_op(const Kernel& k, OpChoice choice, std::size_t i) {
   for (const OpDecl& d : k.ops)
-    if (choice == OpChoice::any || d.contract.declared) ops.push_back(d.op);
-  return ops;
+    if (eligible(d, choice) && i-- == 0) return d.op;
+  return k.ops.front().op;  // unreachable for i < eligible_op_count
 }
 
 // Each kernel sits at fixed points of a 16-bit circle, hashes of its name;
@@ -223,14 +242,10 @@ const Kernel* pick_kernel(std::uint16_t at, const Pool& pool, OpChoice choice) {
   return it == c.end() ? c.front().kernel : it->kernel;
 }
 
-std::vector<const Kernel*> partner_candidates(const FuzzCase& c, const Pool& pool) {
-  std::vector<const Kernel*> out;
-  for (const Kernel* k : pool) {
-    if (k == c.kernel || k->format != c.kernel->format) continue;
-    const OpDecl* d = k->find(c.op);
-    if (d != nullptr && d->contract.declared) out.push_back(k);
-  }
-  return out;
+bool partner_candidate(const FuzzCase& c, const Kernel& k) {
+  if (&k == c.kernel || k.format != c.kernel->format) return false;
+  const OpDecl* d = k.find(c.op);
+  return d != nullptr && d->contract.declared;
 }
 
 // ---- encoding of one value -----------------------------------------------------------------
@@ -324,8 +339,7 @@ bool decode(std::span<const std::uint8_t> data, const Pool& pool, const Limits& 
   out.kernel = pick_kernel(static_cast<std::uint16_t>(in.little_endian(2)), pool, choice);
   if (out.kernel == nullptr) return false;
   const std::uint8_t op_byte = in.byte();
-  const std::vector<Op> ops = eligible_ops(*out.kernel, choice);
-  out.op = ops[(op_byte & 0x0F) % ops.size()];
+  out.op = eligible_op(*out.kernel, choice, (op_byte & 0x0F) % eligible_op_count(*out.kernel, choice));
   out.rows = 1 + in.byte() % limits.max_rows;
   out.cols = decode_cols(in, limits);
   out.temperature = decode_temperature(in);
@@ -338,22 +352,28 @@ bool decode(std::span<const std::uint8_t> data, const Pool& pool, const Limits& 
   std::vector<double>& v = out.values;
   v.clear();
   v.reserve(n);
+  RowSoFar row;
   while (v.size() < n && !in.empty()) {
-    const std::size_t row_start = v.size() - v.size() % cols;
-    const std::span<const double> row_so_far(v.data() + row_start, v.size() - row_start);
-    v.push_back(decode_value(in.byte(), in, f, specials, row_so_far));
+    if (v.size() % cols == 0) row.start_row();
+    const double value = decode_value(in.byte(), in, f, specials, row);
+    row.add(value);
+    v.push_back(value);
   }
-  const std::vector<double> decoded = v;
-  for (std::size_t i = v.size(); i < n; ++i) v.push_back(fill_value(fill, f, decoded, i));
+  const std::size_t decoded = v.size();
+  for (std::size_t i = decoded; i < n; ++i) v.push_back(fill_value(fill, f, v, decoded, i));
   out.partner = choice == OpChoice::contract_only ? pick_partner(out, pool, static_cast<std::uint8_t>(op_byte >> 4)) : nullptr;
   return true;
 }
 
 const Kernel* pick_partner(const FuzzCase& c, const Pool& pool, std::uint8_t selector) {
   if (selector == 0) return nullptr;
-  const std::vector<const Kernel*> candidates = partner_candidates(c, pool);
-  if (candidates.empty()) return nullptr;
-  return candidates[(selector - 1u) % candidates.size()];
+  const auto count = static_cast<std::size_t>(
+      std::count_if(pool.begin(), pool.end(), [&c](const Kernel* k) { return partner_candidate(c, *k); }));
+  if (count == 0) return nullptr;
+  std::size_t i = (selector - 1u) % count;  // the i-th candidate in pool order
+  for (const Kernel* k : pool)
+    if (partner_candidate(c, *k) && i-- == 0) return k;
+  return nullptr;
 }
 
 std::vector<std::uint8_t> encode(const FuzzCase& c, const Pool& pool, OpChoice choice,
@@ -361,8 +381,9 @@ std::vector<std::uint8_t> encode(const FuzzCase& c, const Pool& pool, OpChoice c
   std::vector<std::uint8_t> out;
   (void)pool;  // a kernel's encoding does not depend on the pool (kernel_point)
   put_little_endian(out, kernel_point(*c.kernel, 0), 2);
-  const std::vector<Op> ops = eligible_ops(*c.kernel, choice);
-  const auto op_index = static_cast<std::size_t>(std::find(ops.begin(), ops.end(), c.op) - ops.begin());
+  std::size_t op_index = 0;
+  while (op_index < eligible_op_count(*c.kernel, choice) && eligible_op(*c.kernel, choice, op_index) != c.op)
+    ++op_index;
   out.push_back(static_cast<std::uint8_t>((partner_selector << 4) | op_index));
   out.push_back(static_cast<std::uint8_t>(c.rows - 1));
   encode_cols(c.cols, out);

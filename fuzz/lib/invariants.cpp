@@ -3,8 +3,20 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 
 #include "softcheck/storage.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SOFTCHECK_FUZZ_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SOFTCHECK_FUZZ_ASAN 1
+#endif
+#endif
+#ifdef SOFTCHECK_FUZZ_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace softcheck::fuzz {
 
@@ -85,6 +97,76 @@ bool same_bits(std::span<const double> a, std::span<const double> b) {
   });
 }
 
+// Sizes a reused kernel buffer to `bytes`. Under ASan the rest of its capacity
+// is poisoned, so that a kernel reading or writing past the batch is reported
+// (use-after-poison) as it was when each input allocated exactly sized buffers
+// (heap-buffer-overflow); without it, a buffer grown by an earlier, longer
+// input would hide the overflow.
+void size_kernel_buffer(std::vector<unsigned char>& b, std::size_t bytes) {
+#ifdef SOFTCHECK_FUZZ_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(b.data(), b.capacity());
+#endif
+  b.resize(bytes);
+#ifdef SOFTCHECK_FUZZ_ASAN
+  ASAN_POISON_MEMORY_REGION(b.data() + bytes, b.capacity() - bytes);
+#endif
+}
+
+// storage.hpp's pack/unpack, into buffers that keep their capacity.
+void pack_into(const std::vector<double>& x, Format f, std::vector<unsigned char>& b) {
+  const std::size_t size = element_size(f);
+  size_kernel_buffer(b, x.size() * size);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    unsigned char* p = b.data() + i * size;
+    if (f == Format::f64) {
+      std::memcpy(p, &x[i], sizeof(double));
+    } else if (f == Format::f32) {
+      const float v = static_cast<float>(x[i]);
+      std::memcpy(p, &v, sizeof v);
+    } else {
+      const std::uint16_t v = encode16(x[i], f);
+      std::memcpy(p, &v, sizeof v);
+    }
+  }
+}
+
+// n NaNs of format f (an output entry the kernel never writes reads as NaN).
+void fill_nan(Format f, std::size_t n, std::vector<unsigned char>& b) {
+  const std::size_t size = element_size(f);
+  unsigned char nan[sizeof(double)];
+  if (f == Format::f64) {
+    const double v = NAN;
+    std::memcpy(nan, &v, sizeof v);
+  } else if (f == Format::f32) {
+    const float v = NAN;
+    std::memcpy(nan, &v, sizeof v);
+  } else {
+    const std::uint16_t v = encode16(NAN, f);
+    std::memcpy(nan, &v, sizeof v);
+  }
+  size_kernel_buffer(b, n * size);
+  for (std::size_t i = 0; i < n; ++i) std::memcpy(b.data() + i * size, nan, size);
+}
+
+void unpack_into(const std::vector<unsigned char>& b, Format f, std::size_t n, std::vector<double>& y) {
+  const std::size_t size = element_size(f);
+  y.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char* p = b.data() + i * size;
+    if (f == Format::f64) {
+      std::memcpy(&y[i], p, sizeof(double));
+    } else if (f == Format::f32) {
+      float v;
+      std::memcpy(&v, p, sizeof v);
+      y[i] = v;
+    } else {
+      std::uint16_t v;
+      std::memcpy(&v, p, sizeof v);
+      y[i] = decode16(v, f);
+    }
+  }
+}
+
 std::string context_of(const FuzzCase& c, std::int64_t r) { return describe(c) + ", row " + std::to_string(r); }
 
 }  // namespace
@@ -107,11 +189,19 @@ bool in_property_scope(std::span<const double> x, double t, Format f) {
 }
 
 std::vector<double> run_batch(const Kernel& k, Op op, const FuzzCase& c) {
+  BatchScratch scratch;
+  std::vector<double> y;
+  run_batch(k, op, c, scratch, y);
+  return y;
+}
+
+void run_batch(const Kernel& k, Op op, const FuzzCase& c, BatchScratch& scratch, std::vector<double>& out) {
   const Format f = k.format;
-  const std::vector<unsigned char> x = pack(c.values, f);
-  std::vector<unsigned char> y = pack(std::vector<double>(c.values.size(), NAN), f);
-  k.run(op, x.data(), y.data(), c.rows, c.cols, c.temperature);
-  return unpack(y, f, c.values.size());
+  const std::size_t n = c.values.size();
+  pack_into(c.values, f, scratch.x);
+  fill_nan(f, n, scratch.y);
+  k.run(op, scratch.x.data(), scratch.y.data(), c.rows, c.cols, c.temperature);
+  unpack_into(scratch.y, f, n, out);
 }
 
 std::optional<std::string_view> suspect_row(const Kernel& k, Op op, std::span<const double> x,

@@ -42,6 +42,15 @@ bool in_property_scope(std::span<const double> x, double t, Format f);
 // The output buffer starts as NaN so that an entry never written reads as NaN.
 std::vector<double> run_batch(const Kernel& k, Op op, const FuzzCase& c);
 
+// The same into `out` (resized to rows * cols), with the packed input and
+// output kept in `scratch`: the targets call it once or twice per input and
+// reuse both, so a fuzz run allocates them once (under ASan an allocation and
+// its quarantine cost more than a kernel call on a short row).
+struct BatchScratch {
+  std::vector<unsigned char> x, y;
+};
+void run_batch(const Kernel& k, Op op, const FuzzCase& c, BatchScratch& scratch, std::vector<double>& out);
+
 // The first invariant whose cheap check fails on one row (x, its outputs y),
 // or none. Only claimed invariants are checked; out of scope rows pass.
 std::optional<std::string_view> suspect_row(const Kernel& k, Op op, std::span<const double> x,

@@ -4,6 +4,7 @@
 // and op on the same rows, within its own contract (fuzz/lib/differential.hpp).
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "differential.hpp"
 #include "invariants.hpp"
@@ -20,10 +21,15 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace softcheck::fuzz;
-  FuzzCase c;
+  // Kept across inputs (decode and run_batch overwrite them): once grown they
+  // allocate nothing, and under ASan each allocation costs more than a short row.
+  static FuzzCase c;
+  static BatchScratch scratch;
+  static std::vector<double> y, y_partner;
   if (!decode_input({data, size}, OpChoice::contract_only, c)) return 0;
-  const std::vector<double> y = run_batch(*c.kernel, c.op, c);
-  const std::vector<double> y_partner = c.partner ? run_batch(*c.partner, c.op, c) : std::vector<double>{};
+  run_batch(*c.kernel, c.op, c, scratch, y);
+  if (c.partner != nullptr) run_batch(*c.partner, c.op, c, scratch, y_partner);
+  else y_partner.clear();
   if (auto v = check_differential(c, y, y_partner)) report_and_abort(*v);
   return 0;
 }

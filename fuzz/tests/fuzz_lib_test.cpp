@@ -248,6 +248,47 @@ TEST(FuzzDifferential, PrefilterNeverPassesWhatTheOracleRejects) {
   EXPECT_GT(decided, 1000);
 }
 
+// Stage 2, the fast tier, must never pass a row the oracle rejects either;
+// it is tried on every row, not only on those the prefilter leaves.
+TEST(FuzzDifferential, FastTierNeverPassesWhatTheOracleRejects) {
+  Rng rng(9);
+  int decided = 0;
+  for (const Kernel* k : builtins())
+    for (const OpDecl& d : k->ops) {
+      if (!d.contract.declared) continue;
+      for (int i = 0; i < 60; ++i) {
+        const double t = i % 3 ? 1.0 : 0.5;
+        FuzzCase c = one_row(k->name.c_str(), d.op, mixed_row(rng, k->format, 1 + rng.below(40)), t);
+        const RowKind kind = classify(c.values);
+        if (kind != RowKind::finite && kind != RowKind::masked) continue;
+        if (!in_property_scope(c.values, t, k->format)) continue;
+        const std::vector<double> y = run_batch(*k, d.op, c);
+        if (!within_contract_fast(y, c.values, t, *k, d.op)) continue;
+        ++decided;
+        EXPECT_TRUE(within_contract_exact(y, c.values, t, *k, d.op)) << k->name << " " << props::format_row(c.values);
+      }
+    }
+  EXPECT_GT(decided, 300);
+  FuzzCase wrong = one_row("mutant_online_wrong_rescale", Op::softmax, {0, 1, 2, 3});
+  EXPECT_FALSE(within_contract_fast(run_batch(*wrong.kernel, wrong.op, wrong), wrong.values, 1.0, *wrong.kernel, wrong.op));
+}
+
+// run_batch into reused buffers gives the bits of the allocating form, also
+// when the buffers last held a longer batch of another format.
+TEST(FuzzInvariants, RunBatchIntoScratchMatches) {
+  Rng rng(3);
+  BatchScratch scratch;
+  std::vector<double> y;
+  for (const Kernel* k : builtins())
+    for (const OpDecl& d : k->ops) {
+      FuzzCase c = one_row(k->name.c_str(), d.op, mixed_row(rng, k->format, 1 + rng.below(70)));
+      run_batch(*k, d.op, c, scratch, y);
+      const std::vector<double> fresh = run_batch(*k, d.op, c);
+      ASSERT_EQ(y.size(), fresh.size());
+      for (std::size_t j = 0; j < y.size(); ++j) EXPECT_TRUE(same_bits(y[j], fresh[j])) << k->name << " " << j;
+    }
+}
+
 TEST(FuzzDifferential, CatchesTheWrongRescale) {
   FuzzCase c = one_row("mutant_online_wrong_rescale", Op::softmax, {0, 1, 2, 3});
   const std::vector<double> y = run_batch(*c.kernel, c.op, c);
