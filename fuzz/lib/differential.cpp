@@ -161,16 +161,33 @@ bool clearly_within(std::span<const double> x, std::span<const double> y, const 
   return true;
 }
 
+namespace {
+
+// Whether one fast tier (its row computed by `tier` into thread-local storage)
+// proves y within B even at the top of its uncertainty.
+template <class FastRow_>
+bool tier_proves_within(std::span<const double> y, std::span<const double> x, double temperature, const Kernel& k,
+                        Op op, void (*tier)(std::span<const double>, double, FastRow_&)) {
+  thread_local FastRow_ fast;  // storage reused input to input
+  thread_local oracle::FastRowError e;
+  tier(x, temperature, fast);
+  if (fast.status != oracle::RowStatus::ok || !fast.usable) return false;
+  if (!oracle::compare_row_fast(y, fast, k.format, op, e)) return false;
+  if (e.error.nonfinite > 0 || e.error.special_mismatch > 0) return false;
+  const double bound = k.find(op)->contract.bound_ulps(row_shape(x, temperature, k.format), k.format);
+  return e.error.max_ulp + e.max_ulp_err <= bound;
+}
+
+}  // namespace
+
+// The tiers in the order softcheck run tries them (docs/oracle.md): f64
+// results by the double-double tier, the others by double then long double.
 bool within_contract_fast(std::span<const double> y, std::span<const double> x, double temperature,
                           const Kernel& k, Op op) {
-  if (k.format == Format::f64) return false;  // compare_row_fast never decides f64 (docs/oracle.md)
   if (op != Op::softmax && op != Op::log_softmax) return false;
-  const oracle::FastRow fast = oracle::fast_row(x, temperature);
-  if (fast.status != oracle::RowStatus::ok || !fast.usable) return false;
-  const std::optional<oracle::FastRowError> e = oracle::compare_row_fast(y, fast, k.format, op);
-  if (!e || e->error.nonfinite > 0 || e->error.special_mismatch > 0) return false;
-  const double bound = k.find(op)->contract.bound_ulps(row_shape(x, temperature, k.format), k.format);
-  return e->error.max_ulp + e->max_ulp_err <= bound;  // within even at the top of the uncertainty
+  if (k.format == Format::f64) return tier_proves_within(y, x, temperature, k, op, oracle::dd_fast_row);
+  return tier_proves_within(y, x, temperature, k, op, oracle::double_fast_row) ||
+         tier_proves_within(y, x, temperature, k, op, oracle::fast_row);
 }
 
 bool within_contract_exact(std::span<const double> y, std::span<const double> x, double temperature,

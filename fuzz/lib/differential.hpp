@@ -10,8 +10,8 @@
 //   1. a long double reference (64-bit significand: 11 bits beyond f64) with a
 //      generous error bound; a row whose every output is within B ulps of the
 //      whole interval [ref - err, ref + err] passes;
-//   2. otherwise the oracle's fast tier (fast_row + compare_row_fast): a row
-//      it proves within B passes;
+//   2. otherwise the oracle's fast tiers (double, long double, double-double
+//      for f64 results; compare_row_fast): a row they prove within B passes;
 //   3. otherwise the MPFR oracle: exact_row + compare_row against B;
 //   4. a row over its bound there is confirmed by the property suite's
 //      `accuracy` check (what `softcheck repro --property accuracy` runs).
@@ -44,10 +44,10 @@ void reference_row(std::span<const double> x, double temperature, Op op, Format 
 bool clearly_within(std::span<const double> x, std::span<const double> y, const Reference& ref, double bound,
                     Format f);
 
-// Stage 2: the oracle's fast tier (oracle/include/softcheck/fast_oracle.hpp:
-// fast_row + compare_row_fast, rigorous long double enclosures): true when it
-// proves every y_j within the contract even at the top of its uncertainty;
-// false when it cannot decide (never for f64 results) or the row fails.
+// Stage 2: the oracle's fast tiers (oracle/include/softcheck/fast_oracle.hpp:
+// rigorous enclosures in double / long double / double-double, and
+// compare_row_fast): true when one proves every y_j within the contract even
+// at the top of its uncertainty; false when none can decide or the row fails.
 bool within_contract_fast(std::span<const double> y, std::span<const double> x, double temperature,
                           const Kernel& k, Op op);
 
