@@ -207,12 +207,21 @@ constexpr R gamma(R m) {
 }
 
 // floor(log2 a) for a > 0, through the (fast) double conversion, corrected
-// when rounding to double carried a into the next binade; every a below
-// 2^-1000 gives -1001 (all callers clamp at emin >= -126 first).
+// when rounding to double carried a into the next binade. Below 2^-1000 a
+// double or long double gives -1001 (their callers clamp at emin >= -126
+// first); a double-word (f64 results, emin = -1022) gets its exact binade.
 template <class R>
 [[gnu::always_inline]] inline int binade(R a) {
   const double d = static_cast<double>(a);
-  if (d < 0x1p-1000) return -1001;
+  if (d < 0x1p-1000) {
+    if constexpr (is_dd<R>) {
+      int e = std::ilogb(d);  // d > 0: a double-word's hi is non-zero
+      if (a < R(std::ldexp(1.0, e))) --e;
+      return e;
+    } else {
+      return -1001;
+    }
+  }
   int e = static_cast<int>((std::bit_cast<std::uint64_t>(d) >> 52) & 0x7ff) - 1023;
   if constexpr (!std::is_same_v<R, double>)
     if (a < static_cast<R>(pow2d(e))) --e;
