@@ -16,6 +16,7 @@
 #include "tiled_online.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -46,24 +47,26 @@ void gather(std::span<const float> z, std::int64_t first, std::int64_t end, int 
   }
 }
 
-// Thread t's state over the tiles of [begin, end).
+// Thread t's state over the tiles of [begin, end); `tile` is scratch for
+// shape.per_thread floats (the host twin runs a block's threads one after the
+// other: one buffer serves them all, instead of an allocation per thread and
+// row, which dominated the fuzzers' time under ASan).
 State thread_state(std::span<const float> z, std::int64_t begin, std::int64_t end,
-                   online::TileShape shape, int t) {
-  std::vector<float> tile(static_cast<std::size_t>(shape.per_thread));
+                   online::TileShape shape, int t, float* tile) {
   State s = online::empty_state();
   for (std::int64_t tile_start = begin; tile_start < end; tile_start += shape.tile()) {
-    gather(z, tile_start + static_cast<std::int64_t>(t) * shape.per_thread, end, shape.per_thread,
-           tile.data());
-    s = online::absorb_tile(s, tile.data(), shape.per_thread, exp_fn);
+    gather(z, tile_start + static_cast<std::int64_t>(t) * shape.per_thread, end, shape.per_thread, tile);
+    s = online::absorb_tile(s, tile, shape.per_thread, exp_fn);
   }
   return s;
 }
 
 // The warp-shuffle tree: each warp's 32 states, then the warp results padded
 // to 32 with empty states (merging with an empty state is exact).
-State tree_merge(std::vector<State> states) {
+State tree_merge(std::vector<State>& states) {  // folds `states` in place
   const std::size_t warps = states.size() / online::warp_width;
-  std::vector<State> per_warp(online::warp_width, online::empty_state());
+  std::array<State, online::warp_width> per_warp;
+  per_warp.fill(online::empty_state());
   for (std::size_t w = 0; w < warps; ++w)
     per_warp[w] = online::tree_fold(states.data() + w * online::warp_width, exp_fn);
   return online::tree_fold(per_warp.data(), exp_fn);
@@ -71,12 +74,15 @@ State tree_merge(std::vector<State> states) {
 
 State block_state(std::span<const float> z, std::int64_t begin, std::int64_t end,
                   const TiledConfig& c) {
-  std::vector<State> states(static_cast<std::size_t>(c.shape.threads));
+  thread_local std::vector<State> states;  // storage reused row to row
+  thread_local std::vector<float> tile;
+  states.resize(static_cast<std::size_t>(c.shape.threads));
+  tile.resize(static_cast<std::size_t>(c.shape.per_thread));
   for (int t = 0; t < c.shape.threads; ++t)
-    states[static_cast<std::size_t>(t)] = thread_state(z, begin, end, c.shape, t);
+    states[static_cast<std::size_t>(t)] = thread_state(z, begin, end, c.shape, t, tile.data());
   if (c.merge == MergeOrder::sequential)
     return online::sequential_fold(states.data(), c.shape.threads, exp_fn);
-  return tree_merge(std::move(states));
+  return tree_merge(states);
 }
 
 // The row's state: one block, or one block per segment folded in order.
@@ -232,7 +238,8 @@ Kernel f32_statistics_kernel(std::string algorithm, Format format, std::string d
       throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
     const auto t = static_cast<float>(temperature);
     const auto n = static_cast<std::size_t>(cols);
-    std::vector<float> zy(n);  // the row is read whole before it is written: x may alias y
+    thread_local std::vector<float> zy;  // the row is read whole before it is written: x may alias y
+    zy.resize(n);
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::size_t base = static_cast<std::size_t>(r) * n;
       for (std::size_t i = 0; i < n; ++i) zy[i] = load_value(x, base + i, format) / t;
