@@ -116,34 +116,14 @@ void size_kernel_buffer(std::vector<unsigned char>& b, std::size_t bytes) {
 void pack_into(const std::vector<double>& x, Format f, std::vector<unsigned char>& b) {
   const std::size_t size = element_size(f);
   size_kernel_buffer(b, x.size() * size);
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    unsigned char* p = b.data() + i * size;
-    if (f == Format::f64) {
-      std::memcpy(p, &x[i], sizeof(double));
-    } else if (f == Format::f32) {
-      const float v = static_cast<float>(x[i]);
-      std::memcpy(p, &v, sizeof v);
-    } else {
-      const std::uint16_t v = encode16(x[i], f);
-      std::memcpy(p, &v, sizeof v);
-    }
-  }
+  for (std::size_t i = 0; i < x.size(); ++i) store_element(b.data() + i * size, x[i], f);
 }
 
 // n NaNs of format f (an output entry the kernel never writes reads as NaN).
 void fill_nan(Format f, std::size_t n, std::vector<unsigned char>& b) {
   const std::size_t size = element_size(f);
   unsigned char nan[sizeof(double)];
-  if (f == Format::f64) {
-    const double v = NAN;
-    std::memcpy(nan, &v, sizeof v);
-  } else if (f == Format::f32) {
-    const float v = NAN;
-    std::memcpy(nan, &v, sizeof v);
-  } else {
-    const std::uint16_t v = encode16(NAN, f);
-    std::memcpy(nan, &v, sizeof v);
-  }
+  store_element(nan, NAN, f);
   size_kernel_buffer(b, n * size);
   for (std::size_t i = 0; i < n; ++i) std::memcpy(b.data() + i * size, nan, size);
 }
@@ -151,20 +131,7 @@ void fill_nan(Format f, std::size_t n, std::vector<unsigned char>& b) {
 void unpack_into(const std::vector<unsigned char>& b, Format f, std::size_t n, std::vector<double>& y) {
   const std::size_t size = element_size(f);
   y.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const unsigned char* p = b.data() + i * size;
-    if (f == Format::f64) {
-      std::memcpy(&y[i], p, sizeof(double));
-    } else if (f == Format::f32) {
-      float v;
-      std::memcpy(&v, p, sizeof v);
-      y[i] = v;
-    } else {
-      std::uint16_t v;
-      std::memcpy(&v, p, sizeof v);
-      y[i] = decode16(v, f);
-    }
-  }
+  for (std::size_t i = 0; i < n; ++i) y[i] = load_element(b.data() + i * size, f);
 }
 
 std::string context_of(const FuzzCase& c, std::int64_t r) { return describe(c) + ", row " + std::to_string(r); }

@@ -55,21 +55,39 @@ inline std::size_t element_size(Format f) {
   return f == Format::f64 ? sizeof(double) : f == Format::f32 ? sizeof(float) : sizeof(std::uint16_t);
 }
 
+// One element of a buffer of f: v (already exact in f, or rounded to f on
+// the way) stored at p, and the value at p (exact as a double).
+inline void store_element(unsigned char* p, double v, Format f) {
+  if (f == Format::f64) {
+    std::memcpy(p, &v, sizeof(double));
+  } else if (f == Format::f32) {
+    const float w = static_cast<float>(v);
+    std::memcpy(p, &w, sizeof w);
+  } else {
+    const std::uint16_t w = encode16(v, f);
+    std::memcpy(p, &w, sizeof w);
+  }
+}
+inline double load_element(const unsigned char* p, Format f) {
+  if (f == Format::f64) {
+    double v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  if (f == Format::f32) {
+    float v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  std::uint16_t v;
+  std::memcpy(&v, p, sizeof v);
+  return decode16(v, f);
+}
+
 // Values (already exact in f, or rounded to f on the way) into a buffer of f.
 inline std::vector<unsigned char> pack(const std::vector<double>& x, Format f) {
   std::vector<unsigned char> b(x.size() * element_size(f));
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    unsigned char* p = b.data() + i * element_size(f);
-    if (f == Format::f64) {
-      std::memcpy(p, &x[i], sizeof(double));
-    } else if (f == Format::f32) {
-      const float v = static_cast<float>(x[i]);
-      std::memcpy(p, &v, sizeof v);
-    } else {
-      const std::uint16_t v = encode16(x[i], f);
-      std::memcpy(p, &v, sizeof v);
-    }
-  }
+  for (std::size_t i = 0; i < x.size(); ++i) store_element(b.data() + i * element_size(f), x[i], f);
   return b;
 }
 
@@ -77,20 +95,7 @@ inline std::vector<unsigned char> pack(const std::vector<double>& x, Format f) {
 inline std::vector<double> unpack(const std::vector<unsigned char>& b, Format f, std::size_t count) {
   if (b.size() < count * element_size(f)) throw std::logic_error("unpack: buffer too small");
   std::vector<double> y(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const unsigned char* p = b.data() + i * element_size(f);
-    if (f == Format::f64) {
-      std::memcpy(&y[i], p, sizeof(double));
-    } else if (f == Format::f32) {
-      float v;
-      std::memcpy(&v, p, sizeof v);
-      y[i] = v;
-    } else {
-      std::uint16_t v;
-      std::memcpy(&v, p, sizeof v);
-      y[i] = decode16(v, f);
-    }
-  }
+  for (std::size_t i = 0; i < count; ++i) y[i] = load_element(b.data() + i * element_size(f), f);
   return y;
 }
 
