@@ -375,25 +375,23 @@ bool evaluate_row_fast(Accum& a, const Target& t, const SuiteCase& c, std::int64
                        const double* y, const oracle::BasicFastRow<R>& fast, const RunOptions& opt) {
   const Kernel& k = *t.kernel;
   const Op op = t.decl->op;
-  thread_local oracle::FastRowError decided;  // storage reused row to row
-  const oracle::FastRowError* fe = &decided;
-  if (!oracle::compare_row_fast({y, static_cast<std::size_t>(c.cols)}, fast, k.format, op, decided, 1e-3,
-                                opt.oracle_bits))
+  thread_local oracle::FastRowError fe;  // storage reused row to row
+  if (!oracle::compare_row_fast({y, static_cast<std::size_t>(c.cols)}, fast, k.format, op, fe, 1e-3, opt.oracle_bits))
     return false;
-  const RowError& e = fe->error;
+  const RowError& e = fe.error;
   UlpHistogram h{};
-  for (std::size_t i = 0; i < fe->ulp.size(); ++i) {
-    if (!fe->finite[i]) continue;
-    const std::size_t b = ulp_histogram_bin(fe->ulp[i]);
-    if (ulp_histogram_bin(std::max(0.0, fe->ulp[i] - fe->ulp_err[i])) != b ||
-        ulp_histogram_bin(fe->ulp[i] + fe->ulp_err[i]) != b)
+  for (std::size_t i = 0; i < fe.ulp.size(); ++i) {
+    if (!fe.finite[i]) continue;
+    const std::size_t b = ulp_histogram_bin(fe.ulp[i]);
+    if (ulp_histogram_bin(std::max(0.0, fe.ulp[i] - fe.ulp_err[i])) != b ||
+        ulp_histogram_bin(fe.ulp[i] + fe.ulp_err[i]) != b)
       return false;
     h[b]++;
   }
   const double bound = row_bound(t, c, x);
   const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
-  if (t.decl->contract.declared && !broken && e.max_ulp - fe->max_ulp_err <= bound &&
-      e.max_ulp + fe->max_ulp_err > bound)
+  if (t.decl->contract.declared && !broken && e.max_ulp - fe.max_ulp_err <= bound &&
+      e.max_ulp + fe.max_ulp_err > bound)
     return false;  // the verdict sits inside the uncertainty
   for (std::size_t b = 0; b < h.size(); ++b) a.histogram[b] += h[b];
   record_measured_row(a, t, c, row, x, y, e, bound, "", opt.seed);

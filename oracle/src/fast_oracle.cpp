@@ -761,7 +761,7 @@ double fast_ordinal(double x, const FormatInfo& fi, double maxf) {
 //    rel 0 or inf) or positive (r = 0 gives exactly 1), else undecided;
 //  - normwise: max_abs / (u_T max_j g_j) within tolerance max(1, normwise).
 // f64 results need err <= 2^-63 |v|, out of reach of a 64-bit significand:
-// always nullopt.
+// only the double-double tier decides them (and nothing else).
 template <class R>
 bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exact, Format f, Op op,
                       FastRowError& out, double tolerance, unsigned reference_bits) {
@@ -772,8 +772,8 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
   // f64 results need the exact value to 2^-63 relative: the DD tier's, and
   // only its.
   if ((f == Format::f64) != is_dd<R>) return false;
-  // The fast tier encloses softmax and log-softmax only; any other op (e.g.
-  // sparsemax/entmax once Op has them) is the MPFR path's.
+  // The fast tiers enclose softmax and log-softmax only; the sparse ops are
+  // the MPFR path's.
   if (op != Op::softmax && op != Op::log_softmax) return false;
   if (!arithmetic_as_assumed<R>()) return false;
   const bool sm = op == Op::softmax;

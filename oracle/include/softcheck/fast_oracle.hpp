@@ -79,6 +79,8 @@ void dd_fast_row(std::span<const double> x, double temperature, DDFastRow& out);
 // ulp for every element (and the analogous rules for the other metrics, see
 // fast_oracle.cpp). The figures are estimates within those tolerances of
 // what compare_row against exact_row gives; counts and classes are exact.
+// f64 results are decided by the double-double tier only (nullopt from the
+// others), and the double-double tier decides nothing but f64.
 struct FastRowError {
   RowError error;
   double max_ulp_err = 0;              // |max_ulp - exact max_ulp| <= max_ulp_err
