@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "kernel_util.hpp"
+#include "parallel_blocks.hpp"
 
 // 64-byte vectors passed between the (always inlined, file-local) helpers:
 // GCC and Clang warn that their ABI differs without AVX-512; nothing here
@@ -465,9 +466,10 @@ SimdIsa best_simd_isa() {
 }
 
 unsigned simd_threads_used(std::int64_t rows, std::int64_t cols, unsigned threads) {
-  // Starting a thread costs tens of microseconds, about what a single thread
-  // needs for min_elements_per_thread elements; below that it would not pay.
-  constexpr std::int64_t min_elements_per_thread = std::int64_t{1} << 15;
+  // Waking a pool thread and waiting for it costs some microseconds, about
+  // what a single thread needs for min_elements_per_thread elements; below
+  // that a block would not pay for it.
+  constexpr std::int64_t min_elements_per_thread = std::int64_t{1} << 13;
   const std::int64_t by_work = rows * cols / min_elements_per_thread;
   const std::int64_t most = std::min<std::int64_t>({static_cast<std::int64_t>(threads), rows, by_work});
   return most > 1 ? static_cast<unsigned>(most) : 1u;
@@ -485,15 +487,10 @@ void simd_softmax(SimdAlgorithm algorithm, SimdIsa isa, const float* x, float* y
   };
   // Rows are independent and each is computed by the same code whichever
   // thread runs it, so any split gives the single-threaded bits (tested).
-  // Contiguous blocks of rows, the first on this thread.
+  // Contiguous blocks of rows on the persistent pool (parallel_blocks.hpp).
   const unsigned used = simd_threads_used(rows, cols, threads);
   if (used == 1) return run_rows(0, rows);
-  const auto block_start = [&](unsigned b) { return rows * b / used; };
-  std::vector<std::thread> workers;
-  workers.reserve(used - 1);
-  for (unsigned b = 1; b < used; ++b) workers.emplace_back(run_rows, block_start(b), block_start(b + 1));
-  run_rows(0, block_start(1));
-  for (std::thread& w : workers) w.join();
+  run_blocks(used, [&](unsigned b) { run_rows(rows * b / used, rows * (b + 1) / used); });
 }
 
 std::vector<Kernel> simd_kernels() {
