@@ -186,15 +186,22 @@ void print_failure(std::ostream& os, const PropertyVerdict& v, std::size_t max_r
 }  // namespace
 
 void print_verdicts(std::ostream& os, std::span<const PropertyVerdict> verdicts, std::size_t max_row_print) {
-  std::size_t kw = 8;
-  for (const PropertyVerdict& v : verdicts) kw = std::max(kw, v.kernel.size() + 2);
-  const int kernel_width = static_cast<int>(kw);
-  os << std::left << std::setw(kernel_width) << "kernel" << std::setw(12) << "op" << std::setw(20) << "property"
-     << std::setw(12) << "verdict" << std::setw(7) << "cases" << "measured / note\n";
+  // Columns as wide as their longest entry plus two spaces (at least the
+  // header's), so that no two columns run together.
+  std::size_t kw = 8, ow = 12, pw = 20;
+  for (const PropertyVerdict& v : verdicts) {
+    kw = std::max(kw, v.kernel.size() + 2);
+    ow = std::max(ow, name(v.op).size() + 2);
+    pw = std::max(pw, v.property.size() + 2);
+  }
+  const int kernel_width = static_cast<int>(kw), op_width = static_cast<int>(ow), property_width = static_cast<int>(pw);
+  os << std::left << std::setw(kernel_width) << "kernel" << std::setw(op_width) << "op" << std::setw(property_width)
+     << "property" << std::setw(12) << "verdict" << std::setw(7) << "cases" << "measured / note\n";
   for (const PropertyVerdict& v : verdicts) {
     const std::string note = note_text(v);
-    os << std::left << std::setw(kernel_width) << v.kernel << std::setw(12) << name(v.op) << std::setw(20) << v.property
-       << std::setw(12) << name(v.verdict) << std::setw(7) << v.tests_passed << note << "\n";
+    os << std::left << std::setw(kernel_width) << v.kernel << std::setw(op_width) << name(v.op)
+       << std::setw(property_width) << v.property << std::setw(12) << name(v.verdict) << std::setw(7) << v.tests_passed
+       << note << "\n";
   }
   for (const PropertyVerdict& v : verdicts)
     if (v.verdict == Verdict::failed && v.counterexample) print_failure(os, v, max_row_print);
