@@ -99,15 +99,20 @@ SOFTCHECK_INLINE vf fma16(vf a, vf b, vf c) {
 }
 
 // Horizontal max and sum of the 16 lanes in one fixed order: halves folded
-// 8 + 8, 4 + 4, 2 + 2, 1 + 1 (a 4-level tree).
-template <class F>
-SOFTCHECK_INLINE float fold(vf v, F op) {
-  alignas(64) float b[lanes];
-  store(b, v);
-  for (std::size_t half = lanes / 2; half >= 1; half /= 2)
-    for (std::size_t i = 0; i < half; ++i) b[i] = op(b[i], b[i + half]);
-  return b[0];
+// 8 + 8, 4 + 4, 2 + 2, 1 + 1 (a 4-level tree), lane i with lane i + half. In
+// registers: each level pairs the vector with itself rotated by `half` lanes
+// (the upper lanes of the result are not used).
+SOFTCHECK_INLINE vf vadd(vf a, vf b) { return a + b; }
+template <vf (*op)(vf, vf)>
+SOFTCHECK_INLINE float fold(vf v) {
+  v = op(v, __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  v = op(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3));
+  v = op(v, __builtin_shufflevector(v, v, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1));
+  v = op(v, __builtin_shufflevector(v, v, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0));
+  return v[0];
 }
+SOFTCHECK_INLINE float fold_max(vf v) { return fold<vmax>(v); }
+SOFTCHECK_INLINE float fold_sum(vf v) { return fold<vadd>(v); }
 
 // exp(d) for every lane, d <= 0 (a -inf lane, a masked entry, gives 0), in
 // f32 with the rounding errors kept below the last rounding: within 1.5u of
@@ -225,7 +230,7 @@ SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float
   for (; at < full; at += lanes) m0 = vmax(m0, load(x + at));
   if (full < n) m1 = vmax(m1, load_part(x + full, n - full, -std::numeric_limits<float>::infinity()));
   const vf m = vmax(vmax(m0, m1), vmax(m2, m3));
-  float a = fold(m, [](float p, float q) { return p > q ? p : q; });
+  float a = fold_max(m);
   if (t != 1.0f) a = a / t;
   if (a == -std::numeric_limits<float>::infinity()) {
     for (std::size_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
@@ -235,22 +240,31 @@ SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float
                                  : exp_and_lane_sums<false>(x, y, n, splat(a), splat(t));
   // y_j = e_j * fl(1 / S): a multiply per element instead of a divide (a
   // vector divide costs about 16 times as much), one more rounding.
-  const vf r = splat(1.0f / fold(lane_sums, [](float p, float q) { return p + q; }));
+  const vf r = splat(1.0f / fold_sum(lane_sums));
   for (std::size_t i = 0; i < full; i += lanes) store(y + i, load(y + i) * r);
   if (full < n) store_part(y + full, load_part(y + full, n - full, 1.0f) * r, n - full);
 }
 
 // ------------------------------------------------------------ online_simd
-// Milakov & Gimelshein's online normaliser per lane, a block of 4 vectors at
-// a time (one rescale per block instead of one per element), the 16 lanes
-// merged at the end, then one more pass:
-//   per lane l, per block b: m' = max(m, max_k z_k); d = d exp16(m - m') +
-//     sum_k exp16(z_k - m') (in order); m = m'
-//   M = max_l m_l;  D = sum_l d_l exp16(m_l - M) (the 4-level tree)
+// Milakov & Gimelshein's online normaliser with one running maximum for the
+// row, a block of 4 vectors (64 elements) at a time: one rescale per block in
+// which the maximum grew, instead of one per element.
+//   per block b: m' = max(m, max_k z_k) (the row's running maximum);
+//     t_k = exp16(z_k - m') (stored in y); d = d exp16(m - m') + sum_k t_k
+//     per lane, in order (no exp when m' = m); m = m'
+//   M = m;  D = sum of the 16 lanes of d (the 4-level tree)
 //   y_j = exp16(z_j - M) * fl(1 / D)
-// Two passes over x (one write of y) instead of shifted's three.
+// In the last pass, the blocks from the one where the maximum last grew on
+// were shifted by M itself: their stored t_j are exp16(z_j - M), and only a
+// multiply is left; the blocks before it compute exp16(z_j - M) again from x.
+// Either way every y_j is fl(exp16(fl(z_j - M)) * fl(1/D)): the same bits,
+// monotone in z_j. Two passes over x at most (one when the maximum is in the
+// first block), one exp per element plus one per element before the last
+// growth of the maximum. In place (x and y overlapping) nothing is stored and
+// every block is computed again from x (the same bits).
 
 constexpr std::size_t block_vectors = 4;
+constexpr std::size_t block_elements = block_vectors * lanes;
 
 // z of 16 elements at p (count < 16: the other lanes -inf, i.e. masked).
 template <bool Scaled>
@@ -260,56 +274,91 @@ SOFTCHECK_INLINE vf z_at(const float* p, std::size_t count, vf vt) {
   return z;
 }
 
-template <bool Scaled>
-SOFTCHECK_INLINE void online_stats(const float* x, std::size_t n, vf vt, vf& m, vf& d) {
-  const vf minus_inf = splat(-std::numeric_limits<float>::infinity());
-  m = minus_inf;
-  d = splat(0.0f);
-  for (std::size_t i = 0; i < n; i += block_vectors * lanes) {
+SOFTCHECK_INLINE float max_of(float p, float q) { return p > q ? p : q; }
+
+struct OnlineStats {
+  float m;             // the row's maximum M (-inf: every entry masked)
+  vf d;                // per lane sums of exp16(z_i - M)
+  std::size_t settled;  // first element of the block where the maximum last grew
+};
+
+template <bool Scaled, bool Store>
+SOFTCHECK_INLINE OnlineStats online_stats(const float* x, float* t_out, std::size_t n, vf vt) {
+  const float minus_inf = -std::numeric_limits<float>::infinity();
+  OnlineStats st{minus_inf, splat(0.0f), 0};
+  // While every entry so far is -inf the row keeps (-inf, 0) and shifts by
+  // 0: every exp16(-inf - 0) is an exact 0, never NaN.
+  vf vshift = splat(0.0f);
+  for (std::size_t i = 0; i < n; i += block_elements) {
     vf z[block_vectors];
     std::size_t count = 0;
-    vf block_max = minus_inf;
+    vf block_max = splat(minus_inf);
     for (; count < block_vectors && i + count * lanes < n; ++count) {
       z[count] = z_at<Scaled>(x + i + count * lanes, n - i - count * lanes, vt);
       block_max = vmax(block_max, z[count]);
     }
-    const vf m_new = vmax(m, block_max);
-    // A lane with nothing but -inf so far keeps (-inf, 0): shifting by 0
-    // there turns every exp16(-inf - shift) into an exact 0, never NaN.
-    const vf shift = m_new == minus_inf ? splat(0.0f) : m_new;
-    // Once the lanes' maxima settle most blocks change none of them; then
-    // every lane's factor is exp16(m - m) = exp16(0) = 1 or (still all -inf)
-    // d = 0, so d * factor = d: the same bits without the exp (a NaN lane
-    // always differs from itself and takes the full path).
-    vf acc = any_lane(m_new != m) ? d * exp16(m - shift) : d;
-    for (std::size_t k = 0; k < count; ++k) acc = acc + exp16(z[k] - shift);
-    d = acc;
-    m = m_new;
+    // Whether the maximum grew is a lane-wise compare; the horizontal maximum
+    // (a chain of dependent steps) is needed only when it did, so the exps of
+    // the usual block do not wait for it. When it did not, the rescale factor
+    // would be exp16(m - m) = exp16(0) = 1 (or d = 0, still all -inf):
+    // d * factor = d, the same bits without the exp. (A NaN lane never
+    // compares greater; a NaN in the row makes D, so every y_j, NaN anyway.)
+    if (any_lane(block_max > splat(st.m))) {
+      const float m_new = max_of(st.m, fold_max(block_max));  // > st.m >= -inf
+      // Until now every entry was -inf and d is exactly 0: no factor needed.
+      if (st.m != minus_inf) st.d = st.d * exp16(splat(st.m) - splat(m_new));
+      st.m = m_new;
+      st.settled = i;
+      vshift = splat(m_new);
+    }
+    vf acc = st.d;
+    for (std::size_t k = 0; k < count; ++k) {
+      const vf t = exp16(z[k] - vshift);
+      if constexpr (Store) {
+        const std::size_t at = i + k * lanes;
+        if (n - at >= lanes)
+          store(t_out + at, t);
+        else
+          store_part(t_out + at, t, n - at);
+      }
+      acc = acc + t;
+    }
+    st.d = acc;
   }
+  return st;
 }
 
-template <bool Scaled>
-SOFTCHECK_INLINE void online_row_scaled(const float* x, float* y, std::size_t n, float t) {
+template <bool Scaled, bool Stored>
+SOFTCHECK_INLINE void online_row_with(const float* x, float* y, std::size_t n, float t) {
   const vf vt = splat(t);
-  vf m, d;
-  online_stats<Scaled>(x, n, vt, m, d);
-  const float big_m = fold(m, [](float p, float q) { return p > q ? p : q; });
-  if (big_m == -std::numeric_limits<float>::infinity()) {  // fully masked: the nan policy
+  const OnlineStats st = online_stats<Scaled, Stored>(x, y, n, vt);
+  if (st.m == -std::numeric_limits<float>::infinity()) {  // fully masked: the nan policy
     for (std::size_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
     return;
   }
-  const vf vm = splat(big_m);
-  const vf r = splat(1.0f / fold(d * exp16(m - vm), [](float p, float q) { return p + q; }));
+  const vf vm = splat(st.m);
+  const vf r = splat(1.0f / fold_sum(st.d));
   const std::size_t full = n - n % lanes;
-  for (std::size_t i = 0; i < full; i += lanes) store(y + i, exp16(z_at<Scaled>(x + i, lanes, vt) - vm) * r);
-  if (full < n) store_part(y + full, exp16(z_at<Scaled>(x + full, n - full, vt) - vm) * r, n - full);
+  const std::size_t recompute_until = Stored ? st.settled : n;  // a multiple of 16 when stored
+  std::size_t i = 0;
+  for (; i < std::min(full, recompute_until); i += lanes) store(y + i, exp16(z_at<Scaled>(x + i, lanes, vt) - vm) * r);
+  for (; i < full; i += lanes) store(y + i, load(y + i) * r);
+  if (full < n) {
+    const vf e = i < recompute_until ? exp16(z_at<Scaled>(x + full, n - full, vt) - vm)
+                                     : load_part(y + full, n - full, 0.0f);
+    store_part(y + full, e * r, n - full);
+  }
 }
 
 SOFTCHECK_INLINE void online_row(const float* x, float* y, std::size_t n, float t) {
+  // Stored exps need y apart from x (an in-place call would overwrite x
+  // before the blocks that are computed again read it).
+  const auto at = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  const bool apart = at(y + n) <= at(x) || at(x + n) <= at(y);
   if (t != 1.0f)
-    online_row_scaled<true>(x, y, n, t);
+    apart ? online_row_with<true, true>(x, y, n, t) : online_row_with<true, false>(x, y, n, t);
   else
-    online_row_scaled<false>(x, y, n, t);
+    apart ? online_row_with<false, true>(x, y, n, t) : online_row_with<false, false>(x, y, n, t);
 }
 
 // ------------------------------------------------- one body, three ISAs
@@ -402,29 +451,29 @@ Contract shifted_contract() {
 }
 
 // online_simd, first order in u = 2^-24. A term exp(z_i - M) of D is computed
-// as a chain: t_i = exp16(fl(z_i - m_b)) (m_b: its lane's max after its
-// block), times one factor exp16(fl(m_old - m_new)) per later change of the
-// lane's max (each factor then multiplied in: +u), times exp16(fl(m_l - M)) at
-// the merge (+u for the multiply). The arguments' rounding errors
-// u|argument| telescope: (m_b - z_i) + sum (m_new - m_old) + (M - m_l) =
-// M - z_i <= R. The exp16 errors: 1.494u each, one for t_i, one per rescale
-// (at most one per block: ceil(n/64) <= n/64 + 1), one at the merge.
-// Additions: within the lane at most ceil(n/16) - 1 <= n/16 after t_i, then
-// the 4-level tree. So D carries
-//   R + 1.494 + 2.494 (n/64 + 1) + n/16 + 2.494 + 4 = 10.482 + 0.1015n + R,
-// y_j = exp16(fl(z_j - M)) (1.494 + R) times fl(1/D) (u) rounded (u):
-//   total 13.976 + 0.1015n + 2R <= 14 + n/8 + 2R (13 with the earlier
-//   1.001u exp in double).
+// as a chain: t_i = exp16(fl(z_i - m_b)) (m_b: the row's running maximum after
+// its block), times one factor exp16(fl(m_old - m_new)) per later growth of
+// the maximum (each factor then multiplied in: +u). The arguments' rounding
+// errors u|argument| telescope: (m_b - z_i) + sum (m_new - m_old) = M - z_i
+// <= R. The exp16 errors: 1.494u each, one for t_i and one per rescale (at
+// most one per later block: n/64 + 1 bounds them). Additions: within the lane
+// at most ceil(n/16) - 1 <= n/16 after t_i, then the 4-level tree; every lane
+// already shares the shift M, so no merge factor. So D carries
+//   R + 1.494 + 2.494 (n/64 + 1) + n/16 + 4 = 7.988 + 0.1015n + R,
+// y_j = exp16(fl(z_j - M)) (1.494 + R) times fl(1/D) (u) rounded (u) -- a stored
+// t_j of a block shifted by M is that same exp16 value:
+//   total 11.482 + 0.1015n + 2R <= 12 + n/8 + 2R (14 while each lane kept its
+//   own maximum and the merge added 2.494u).
 // Temperature: z_i = fl(x_i / T) everywhere, as shifted: t = 4. Subnormal
 // outputs as shifted_simd. Entries that do not contribute (below L_T) add
 // less than denorm_min each to D >= 1 (the lane holding M has d >= 1: its
 // exp16(0) = 1 is exact, as are the factors exp16(0) = 1).
 Contract online_contract() {
-  return declared_contract(14, 0.125, 2, 0, 4,
-                           "online softmax per lane in blocks of 64 (Milakov-Gimelshein), lanes merged, "
+  return declared_contract(12, 0.125, 2, 0, 4,
+                           "online softmax in blocks of 64 with one running maximum (Milakov-Gimelshein), "
                            "monotone exp16 (1.494u): D's chain of exps telescopes to R, 2.494u per rescale "
-                           "(<= n/64 + 1), n/16 additions, merge 2.494u + tree 4u: 10.482 + 0.102n + R; "
-                           "y = exp16 (1.494 + R) * fl(1/D) 2u: 13.976 + 0.102n + 2R; temperature 4M");
+                           "(<= n/64 + 1), n/16 additions, tree 4u: 7.988 + 0.102n + R; "
+                           "y = exp16 (1.494 + R) * fl(1/D) 2u: 11.482 + 0.102n + 2R; temperature 4M");
 }
 
 }  // namespace
@@ -512,8 +561,8 @@ std::vector<Kernel> simd_kernels() {
     k.ops = {{Op::softmax, shifted ? shifted_contract() : online_contract()}};
     k.masked_policy = MaskedRowPolicy::nan;
     k.description = (shifted ? std::string("max-shifted softmax, three passes")
-                             : std::string("online softmax per lane in blocks "
-                                           "of 64, lanes merged, two passes")) +
+                             : std::string("online softmax in blocks of 64, one running maximum, "
+                                           "exps stored and reused from the block where it last grew")) +
                     ", on 16-lane vectors (AVX-512, AVX2 or baseline x86-64, "
                     "picked at first use; the same bits), "
                     "polynomial exp, temperature fused into the passes" +

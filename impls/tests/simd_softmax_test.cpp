@@ -158,6 +158,38 @@ TEST(SimdSoftmax, MaskedEntriesAreZeroAndAFullyMaskedRowIsNan) {
   }
 }
 
+// online_simd keeps the exps of the blocks shifted by the final maximum and
+// computes the others again; in place it stores nothing and computes every
+// block again. Both must give the same bits wherever the maximum (and its
+// last growth) falls: first block, a middle one, the ragged last one, every
+// block (ascending rows), with masks, temperatures and every ISA.
+TEST(SimdSoftmax, OnlineStoredExpsGiveTheRecomputedBits) {
+  std::mt19937 rng(13);
+  int compared = 0;
+  for (std::int64_t cols : {1, 16, 63, 64, 65, 200, 1000, 4099}) {
+    for (int where = 0; where < 4; ++where) {
+      std::vector<float> x = random_rows(rng, 1, cols);
+      const auto n = static_cast<std::size_t>(cols);
+      if (where == 0) x[0] = 500.0f;                    // the maximum first
+      if (where == 1) x[n / 2] = 500.0f;                // in the middle
+      if (where == 2) x[n - 1] = 500.0f;                // in the last (ragged) block
+      if (where == 3) std::sort(x.begin(), x.end());    // grows in every block
+      for (float t : {1.0f, 0.7f}) {
+        for (SimdIsa isa : {SimdIsa::avx512, SimdIsa::avx2, SimdIsa::baseline}) {
+          if (!simd_isa_supported(isa)) continue;
+          std::vector<float> apart(n), in_place = x;
+          simd_softmax(SimdAlgorithm::online, isa, x.data(), apart.data(), 1, cols, t);
+          simd_softmax(SimdAlgorithm::online, isa, in_place.data(), in_place.data(), 1, cols, t);
+          ASSERT_EQ(0, std::memcmp(apart.data(), in_place.data(), n * sizeof(float)))
+              << name(isa) << " cols " << cols << " where " << where << " T " << t;
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_GE(compared, 64);
+}
+
 TEST(SimdSoftmax, InPlaceIsTheSame) {
   for (SimdAlgorithm algorithm : {SimdAlgorithm::shifted, SimdAlgorithm::online}) {
     std::mt19937 rng(3);
