@@ -100,8 +100,9 @@ Command add_run(CLI::App& app) {
   sub->add_option("--jobs", a->jobs, "Worker threads (default: all cores); reports are identical for any value");
   sub->add_option("--oracle-bits", a->oracle_bits, "MPFR working precision in bits")->check(CLI::Range(64u, 4096u))->capture_default_str();
   sub->add_option("--oracle", a->oracle,
-                  "tiered: fast tiers in double then long double with rigorous error bounds, MPFR for the rows "
-                  "they cannot decide (docs/oracle.md); mpfr: MPFR for every row. Same verdicts either way")
+                  "tiered: fast tiers with rigorous error bounds (double then long double; double-double for f64 "
+                  "results), MPFR for the rows they cannot decide (docs/oracle.md); mpfr: MPFR for every row. "
+                  "Same verdicts either way")
       ->check(CLI::IsMember({"tiered", "mpfr"}))->capture_default_str();
   sub->add_option("--family", a->families, "Only this input family (repeatable; see `softcheck list --families`)");
   sub->add_option("--size", a->sizes, "Only this row length (repeatable)");
