@@ -1,4 +1,5 @@
 // softcheck list: the registry with each kernel's declarations.
+#include <array>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -38,15 +39,25 @@ std::string status_text(const Kernel& k) {
 }
 
 void print_table(const std::vector<const Kernel*>& ks) {
-  const auto row = [](const Kernel& k, std::string_view op, const std::string& contract) {
-    fmt::print("{:<30} {:<14} {:<5} {:<8} {:<12} {:<36} {}\n", k.name, k.algorithm, name(k.format),
-               name(k.masked_policy), op, contract, status_text(k));
+  // Every column as wide as its longest entry (at least its header's), so no
+  // two run together: rows of (kernel, algorithm, fmt, policy, op, contract, status).
+  using Row = std::array<std::string, 7>;
+  std::vector<Row> rows{{"kernel", "algorithm", "fmt", "policy", "op", "contract (max ULP)", "status"}};
+  const auto add = [&](const Kernel& k, std::string_view op, const std::string& contract) {
+    rows.push_back({k.name, k.algorithm, std::string(name(k.format)), std::string(name(k.masked_policy)),
+                    std::string(op), contract, status_text(k)});
   };
-  fmt::print("{:<30} {:<14} {:<5} {:<8} {:<12} {:<36} {}\n", "kernel", "algorithm", "fmt", "policy",
-             "op", "contract (max ULP)", "status");
   for (const Kernel* k : ks) {
-    if (k->ops.empty()) row(*k, "-", "-");  // e.g. a plugin kernel whose op this version cannot run
-    for (const OpDecl& d : k->ops) row(*k, name(d.op), d.contract.declared ? d.contract.formula() : "none");
+    if (k->ops.empty()) add(*k, "-", "-");  // e.g. a plugin kernel whose op this version cannot run
+    for (const OpDecl& d : k->ops) add(*k, name(d.op), d.contract.declared ? d.contract.formula() : "none");
+  }
+  std::array<std::size_t, 7> width{};
+  for (const Row& r : rows)
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  for (const Row& r : rows) {
+    std::string line;
+    for (std::size_t c = 0; c + 1 < r.size(); ++c) line += fmt::format("{:<{}} ", r[c], width[c]);
+    fmt::print("{}{}\n", line, r.back());
   }
   fmt::print("\nn = row length, R = range and M = largest magnitude of the contributing x/T "
              "(docs/kernels.md); [T!=1] applies when the temperature is not 1.\n");
