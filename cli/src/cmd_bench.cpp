@@ -52,7 +52,8 @@ std::string filter_for(const std::vector<std::string>& impls) {
   std::string alternatives = "copy";
   for (const std::string& n : impls) {
     const Kernel* k = find_kernel(n);
-    if (!k) throw std::invalid_argument("unknown kernel '" + n + "' (see `softcheck list`)");
+    if (!k) k = find_sparse_kernel(n);
+    if (!k) throw std::invalid_argument("unknown kernel '" + n + "' (see `softcheck list --sparse`)");
     if (k->test_only) throw std::invalid_argument("'" + n + "' is a test-only kernel; bench runs built-in kernels");
     if (!k->available) throw std::invalid_argument("'" + n + "' is unavailable: " + k->unavailable_reason);
     alternatives += "|" + n;
@@ -166,7 +167,7 @@ void print_results(const Performance& p) {
 Command add_bench(CLI::App& app) {
   auto* sub = app.add_subcommand("bench", "Benchmark kernels (Google Benchmark) and merge throughput into the report");
   auto a = std::make_shared<BenchArgs>();
-  sub->add_option("--impl", a->impls, "Kernel to benchmark (repeatable; default: every available built-in kernel)");
+  sub->add_option("--impl", a->impls, "Kernel to benchmark (repeatable; default: every available built-in, sparse and peer kernel)");
   sub->add_option("--out", a->out, "Directory for bench.json; a report.json there gets the results merged in")
       ->capture_default_str();
   sub->add_option("--min-time", a->min_time, "Minimum seconds per benchmark")

@@ -140,10 +140,12 @@ void run_copy(benchmark::State& state, std::size_t bytes) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(2 * bytes));
 }
 
-// Every registered kernel: built-ins, then peers. Unavailable ones are skipped.
+// Every registered kernel: built-ins, the sparse kernels (sparsemax, entmax,
+// top-k, threshold: their own ops), then peers. Unavailable ones are skipped.
 std::vector<const Kernel*> registered_kernels() {
   std::vector<const Kernel*> ks;
   for (const Kernel& k : softcheck::builtin_kernels()) ks.push_back(&k);
+  for (const Kernel& k : softcheck::sparse_kernels()) ks.push_back(&k);
 #ifdef SOFTCHECK_BENCH_PEERS
   for (const Kernel& k : softcheck::peer_kernels()) ks.push_back(&k);
 #endif
