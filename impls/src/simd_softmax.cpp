@@ -114,6 +114,38 @@ SOFTCHECK_INLINE float fold(vf v) {
 SOFTCHECK_INLINE float fold_max(vf v) { return fold<vmax>(v); }
 SOFTCHECK_INLINE float fold_sum(vf v) { return fold<vadd>(v); }
 
+// v 2^k for v in [0.7, 1.5) and integral k in [-150, 1] (k_magic = 1.5 2^23 + k),
+// rounded once (to nearest, whatever the result: normal, subnormal or 0).
+//  - AVX-512: vscalefps, v 2^k in one rounding (as MXCSR has it: the kernels'
+//    callers leave it at round to nearest without FTZ/DAZ).
+//  - Others: 2^(k+64) from k's bits (k + 64 + 127 in [40, 192]: a normal f32),
+//    v 2^(k+64) exact (normal), times 2^-64 rounded once: 2^k alone is not a
+//    float below k = -149. The same single rounding of v 2^k, so the same bits
+//    as vscalefps (tested on every ISA).
+#if defined(__x86_64__) && !defined(__clang__)
+#define SOFTCHECK_HAVE_SCALEF 1
+// GCC declares its AVX-512 builtins once a target option enables them; this
+// (empty) region does, so that times_pow2<avx512> can name vscalefps' builtin.
+// It is expanded only inside on_avx512, whose target has AVX-512. Clang
+// checks a builtin's target against every function that names it, so a
+// Clang build (the fuzzers') takes the other path: the same bits.
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#pragma GCC pop_options
+#endif
+template <SimdIsa I>
+SOFTCHECK_INLINE vf times_pow2(vf v, vf k, vf k_magic) {
+#if SOFTCHECK_HAVE_SCALEF
+  if constexpr (I == SimdIsa::avx512) {
+    (void)k_magic;
+    return __builtin_ia32_scalefps512_mask(v, k, v, static_cast<unsigned short>(0xffff), 4 /* current rounding */);
+  }
+#endif
+  (void)k;
+  const vf scale = from_bits((to_bits(k_magic) << 23) + ((64u + 127u) << 23));
+  return (v * scale) * splat(0x1p-64f);
+}
+
 // exp(d) for every lane, d <= 0 (a -inf lane, a masked entry, gives 0), in
 // f32 with the rounding errors kept below the last rounding: within 1.5u of
 // exp(d) and monotone on every f32 argument, which is what the kernels need:
@@ -159,6 +191,7 @@ SOFTCHECK_INLINE float fold_sum(vf v) { return fold<vadd>(v); }
 // inversions over 1.12e9 arguments) and the bound on every 16th (all with
 // SOFTCHECK_EXHAUSTIVE=1). Every ISA computes the same bits (the same IEEE
 // operations lane by lane), so the check covers all three.
+template <SimdIsa I>
 SOFTCHECK_INLINE vf exp16(vf d) {
   const vf x = vmax(splat(-104.0f), d);  // -inf -> -104 (then exactly 0); NaN stays NaN
   const vf magic = splat(0x1.8p23f);
@@ -177,24 +210,21 @@ SOFTCHECK_INLINE vf exp16(vf d) {
   const vf err = (splat(1.0f) - s) + r;
   const vf w = fma16(r_lo, s + q2, q2);
   const vf v = s + (err + w);
-  // 2^(k+64) from k's bits (k + 64 + 127 in [40, 191]: a normal f32), then
-  // 2^-64: 2^k alone is not a float below k = -149.
-  const vf scale = from_bits((to_bits(k_magic) << 23) + ((64u + 127u) << 23));
-  const vf y = (v * scale) * splat(0x1p-64f);
+  const vf y = times_pow2<I>(v, k, k_magic);
   return x == x ? y : x;  // NaN in, the same NaN out
 }
 
 // Pass 2 of a row: e_i = exp16(z_i - a) stored in y, their 16 lane sums
 // returned. z_i = x_i / T, the division only when T != 1 (a template
 // parameter: a runtime select would divide every element).
-template <bool Scaled>
+template <SimdIsa I, bool Scaled>
 SOFTCHECK_INLINE vf exp_and_lane_sums(const float* x, float* y, std::size_t n, vf va, vf vt) {
   const std::size_t full = n - n % lanes;
   vf s = splat(0.0f);
   for (std::size_t i = 0; i < full; i += lanes) {
     vf z = load(x + i);
     if constexpr (Scaled) z = z / vt;
-    const vf e = exp16(z - va);
+    const vf e = exp16<I>(z - va);
     store(y + i, e);
     s = s + e;
   }
@@ -202,7 +232,7 @@ SOFTCHECK_INLINE vf exp_and_lane_sums(const float* x, float* y, std::size_t n, v
     const std::size_t rest = n - full;
     vf z = load_part(x + full, rest, 0.0f);
     if constexpr (Scaled) z = z / vt;
-    vf e = exp16(z - va);
+    vf e = exp16<I>(z - va);
     alignas(64) float keep[lanes];
     for (std::size_t i = 0; i < lanes; ++i) keep[i] = i < rest ? 1.0f : 0.0f;
     e = load(keep) == splat(1.0f) ? e : splat(0.0f);  // padding lanes add exactly 0
@@ -214,6 +244,7 @@ SOFTCHECK_INLINE vf exp_and_lane_sums(const float* x, float* y, std::size_t n, v
 
 // One row, x -> y (may alias), op softmax. A fully masked row (max -inf) gives
 // NaN everywhere: the declared nan policy, like shifted_f32 (-inf - -inf).
+template <SimdIsa I>
 SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float t) {
   const std::size_t full = n - n % lanes;
   // Four running maxima: vmax's latency, not the loads, would bound one chain
@@ -236,8 +267,8 @@ SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float
     for (std::size_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
     return;
   }
-  const vf lane_sums = t != 1.0f ? exp_and_lane_sums<true>(x, y, n, splat(a), splat(t))
-                                 : exp_and_lane_sums<false>(x, y, n, splat(a), splat(t));
+  const vf lane_sums = t != 1.0f ? exp_and_lane_sums<I, true>(x, y, n, splat(a), splat(t))
+                                 : exp_and_lane_sums<I, false>(x, y, n, splat(a), splat(t));
   // y_j = e_j * fl(1 / S): a multiply per element instead of a divide (a
   // vector divide costs about 16 times as much), one more rounding.
   const vf r = splat(1.0f / fold_sum(lane_sums));
@@ -282,7 +313,7 @@ struct OnlineStats {
   std::size_t settled;  // first element of the block where the maximum last grew
 };
 
-template <bool Scaled, bool Store>
+template <SimdIsa I, bool Scaled, bool Store>
 SOFTCHECK_INLINE OnlineStats online_stats(const float* x, float* t_out, std::size_t n, vf vt) {
   const float minus_inf = -std::numeric_limits<float>::infinity();
   OnlineStats st{minus_inf, splat(0.0f), 0};
@@ -306,14 +337,14 @@ SOFTCHECK_INLINE OnlineStats online_stats(const float* x, float* t_out, std::siz
     if (any_lane(block_max > splat(st.m))) {
       const float m_new = max_of(st.m, fold_max(block_max));  // > st.m >= -inf
       // Until now every entry was -inf and d is exactly 0: no factor needed.
-      if (st.m != minus_inf) st.d = st.d * exp16(splat(st.m) - splat(m_new));
+      if (st.m != minus_inf) st.d = st.d * exp16<I>(splat(st.m) - splat(m_new));
       st.m = m_new;
       st.settled = i;
       vshift = splat(m_new);
     }
     vf acc = st.d;
     for (std::size_t k = 0; k < count; ++k) {
-      const vf t = exp16(z[k] - vshift);
+      const vf t = exp16<I>(z[k] - vshift);
       if constexpr (Store) {
         const std::size_t at = i + k * lanes;
         if (n - at >= lanes)
@@ -328,10 +359,10 @@ SOFTCHECK_INLINE OnlineStats online_stats(const float* x, float* t_out, std::siz
   return st;
 }
 
-template <bool Scaled, bool Stored>
+template <SimdIsa I, bool Scaled, bool Stored>
 SOFTCHECK_INLINE void online_row_with(const float* x, float* y, std::size_t n, float t) {
   const vf vt = splat(t);
-  const OnlineStats st = online_stats<Scaled, Stored>(x, y, n, vt);
+  const OnlineStats st = online_stats<I, Scaled, Stored>(x, y, n, vt);
   if (st.m == -std::numeric_limits<float>::infinity()) {  // fully masked: the nan policy
     for (std::size_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
     return;
@@ -341,49 +372,49 @@ SOFTCHECK_INLINE void online_row_with(const float* x, float* y, std::size_t n, f
   const std::size_t full = n - n % lanes;
   const std::size_t recompute_until = Stored ? st.settled : n;  // a multiple of 16 when stored
   std::size_t i = 0;
-  for (; i < std::min(full, recompute_until); i += lanes) store(y + i, exp16(z_at<Scaled>(x + i, lanes, vt) - vm) * r);
+  for (; i < std::min(full, recompute_until); i += lanes) store(y + i, exp16<I>(z_at<Scaled>(x + i, lanes, vt) - vm) * r);
   for (; i < full; i += lanes) store(y + i, load(y + i) * r);
   if (full < n) {
-    const vf e = i < recompute_until ? exp16(z_at<Scaled>(x + full, n - full, vt) - vm)
+    const vf e = i < recompute_until ? exp16<I>(z_at<Scaled>(x + full, n - full, vt) - vm)
                                      : load_part(y + full, n - full, 0.0f);
     store_part(y + full, e * r, n - full);
   }
 }
 
+template <SimdIsa I>
 SOFTCHECK_INLINE void online_row(const float* x, float* y, std::size_t n, float t) {
   // Stored exps need y apart from x (an in-place call would overwrite x
   // before the blocks that are computed again read it).
   const auto at = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p); };
   const bool apart = at(y + n) <= at(x) || at(x + n) <= at(y);
   if (t != 1.0f)
-    apart ? online_row_with<true, true>(x, y, n, t) : online_row_with<true, false>(x, y, n, t);
+    apart ? online_row_with<I, true, true>(x, y, n, t) : online_row_with<I, true, false>(x, y, n, t);
   else
-    apart ? online_row_with<false, true>(x, y, n, t) : online_row_with<false, false>(x, y, n, t);
+    apart ? online_row_with<I, false, true>(x, y, n, t) : online_row_with<I, false, false>(x, y, n, t);
 }
 
 // ------------------------------------------------- one body, three ISAs
 
-template <SimdAlgorithm A>
-SOFTCHECK_INLINE void row_body(const float* x, float* y, std::size_t n, float t) {
-  if constexpr (A == SimdAlgorithm::shifted)
-    shifted_row(x, y, n, t);
-  else
-    online_row(x, y, n, t);
-}
-
+// The bodies take the ISA they are compiled for as a template parameter: the
+// code is the same for all three except exp16's last scaling (see there).
 template <SimdAlgorithm A>
 struct RowBody {
+  template <SimdIsa I>
   SOFTCHECK_INLINE static void run(const float* x, float* y, std::size_t n, float t) {
-    row_body<A>(x, y, n, t);
+    if constexpr (A == SimdAlgorithm::shifted)
+      shifted_row<I>(x, y, n, t);
+    else
+      online_row<I>(x, y, n, t);
   }
 };
 
 // exp16 over an array (its tests: monotone on every f32 argument).
 struct ExpBody {
+  template <SimdIsa I>
   SOFTCHECK_INLINE static void run(const float* d, float* out, std::size_t n) {
     std::size_t i = 0;
-    for (; i + lanes <= n; i += lanes) store(out + i, exp16(load(d + i)));
-    if (i < n) store_part(out + i, exp16(load_part(d + i, n - i, 0.0f)), n - i);
+    for (; i + lanes <= n; i += lanes) store(out + i, exp16<I>(load(d + i)));
+    if (i < n) store_part(out + i, exp16<I>(load_part(d + i, n - i, 0.0f)), n - i);
   }
 };
 
@@ -391,16 +422,16 @@ struct ExpBody {
 #if defined(__x86_64__)
 template <class Body, class... Args>
 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma"))) void on_avx512(Args... args) {
-  Body::run(args...);
+  Body::template run<SimdIsa::avx512>(args...);
 }
 template <class Body, class... Args>
 __attribute__((target("avx2,fma"))) void on_avx2(Args... args) {
-  Body::run(args...);
+  Body::template run<SimdIsa::avx2>(args...);
 }
 #endif
 template <class Body, class... Args>
 void on_baseline(Args... args) {
-  Body::run(args...);
+  Body::template run<SimdIsa::baseline>(args...);
 }
 
 template <class Body, class... Args>
