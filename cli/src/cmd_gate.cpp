@@ -48,9 +48,12 @@ Report rerun_baseline_suite(const Report& baseline, const GateArgs& a) {
   const std::vector<const Kernel*> kernels = baseline_kernels(baseline, known);
   if (kernels.empty())
     throw std::invalid_argument("no kernel of the baseline exists in this build (a plugin's kernels need --plugin)");
-  Report report = run_suite(kernels, opt);
+  // The property checks fork (parallel_check.hpp): before the suite's threads.
+  KernelVerdicts verdicts;
   if (const int tests = property_tests_of(baseline); tests > 0)
-    add_property_verdicts(report, kernels, tests, baseline.seed);
+    verdicts = property_verdicts(kernels, tests, baseline.seed, opt.jobs);
+  Report report = run_suite(kernels, opt);
+  attach_property_verdicts(report, verdicts);
   return report;
 }
 
@@ -80,7 +83,8 @@ Command add_gate(CLI::App& app) {
                   "KERNEL:K: every kernel with a contract in KERNEL's format and op must have max ULP <= K x "
                   "KERNEL's + slack (repeatable)");
   sub->add_option("--junit", a->junit, "Write JUnit XML here (one testcase per kernel, op and check)");
-  sub->add_option("--jobs", a->jobs, "Worker threads when the suite is rerun (default: all cores)");
+  sub->add_option("--jobs", a->jobs,
+                  "Worker threads (and property-check processes) when the suite is rerun (default: all cores)");
   add_plugin_options(*sub, a->plugins);
   sub->add_flag("--quiet", a->quiet, "No progress and no table; exit status (and --junit) only");
   sub->footer("Exit status: 0 no regression, 1 a regression (named in the output), 2 harness error: a missing, "

@@ -97,7 +97,9 @@ Command add_run(CLI::App& app) {
   sub->add_option("--suite", a->suite, "quick (under a minute on 2 cores) or full")->check(CLI::IsMember({"quick", "full"}));
   sub->add_option("--seed", a->seed, "Seed of the input rows; same seed, same report.json byte for byte");
   sub->add_option("--out", a->out, "Directory for report.json, report.md and report.html")->capture_default_str();
-  sub->add_option("--jobs", a->jobs, "Worker threads (default: all cores); reports are identical for any value");
+  sub->add_option("--jobs", a->jobs,
+                  "Worker threads for the suite and processes for the property checks (default: all cores); "
+                  "reports are identical for any value");
   sub->add_option("--oracle-bits", a->oracle_bits, "MPFR working precision in bits")->check(CLI::Range(64u, 4096u))->capture_default_str();
   sub->add_option("--oracle", a->oracle,
                   "tiered: fast tiers with rigorous error bounds (double then long double; double-double for f64 "
@@ -127,8 +129,14 @@ Command add_run(CLI::App& app) {
     ensure_writable_dir(out);  // fail before the run, not after it
     opt.progress = progress_bar(!a->quiet);
     const auto t0 = std::chrono::steady_clock::now();
+    // The property checks fork (parallel_check.hpp): before the suite's threads.
+    KernelVerdicts verdicts;
+    if (a->property_tests > 0) {
+      if (!a->quiet) fmt::print(stderr, "checking properties ({} cases each, {} processes)...\n", a->property_tests, opt.jobs);
+      verdicts = property_verdicts(kernels, a->property_tests, a->seed, opt.jobs);
+    }
     Report report = run_suite(kernels, opt);
-    if (a->property_tests > 0) add_property_verdicts(report, kernels, a->property_tests, a->seed);
+    attach_property_verdicts(report, verdicts);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     write_files_atomically(report_files(report, out));
     if (!a->quiet) {

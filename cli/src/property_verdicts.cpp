@@ -3,18 +3,29 @@
 #include <algorithm>
 #include <string>
 
+#include "parallel_check.hpp"
 #include "softcheck/properties.hpp"
 
 namespace softcheck::cli {
 
-void add_property_verdicts(Report& report, const std::vector<const Kernel*>& kernels, int tests,
-                           std::uint64_t seed) {
+KernelVerdicts property_verdicts(const std::vector<const Kernel*>& kernels, int tests, std::uint64_t seed,
+                                 unsigned jobs) {
   props::CheckOptions opt;
   opt.tests = tests;
   opt.seed = seed;
-  for (const Kernel* k : kernels) {
-    if (!k->available) continue;
-    for (const props::PropertyVerdict& v : props::check_kernel(*k, opt))
+  std::vector<const Kernel*> available;
+  for (const Kernel* k : kernels)
+    if (k->available) available.push_back(k);
+  const KernelVerdicts checked = check_kernels(available, opt, jobs);
+  KernelVerdicts out(kernels.size());
+  for (std::size_t i = 0, next = 0; i < kernels.size(); ++i)
+    if (kernels[i]->available) out[i] = checked[next++];
+  return out;
+}
+
+void attach_property_verdicts(Report& report, const KernelVerdicts& verdicts) {
+  for (const std::vector<props::PropertyVerdict>& vs : verdicts)
+    for (const props::PropertyVerdict& v : vs)
       for (KernelSummary& s : report.kernels)
         if (s.kernel == v.kernel && s.op == name(v.op)) {
           const bool failed = v.verdict == props::Verdict::failed || v.verdict == props::Verdict::gave_up ||
@@ -24,7 +35,6 @@ void add_property_verdicts(Report& report, const std::vector<const Kernel*>& ker
                                   failed ? v.failure.message + (v.reason.empty() ? "" : " " + v.reason) : v.reason,
                                   v.repro, static_cast<std::uint64_t>(v.tests_passed)});
         }
-  }
 }
 
 int property_tests_of(const Report& report) {

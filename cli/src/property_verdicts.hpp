@@ -7,14 +7,20 @@
 #include <vector>
 
 #include "softcheck/kernel.hpp"
+#include "softcheck/properties.hpp"
 #include "softcheck/report.hpp"
 
 namespace softcheck::cli {
 
-// Runs every property each available kernel claims, `tests` cases each, and
-// appends the verdicts to the kernel's summaries in `report`.
-void add_property_verdicts(Report& report, const std::vector<const Kernel*>& kernels, int tests,
-                           std::uint64_t seed);
+// Every property each available kernel claims, `tests` cases each, checked
+// by `jobs` processes (parallel_check.hpp: call it before starting threads);
+// one list per kernel of `kernels`, empty for an unavailable one.
+using KernelVerdicts = std::vector<std::vector<props::PropertyVerdict>>;
+KernelVerdicts property_verdicts(const std::vector<const Kernel*>& kernels, int tests, std::uint64_t seed,
+                                 unsigned jobs);
+
+// Appends each kernel's verdicts to its summaries (by kernel and op) in `report`.
+void attach_property_verdicts(Report& report, const KernelVerdicts& verdicts);
 
 // The per-property budget a report was made with: the largest case count of
 // its property verdicts (a passed property ran all of them); 0 when the
