@@ -30,9 +30,25 @@ build=${SOFTCHECK_FUZZ_BUILD_DIR:-${WORK:+$WORK/softcheck-fuzz}}
 build=${build:-$src/build-fuzz-clang/tree}
 jobs=${SOFTCHECK_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 targets=(fuzz_nan_inf fuzz_differential fuzz_inputs)
+# Appended to the flags above (user-set or default), as OSS-Fuzz projects may:
+# no coverage feedback from third-party header code and libstdc++'s
+# containers (fuzz/sancov-ignorelist.txt says what and why; ASan and UBSan
+# still check that code). SOFTCHECK_FUZZ_SANCOV_IGNORELIST= (empty) turns it
+# off; another path uses that list instead. Added only where $CXX accepts it.
+ignorelist=${SOFTCHECK_FUZZ_SANCOV_IGNORELIST-$here/sancov-ignorelist.txt}
 
 command -v "$CXX" >/dev/null || { echo "fuzz/build.sh: compiler '$CXX' not found (scripts/bootstrap.sh installs clang-14)" >&2; exit 2; }
 mkdir -p "$OUT/lib"
+
+if [[ -n $ignorelist ]]; then
+  if echo 'int main() { return 0; }' | "$CXX" -x c++ -fsanitize=fuzzer-no-link \
+       -fsanitize-coverage-ignorelist="$ignorelist" -c -o /dev/null - 2>/dev/null; then
+    CFLAGS+=" -fsanitize-coverage-ignorelist=$ignorelist"
+    CXXFLAGS+=" -fsanitize-coverage-ignorelist=$ignorelist"
+  else
+    echo "fuzz/build.sh: $CXX does not take -fsanitize-coverage-ignorelist; building without $ignorelist" >&2
+  fi
+fi
 
 # '$ORIGIN/lib' stays literal: the loader expands it to the fuzzer's directory.
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release \
