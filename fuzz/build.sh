@@ -59,6 +59,15 @@ cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DSOFTCHECK_ENABLE_CUDA=OFF \
   -DSOFTCHECK_FUZZ_ENGINE="$LIB_FUZZING_ENGINE" >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log" >&2; exit 1; }
+# The compiler reads the ignore list but CMake does not track it: rebuild
+# everything when its contents change.
+if [[ -n $ignorelist && $CXXFLAGS == *-fsanitize-coverage-ignorelist=* ]]; then
+  sum=$(cksum <"$ignorelist")
+  if [[ $sum != "$(cat "$build/sancov-ignorelist.cksum" 2>/dev/null)" ]]; then
+    cmake --build "$build" --target clean
+    echo "$sum" >"$build/sancov-ignorelist.cksum"
+  fi
+fi
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 
 # Shared libraries outside the base system (MPFR, GMP, fmt, ...), for runners
