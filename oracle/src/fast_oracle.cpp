@@ -50,6 +50,10 @@
 #include <xmmintrin.h>
 #endif
 
+// 32-byte vectors (vec:: below) pass only between always-inlined helpers:
+// GCC warns that their ABI differs without AVX; nothing here crosses an ABI.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace softcheck::oracle {
 
 namespace detail {
@@ -746,6 +750,182 @@ double fast_ordinal(double x, const FormatInfo& fi, double maxf) {
   return signbit(x) ? -m : m;
 }
 
+// ------------------------------------- the double tier's f32 decision, 4 lanes
+//
+// compare_row_fast's element rule below, for the common case only (double
+// tier, f32 result, both finite, every test passed; an enclosure that holds 0
+// only with a decided zero state), on 4 elements at a time with GCC vector
+// extensions. Each lane does exactly the scalar code's IEEE operations, in
+// the same order (the expressions are spelled the same, -ffp-contract=off,
+// no FMA is enabled), so a decided lane's figures are the scalar code's bit
+// for bit and need no error analysis of their own: the bounds are those
+// written at the scalar rule. Every other lane (a test failed, NaN/inf, a
+// value that is not f32, the tail of the row) is flagged and handed to the
+// scalar rule, which decides it or gives the row up exactly as before.
+// Compiled twice (AVX2 and baseline x86-64; the same bits, chosen at run
+// time). The order-dependent sums (sum_ulp, sum_bits) stay in the scalar
+// pass in index order; the maxima are order-independent (no NaN, all >= +0
+// or started at +0) and the first largest element is kept per lane, so the
+// lanes' maxima are the sequential loop's.
+
+namespace vec {
+
+#define SOFTCHECK_VINLINE inline __attribute__((always_inline))
+constexpr std::size_t L = 4;
+using vd = double __attribute__((vector_size(32)));
+using vl = std::int64_t __attribute__((vector_size(32)));
+using vu = std::uint64_t __attribute__((vector_size(32)));
+using vf = float __attribute__((vector_size(16)));
+using vi = std::int32_t __attribute__((vector_size(16)));
+
+SOFTCHECK_VINLINE vd splat(double x) { return vd{x, x, x, x}; }
+SOFTCHECK_VINLINE vd load(const double* p) {
+  vd v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+SOFTCHECK_VINLINE void store(double* p, vd v) { std::memcpy(p, &v, sizeof v); }
+SOFTCHECK_VINLINE vd vabs(vd x) { return reinterpret_cast<vd>(reinterpret_cast<vu>(x) & 0x7fffffffffffffffULL); }
+// std::max(a, b) and std::min(a, b) lane by lane, the same selections.
+SOFTCHECK_VINLINE vd vmax(vd a, vd b) { return a < b ? b : a; }
+SOFTCHECK_VINLINE vd vmin(vd a, vd b) { return b < a ? b : a; }
+// pow2d lane by lane (m + 1023 in [1, 2046]).
+SOFTCHECK_VINLINE vd pow2v(vl m) { return reinterpret_cast<vd>(reinterpret_cast<vu>(m + 1023) << 52); }
+SOFTCHECK_VINLINE vd gap_up(vd x) { return reinterpret_cast<vd>(reinterpret_cast<vl>(x) + 1) - x; }
+SOFTCHECK_VINLINE vl widen(vi m) { return __builtin_convertvector(m, vl); }
+// ulp_exp for a > 0 and a format with emin > -1001: binade's -1001 below
+// 2^-1000 and the exponent field there both clamp to emin.
+SOFTCHECK_VINLINE vl ulp_exp(vd a, const FormatInfo& fi) {
+  vl e = reinterpret_cast<vl>((reinterpret_cast<vu>(a) >> 52) & 0x7ff) - 1023;
+  e = e < fi.emin ? vl{} + fi.emin : e;
+  e = e > fi.emax ? vl{} + fi.emax : e;
+  return e - (fi.precision - 1);
+}
+// f32_ordinal lane by lane; `xf` is x converted to float.
+SOFTCHECK_VINLINE vd f32_ordinal(vd x, vf xf) {
+  const vd m = __builtin_convertvector(reinterpret_cast<vi>(xf) & 0x7fffffff, vd);
+  return reinterpret_cast<vl>(x) < 0 ? -m : m;
+}
+
+struct F32In {
+  const double *result, *val, *err, *tight, *res;
+  const ZeroState* zero;        // softmax_zero or log_softmax_zero
+  std::size_t n;
+  bool sm;
+  double tolerance, uT, ref_rel, maxf;
+  FormatInfo fi;
+  double* ulp;                  // out.ulp
+  double* ulp_err;              // out.ulp_err
+  unsigned char* finite;        // out.finite: 1 where the lane decided the element, else 0
+  double* dist;                 // Herbie distance of decided elements
+};
+struct F32Out {
+  std::size_t measured = 0, largest_index = 0;
+  double max_ulp = 0, max_rel = 0, max_abs = 0, max_abs_lo = 0, max_abs_hi = 0, max_ulp_err = 0, g_lo = 0, g_hi = 0;
+  double largest = -1;
+};
+
+SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
+  constexpr double u = Arith<double>::u;
+  const vd zero{}, one = splat(1), vu_ = splat(u), two_u = splat(2 * u), kS = splat(kSafe<double>),
+           slack = splat(Arith<double>::slack), inf_ = splat(inf<double>), maxf = splat(in.maxf),
+           tol = splat(in.tolerance), tol_uT = splat(in.tolerance * in.uT), ref_rel = splat(in.ref_rel),
+           w_safe = splat(1 + 16 * u), w_tiny = splat(0x1p-1070), p52 = splat(0x1p-52), four = splat(4);
+  vd max_ulp = zero, max_rel = zero, max_abs = zero, max_abs_lo = zero, max_abs_hi = zero, max_ulp_err = zero,
+     g_lo = zero, g_hi = zero, largest = splat(-1);
+  vl largest_index{}, measured{}, idx{0, 1, 2, 3};
+  std::size_t i = 0;
+  for (; i + L <= in.n; i += L, idx += static_cast<std::int64_t>(L)) {
+    const vd r = load(in.result + i), v = load(in.val + i), e = load(in.err + i);
+    const vf rf = __builtin_convertvector(r, vf);
+    // r a finite value of f32 (the round trip also fails for NaN), v finite
+    vl ok = (__builtin_convertvector(rf, vd) == r) & (vabs(r) <= maxf) & (vabs(v) < inf_);
+    const vd E = e == 0 ? zero : (e + two_u * vabs(v)) * kS + slack;
+    const vd lo = v - E, hi = v + E;
+    const vl straddle = (lo <= 0) & (hi >= 0);  // alo = 0
+    const vd alo = straddle ? zero : vmin(vabs(lo), vabs(hi));
+    const vd ahi = vmax(vabs(lo), vabs(hi));
+    const vl qlo = ulp_exp(alo, in.fi), qhi = ulp_exp(ahi, in.fi);
+    const vl one_q = qlo == qhi;
+    const vl qv = one_q ? qlo : ulp_exp(vabs(v), in.fi);
+    const vd D = vabs(r - v);
+    const vd ED = E + vu_ * D;
+    // times_pow2(., -q): -q <= 149, one power of two
+    const vd ulp = D * pow2v(-qv);
+    const vd ulp_lo = (D > ED ? D - ED : zero) * pow2v(-qhi), ulp_hi = (D + ED) * pow2v(-qlo);
+    const vd ulp_e = (one_q ? ED * pow2v(-qv) : vmax(ulp_hi - ulp, ulp - ulp_lo)) + ulp * p52;
+    ok &= ulp_e <= tol;
+    const vd rad = in.sm ? E : load(in.tight + i) + ref_rel * vabs(v) + slack;
+    const vd res = in.sm ? zero : load(in.res + i);
+    // decided_rounding_f32
+    const vd w = (vabs(res) + rad + two_u * vabs(v)) * w_safe + w_tiny;
+    const vf lo32 = __builtin_convertvector(v - w, vf), hi32 = __builtin_convertvector(v + w, vf);
+    ok &= widen((lo32 == hi32) & ((reinterpret_cast<vi>(lo32) & 0x7fffffff) != 0x7f800000));
+    const vd rounded = __builtin_convertvector(lo32, vd);
+    // the relative error: alo > 0, or from the zero state
+    const vd rl = D / vabs(v);
+    const vl rl_ok = ED + rl * E + rl * four * vu_ * alo <= tol_uT * (one < rl ? rl : one) * alo;
+    std::int64_t zs[L];
+    for (std::size_t l = 0; l < L; ++l) zs[l] = static_cast<std::int64_t>(in.zero[i + l]);
+    const vl z{zs[0], zs[1], zs[2], zs[3]};
+    const vl is_zero = z == static_cast<std::int64_t>(ZeroState::zero), r0 = r == 0;
+    const vl z_ok = is_zero | ((z == static_cast<std::int64_t>(ZeroState::positive)) & r0);
+    ok &= straddle ? z_ok : rl_ok;
+    const vd rel = straddle ? (is_zero ? (r0 ? zero : inf_) : one) : rl;
+    const vd dist = vabs(f32_ordinal(r, rf) - f32_ordinal(rounded, lo32));
+    const vd ulp_d = ulp;
+    const vd err_d = ulp_e + vabs(ulp_d - ulp);
+    const vd ulp_e_d = err_d + gap_up(ulp_d) + gap_up(err_d);
+    store(in.ulp + i, ok ? ulp_d : zero);
+    store(in.ulp_err + i, ok ? ulp_e_d : zero);
+    store(in.dist + i, dist);
+    for (std::size_t l = 0; l < L; ++l) in.finite[i + l] = static_cast<unsigned char>(ok[l] & 1);
+    measured -= ok;
+    max_ulp = vmax(max_ulp, ok ? ulp_d : zero);
+    max_rel = vmax(max_rel, ok ? rel : zero);
+    max_abs = vmax(max_abs, ok ? D : zero);
+    max_abs_lo = vmax(max_abs_lo, ok ? (D > ED ? D - ED : zero) : zero);
+    max_abs_hi = vmax(max_abs_hi, ok ? D + ED : zero);
+    max_ulp_err = vmax(max_ulp_err, ok ? ulp_e_d : zero);
+    g_lo = vmax(g_lo, ok ? lo : zero);
+    g_hi = vmax(g_hi, ok ? hi : zero);
+    const vl up = ok & (ulp_d > largest);
+    largest = up ? ulp_d : largest;
+    largest_index = up ? idx : largest_index;
+  }
+  for (; i < in.n; ++i) in.ulp[i] = 0, in.ulp_err[i] = 0, in.finite[i] = 0;
+  for (std::size_t l = 0; l < L; ++l) {
+    o.measured += static_cast<std::size_t>(measured[l]);
+    o.max_ulp = std::max(o.max_ulp, max_ulp[l]);
+    o.max_rel = std::max(o.max_rel, max_rel[l]);
+    o.max_abs = std::max(o.max_abs, max_abs[l]);
+    o.max_abs_lo = std::max(o.max_abs_lo, max_abs_lo[l]);
+    o.max_abs_hi = std::max(o.max_abs_hi, max_abs_hi[l]);
+    o.max_ulp_err = std::max(o.max_ulp_err, max_ulp_err[l]);
+    o.g_lo = std::max(o.g_lo, g_lo[l]);
+    o.g_hi = std::max(o.g_hi, g_hi[l]);
+    const auto li = static_cast<std::size_t>(largest_index[l]);
+    if (largest[l] > o.largest || (largest[l] == o.largest && li < o.largest_index))
+      o.largest = largest[l], o.largest_index = li;
+  }
+}
+
+__attribute__((target("avx2"))) void f32_lanes_avx2(const F32In& in, F32Out& o) { f32_lanes_body(in, o); }
+void f32_lanes_baseline(const F32In& in, F32Out& o) { f32_lanes_body(in, o); }
+
+void f32_lanes(const F32In& in, F32Out& o) {
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  if (avx2)
+    f32_lanes_avx2(in, o);
+  else
+    f32_lanes_baseline(in, o);
+}
+
+}  // namespace vec
+
 }  // namespace
 
 // Decision rules (element i, result r, exact v in [lo, hi]):
@@ -795,9 +975,15 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
   out.max_ulp_err = 0;
   RowError& row = out.error;
   row.elements = n;
-  out.ulp.assign(n, 0);
-  out.ulp_err.assign(n, 0);
-  out.finite.assign(n, 0);
+  // The lanes write every element; the scalar rule starts from zeros.
+  out.ulp.resize(n);
+  out.ulp_err.resize(n);
+  out.finite.resize(n);
+  if (!f32_fast) {
+    std::fill(out.ulp.begin(), out.ulp.end(), 0.0);
+    std::fill(out.ulp_err.begin(), out.ulp_err.end(), 0.0);
+    std::fill(out.finite.begin(), out.finite.end(), static_cast<unsigned char>(0));
+  }
   std::size_t first_broken = n, largest_index = 0;
   double largest = -1;
   R max_abs_lo = 0, max_abs_hi = 0, g_lo = 0, g_hi = 0;
@@ -805,7 +991,9 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     (special ? row.special_mismatch : row.nonfinite)++;
     first_broken = std::min(first_broken, i);
   };
-  for (std::size_t i = 0; i < n; ++i) {
+  // One element, in index order: false when it cannot be decided (the row
+  // is then given up).
+  const auto element = [&](std::size_t i) -> bool {
     const double r = result[i];
     // A result that is not a value of f is the caller's error (compare_row
     // throws too); f32's check is a round trip, the ordinal only matters
@@ -841,11 +1029,11 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       } else {
         broken(i, true);
       }
-      continue;
+      return true;
     }
     if (std::isnan(r)) {
       broken(i, false);
-      continue;
+      return true;
     }
     if (isinf(r)) {
       const R rlo = round_ld(lo, f), rhi = round_ld(hi, f);  // rare path
@@ -858,7 +1046,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       } else {
         return false;
       }
-      continue;
+      return true;
     }
     // Both finite.
     const R alo = lo <= 0 && hi >= 0 ? 0 : std::min(fabs(lo), fabs(hi));
@@ -938,7 +1126,44 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     max_abs_hi = std::max(max_abs_hi, D + ED_abs);
     out.max_ulp_err = std::max(out.max_ulp_err, ulp_e_d);
     if (ulp_d > largest) largest = ulp_d, largest_index = i;
+    return true;
+  };
+  if constexpr (std::is_same_v<R, double>) {
+    if (f32_fast) {
+      // The common elements 4 at a time (vec::f32_lanes), then, in index
+      // order, the sums over them and the scalar rule for the rest.
+      thread_local std::vector<double> dist;
+      dist.resize(n);
+      vec::F32Out lanes;
+      vec::f32_lanes({result.data(), val.data(), err.data(), exact.log_softmax_tight.data(),
+                      exact.log_softmax_res.data(), (sm ? exact.softmax_zero : exact.log_softmax_zero).data(), n, sm, tolerance, uT, ref_rel, maxf, fi, out.ulp.data(),
+                      out.ulp_err.data(), out.finite.data(), dist.data()},
+                     lanes);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (out.finite[i]) {
+          row.sum_ulp += out.ulp[i];
+          const double bits = bits_of_distance(dist[i]);
+          row.sum_bits += bits;
+          row.max_bits = std::max(row.max_bits, bits);
+        } else if (!element(i)) {
+          return false;
+        }
+      }
+      row.measured += lanes.measured;
+      row.max_ulp = std::max(row.max_ulp, lanes.max_ulp);
+      row.max_rel = std::max(row.max_rel, lanes.max_rel);
+      row.max_abs = std::max(row.max_abs, lanes.max_abs);
+      max_abs_lo = std::max(max_abs_lo, lanes.max_abs_lo);
+      max_abs_hi = std::max(max_abs_hi, lanes.max_abs_hi);
+      out.max_ulp_err = std::max(out.max_ulp_err, lanes.max_ulp_err);
+      if (sm) g_lo = std::max(g_lo, lanes.g_lo), g_hi = std::max(g_hi, lanes.g_hi);
+      if (lanes.largest > largest || (lanes.largest == largest && lanes.largest_index < largest_index))
+        largest = lanes.largest, largest_index = lanes.largest_index;
+    }
   }
+  if (!f32_fast)
+    for (std::size_t i = 0; i < n; ++i)
+      if (!element(i)) return false;
   row.worst_index = first_broken < n ? first_broken : largest_index;
   if (sm) {
     // max_j g_j lies in [g_lo, g_hi] (g_k >= 1/n, so g_lo > 0); MPFR rounds it to double.
