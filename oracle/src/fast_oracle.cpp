@@ -58,6 +58,14 @@ namespace softcheck::oracle {
 
 namespace detail {
 void prepare_mpfr_thread();  // oracle.cpp
+// Which code the double tier and its f32 decision run (this thread): 0 the
+// best vectors the CPU has, 1 baseline x86-64 vectors, 2 the scalar code
+// alone, 3 AVX2 vectors at most. For the tests, which compare the three bit for bit; not in any
+// public header.
+int& fast_tier_vectors() {
+  thread_local int path = 0;
+  return path;
+}
 }
 
 namespace {
@@ -395,6 +403,255 @@ LogEnclosed<R> log1p_enclosure(R a) {
   return {v, abs};
 }
 
+// ---------------------------------------------------------------- 4 lanes
+//
+// The double tier's hot loops are also written on 4-lane GCC vectors of
+// doubles (fast_row_in's exp pass and last pass below, compare_row_fast's f32
+// element rule): compiled for AVX-512 and AVX2, used where the CPU has them,
+// and for baseline x86-64 (the same code split into SSE2 halves), chosen at
+// run time. Each lane does exactly
+// the scalar code's IEEE operations in the same order (the expressions are
+// spelled the same, -ffp-contract=off, no FMA is enabled; the integer steps
+// are exact), so the vectors give the scalar code's bits and need no error
+// analysis of their own: the bounds are those written at the scalar code.
+// Whatever the vectors do not take (a row's tail, rare cases) goes through
+// the scalar code, and every sum whose rounding depends on the order stays
+// in index order. detail::fast_tier_vectors() selects the path (the tests
+// compare all three bit for bit).
+namespace vec {
+
+#define SOFTCHECK_VINLINE inline __attribute__((always_inline))
+constexpr std::size_t L = 4;
+using vd = double __attribute__((vector_size(32)));
+using vl = std::int64_t __attribute__((vector_size(32)));
+using vu = std::uint64_t __attribute__((vector_size(32)));
+using vf = float __attribute__((vector_size(16)));
+using vi = std::int32_t __attribute__((vector_size(16)));
+
+SOFTCHECK_VINLINE vd splat(double x) { return vd{x, x, x, x}; }
+SOFTCHECK_VINLINE vd load(const double* p) {
+  vd v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+SOFTCHECK_VINLINE void store(double* p, vd v) { std::memcpy(p, &v, sizeof v); }
+SOFTCHECK_VINLINE vd vabs(vd x) { return reinterpret_cast<vd>(reinterpret_cast<vu>(x) & 0x7fffffffffffffffULL); }
+// std::max(a, b) and std::min(a, b) lane by lane, the same selections.
+SOFTCHECK_VINLINE vd vmax(vd a, vd b) { return a < b ? b : a; }
+SOFTCHECK_VINLINE vd vmin(vd a, vd b) { return b < a ? b : a; }
+// pow2d lane by lane (m + 1023 in [1, 2046]).
+SOFTCHECK_VINLINE vd pow2v(vl m) { return reinterpret_cast<vd>(reinterpret_cast<vu>(m + 1023) << 52); }
+SOFTCHECK_VINLINE vd gap_up(vd x) { return reinterpret_cast<vd>(reinterpret_cast<vl>(x) + 1) - x; }
+SOFTCHECK_VINLINE vl widen(vi m) { return __builtin_convertvector(m, vl); }
+SOFTCHECK_VINLINE bool any_lane(vl m) { return (m[0] | m[1] | m[2] | m[3]) != 0; }
+SOFTCHECK_VINLINE bool all_lanes(vl m) { return (m[0] & m[1] & m[2] & m[3]) != 0; }
+// ulp_exp for a > 0 and a format with emin > -1001: binade's -1001 below
+// 2^-1000 and the exponent field there both clamp to emin.
+SOFTCHECK_VINLINE vl ulp_exp(vd a, const FormatInfo& fi) {
+  vl e = reinterpret_cast<vl>((reinterpret_cast<vu>(a) >> 52) & 0x7ff) - 1023;
+  e = e < fi.emin ? vl{} + fi.emin : e;
+  e = e > fi.emax ? vl{} + fi.emax : e;
+  return e - (fi.precision - 1);
+}
+// f32_ordinal lane by lane; `xf` is x converted to float.
+SOFTCHECK_VINLINE vd f32_ordinal(vd x, vf xf) {
+  const vd m = __builtin_convertvector(reinterpret_cast<vi>(xf) & 0x7fffffff, vd);
+  return reinterpret_cast<vl>(x) < 0 ? -m : m;
+}
+
+}  // namespace vec
+
+namespace vec {
+
+// The instruction set of the vectors: 0 baseline x86-64, 1 AVX2, 2 AVX-512
+// (F, DQ, VL, BW), the best the CPU has unless a test asked for another.
+#define SOFTCHECK_AVX512 "avx512f,avx512dq,avx512vl,avx512bw"
+inline int isa() {
+  static const int best = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+      return 2;
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+  }();
+  switch (detail::fast_tier_vectors()) {
+    case 1: return 0;
+    case 3: return std::min(best, 1);
+    default: return best;
+  }
+}
+// fn_isa(args): fn_baseline, fn_avx2 or fn_avx512, all three the same code.
+#define SOFTCHECK_DISPATCH(ret, fn, params, args)                              \
+  __attribute__((target(SOFTCHECK_AVX512))) ret fn##_avx512 params { return fn##_body args; } \
+  __attribute__((target("avx2"))) ret fn##_avx2 params { return fn##_body args; } \
+  ret fn##_baseline params { return fn##_body args; }                        \
+  ret fn params {                                                             \
+    switch (isa()) {                                                          \
+      case 2: return fn##_avx512 args;                                        \
+      case 1: return fn##_avx2 args;                                          \
+      default: return fn##_baseline args;                                     \
+    }                                                                         \
+  }
+
+// fast_row_in's scan on [0, n4), n4 = n rounded down to 4 lanes (0 for n <
+// 4): whether an entry is NaN or +inf, and the first maximum k (x_k > x_j
+// for j < k, x_k >= x_j for j > k; ties as equal values, +0 = -0). Each lane
+// keeps the first maximum of its entries; of the lanes' maxima the largest
+// wins, the smallest index among equal ones: the sequential loop's k (which
+// continues from it on the tail). With a NaN, k does not matter.
+SOFTCHECK_VINLINE std::size_t scan_body(const double* x, std::size_t n, bool& special, std::size_t& k) {
+  const std::size_t n4 = n - n % L;
+  if (n4 == 0) return 0;
+  const vd inf_ = splat(inf<double>);
+  vd best = load(x);
+  vl best_i{0, 1, 2, 3}, idx = best_i, spec = ~(best < inf_);
+  for (std::size_t i = L; i < n4; i += L) {
+    idx += static_cast<std::int64_t>(L);
+    const vd xi = load(x + i);
+    spec |= ~(xi < inf_);
+    const vl up = xi > best;
+    best = up ? xi : best;
+    best_i = up ? idx : best_i;
+  }
+  special = any_lane(spec);
+  double bv = best[0];
+  k = static_cast<std::size_t>(best_i[0]);
+  for (std::size_t l = 1; l < L; ++l) {
+    const auto li = static_cast<std::size_t>(best_i[l]);
+    if (best[l] > bv || (best[l] == bv && li < k)) bv = best[l], k = li;
+  }
+  return n4;
+}
+
+// fast_row_in's first loop for the double tier, on [0, n4), n4 = n rounded
+// down to 4 lanes: d_i, its error, e_i, its error and the zero state per
+// element, exactly as the scalar loop body (which still does the sums, in
+// index order, and the tail). The maximum k and the -inf entries take the
+// scalar body's exact values by selection; below the exp floor, and for
+// those, exp's argument is replaced by 0 so that no lane computes on huge
+// values. `bad`: some lane is outside the tier's domain (the row is not
+// usable), where the scalar body would have returned.
+struct ExpIn {
+  const double* x;
+  std::size_t n4, k;
+  double xk, T, zero_edge_hi, zero_edge_lo;  // 0.97 and 1.03 times the MPFR zero edge
+  double *d, *d_err, *e, *e_err;
+  ZeroState* zero;
+};
+
+SOFTCHECK_VINLINE bool exp_pass_body(const ExpIn& in) {
+  using A = Arith<double>;
+  constexpr double u = A::u;
+  const ExpTables<double>& tb = tables<double>();
+  const auto& a = kExpCoeff<double>;
+  constexpr int N = A::exp_degree;
+  const bool T1 = in.T == 1;
+  const vd zero{}, one = splat(1), vu_ = splat(u), xk = splat(in.xk), neg_xk = splat(-in.xk), T = splat(in.T),
+           kS = splat(kSafe<double>), inf_ = splat(inf<double>), ninf = splat(-inf<double>),
+           min_q = splat(A::min_quotient), max_q = splat(A::max_quotient), edge_hi = splat(in.zero_edge_hi),
+           edge_lo = splat(in.zero_edge_lo), floor_ = splat(A::exp_floor), tiny = splat(A::tiny_abs),
+           max_rel = splat(kMaxRel<double>), c32 = splat(32 / tb.ln2), magic = splat(0x1.8p52), c1 = splat(tb.c1),
+           c2 = splat(tb.c2), abs_c2 = splat(fabs(tb.c2)), r_max = splat(0.011),
+           rel0 = splat(2 * u + kExpPolyRel<double>), k1 = splat(1.0001);
+  const auto k = static_cast<std::int64_t>(in.k);
+  constexpr std::int64_t kPos = static_cast<std::int64_t>(ZeroState::positive),
+                         kZero = static_cast<std::int64_t>(ZeroState::zero),
+                         kUnknown = static_cast<std::int64_t>(ZeroState::unknown);
+  vl bad{}, idx{0, 1, 2, 3};
+  for (std::size_t i = 0; i < in.n4; i += L, idx += static_cast<std::int64_t>(L)) {
+    const vd xi = load(in.x + i);
+    const vl at_k = idx == k, minus_inf = xi == ninf, masked = at_k | minus_inf;
+    // two_sum(x_i, -x_k); the masked lanes get x_k - x_k = 0
+    const vd xa = masked ? xk : xi;
+    const vd s = xa + neg_xk;
+    const vd bb = s - xa;
+    const vd se = (xa - (s - bb)) + (neg_xk - bb);
+    bad |= ~(vabs(s) < inf_);  // !isfinite(diff.s)
+    const vd di = T1 ? s : s / T;
+    bad |= (s != 0) & ~((vabs(di) >= min_q) & (vabs(di) <= max_q));
+    const vd ed = ((se == 0 ? zero : vu_) + (T1 ? zero : vu_)) * vabs(di) * kS;
+    const vl zs = di > edge_hi ? vl{} + kPos : di < edge_lo ? vl{} + kZero : vl{} + kUnknown;
+    const vl below = di < floor_;
+    const vl use_exp = ~masked & ~below;
+    bad |= use_exp & (ed > max_rel);
+    // exp_enclosure(t)
+    const vd t = use_exp ? di : zero;
+    const vd y = t * c32 + magic;
+    const vd kf = y - magic;                                           // near_int: an integer, |kf| < 2^15
+    const vu kb = reinterpret_cast<vu>(y) - reinterpret_cast<vu>(magic);  // its value: y = 1.5 2^52 + kf exactly
+    const vu j = kb & 31;
+    const vd two_j{tb.two_j32[j[0]], tb.two_j32[j[1]], tb.two_j32[j[2]], tb.two_j32[j[3]]};
+    // 2^m, m = (k - j)/32: (k - j) 2^47 = m 2^52 (mod 2^64), plus the bias
+    const vd scale = reinterpret_cast<vd>(((kb - j) << 47) + (std::uint64_t{1023} << 52));
+    const vd r1 = t - kf * c1;
+    const vd kc2 = kf * c2;
+    const vd r = r1 - kc2;
+    const vd er = vu_ * (vabs(r1) + vabs(kc2) + vabs(r)) + vabs(kf) * vu_ * abs_c2;
+    bad |= use_exp & (vabs(r) + er > r_max);  // exp_enclosure's {0, inf}
+    vd p = splat(a[N]);
+    for (int m = N - 1; m >= 0; --m) p = p * r + splat(a[static_cast<std::size_t>(m)]);
+    const vd ev = two_j * p * scale;
+    const vd rel = (rel0 + er * k1) * kS;
+    bad |= use_exp & ~(rel <= max_rel);
+    const vd ee = (rel + ed * k1) * kS * ev;
+    store(in.d + i, at_k ? zero : minus_inf ? ninf : di);
+    store(in.d_err + i, masked ? zero : ed);
+    store(in.e + i, at_k ? one : masked ? zero : below ? zero : ev);
+    store(in.e_err + i, masked ? zero : below ? tiny : ee);
+    const vl z = at_k ? vl{} + kPos : minus_inf ? vl{} + kZero : zs;
+    for (std::size_t l = 0; l < L; ++l) in.zero[i + l] = static_cast<ZeroState>(z[l]);
+  }
+  std::int64_t any = 0;
+  for (std::size_t l = 0; l < L; ++l) any |= bad[l];
+  return any == 0;
+}
+
+// fast_row_in's last loop for the double tier on [0, n4) (the scalar body
+// does the tail): softmax = e q with its bound, log-softmax = d - log1p(r)
+// by TwoSum with its bounds; -inf (masked) entries by selection.
+struct FinalIn {
+  std::size_t n4;
+  double q, K, Lv, L_err;
+  bool s_exact;
+  ZeroState log_at_max;
+  double *softmax, *softmax_err, *log_softmax, *log_softmax_err, *res, *tight;  // log_softmax(_err) hold d (and its error) on entry
+  ZeroState* log_zero;
+};
+
+SOFTCHECK_VINLINE void final_pass_body(const FinalIn& in) {
+  constexpr double u = Arith<double>::u;
+  const vd zero{}, two_u = splat(2 * u), q = splat(in.q), K = splat(in.K), neg_L = splat(-in.Lv),
+           L_err = splat(in.L_err), kS = splat(kSafe<double>), inf_ = splat(inf<double>), ninf = splat(-inf<double>);
+  const auto at_max = static_cast<std::int64_t>(in.log_at_max), pos = static_cast<std::int64_t>(ZeroState::positive);
+  for (std::size_t i = 0; i < in.n4; i += L) {
+    const vd di = load(in.log_softmax + i), edi = load(in.log_softmax_err + i);
+    const vd e = load(in.softmax + i), ee = load(in.softmax_err + i);
+    const vl masked = vabs(di) == inf_;
+    const vd y = e * q;
+    const vd ey = in.s_exact ? ee : (two_u * y + ee * q + (e + ee) * K) * kS;
+    store(in.softmax + i, masked ? e : y);
+    store(in.softmax_err + i, masked ? ee : ey);
+    const vl lz = masked ? vl{} + pos : di == 0 ? vl{} + at_max : vl{} + pos;
+    for (std::size_t l = 0; l < L; ++l) in.log_zero[i + l] = static_cast<ZeroState>(lz[l]);
+    // two_sum(d_i, -L)
+    const vd z = di + neg_L;
+    const vd bb = z - di;
+    const vd zr = (di - (z - bb)) + (neg_L - bb);
+    const vd tight = (edi + L_err + zero) * kS;
+    store(in.log_softmax + i, masked ? ninf : z);
+    store(in.res + i, masked ? zero : zr);
+    store(in.tight + i, masked ? zero : tight);
+    store(in.log_softmax_err + i, masked ? zero : (vabs(zr) + tight) * kS);
+  }
+}
+
+SOFTCHECK_DISPATCH(std::size_t, scan, (const double* x, std::size_t n, bool& special, std::size_t& k),
+                   (x, n, special, k))
+SOFTCHECK_DISPATCH(bool, exp_pass, (const ExpIn& in), (in))
+SOFTCHECK_DISPATCH(void, final_pass, (const FinalIn& in), (in))
+
+}  // namespace vec
+
 template <class R>
 void not_usable(BasicFastRow<R>& row, RowStatus status) {
   row.status = status;
@@ -427,8 +684,9 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   // std::max_element), and whether any entry is finite (-inf only: masked).
   const std::size_t n = x.size();
   bool special = false;
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  std::size_t k = 0, i0 = 0;
+  if (detail::fast_tier_vectors() != 2) i0 = vec::scan(x.data(), n, special, k);  // [0, i0) by 4 lanes
+  for (std::size_t i = i0; i < n; ++i) {
     special |= !(x[i] < std::numeric_limits<double>::infinity());  // NaN or +inf, without branches
     k = x[i] > x[k] ? i : k;
   }
@@ -458,47 +716,11 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
 
   R sum = 0, sum_comp = 0, sum_err_terms = 0;
   bool r_zero = true, r_unknown = false;  // no entry known non-zero in MPFR / one undecided
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i == k) {
-      d[i] = 0, dErr[i] = 0;
-      row.softmax[i] = 1, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::positive;
-      continue;
-    }
-    if (isinf(x[i])) {  // -inf: masked, exact
-      d[i] = -inf<R>, dErr[i] = 0;
-      row.softmax[i] = 0, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::zero;
-      continue;
-    }
-    // x_i - x_k is often exact (TwoSum says when), and the division is exact
-    // for T = 1: an exact d_i carries no error. In double the difference can
-    // overflow, or the quotient leave the normal range: the extended tier's.
-    TwoSum<R> diff;
-    if constexpr (is_dd<R>)
-      diff = {exact_sum(x[i], -x[k]), R(0)};  // exact: a double-word holds it
-    else
-      diff = two_sum(static_cast<R>(x[i]), -xk);
-    if (!isfinite(diff.s)) return not_usable(row, RowStatus::ok);
-    const R di = T == 1 ? diff.s : diff.s / T;
-    if (diff.s != 0 && !(fabs(di) >= A::min_quotient && fabs(di) <= A::max_quotient))
-      return not_usable(row, RowStatus::ok);
-    const R ed = ((diff.e == 0 ? R(0) : u) + (T == 1 ? R(0) : u)) * fabs(di) * kS;
-    d[i] = di, dErr[i] = ed;
-    row.softmax_zero[i] = di > R(0.97) * mpfr_zero_edge   ? ZeroState::positive
-                          : di < R(1.03) * mpfr_zero_edge ? ZeroState::zero
-                                                          : ZeroState::unknown;
+  // Element i's share of the sums (i != k, x_i > -inf), in index order.
+  const auto add = [&](std::size_t i) {
     if (row.softmax_zero[i] == ZeroState::positive) r_zero = false;
     if (row.softmax_zero[i] == ZeroState::unknown) r_unknown = true;
-    R e, ee;
-    if (di < A::exp_floor) {
-      e = 0, ee = A::tiny_abs;
-    } else {
-      if (ed > kMaxRel<R>) return not_usable(row, RowStatus::ok);
-      const Enclosed<R> ex = exp_enclosure(di);
-      if (!(ex.rel <= kMaxRel<R>)) return not_usable(row, RowStatus::ok);
-      e = ex.v;
-      ee = (ex.rel + ed * R(1.0001)) * kS * ex.v;  // (1+rel) e^ed - 1, relative to e^ (see header)
-    }
-    row.softmax[i] = e, row.softmax_err[i] = ee;
+    const R e = row.softmax[i], ee = row.softmax_err[i];
     if constexpr (is_dd<R>) {
       // Recursive summation, Higham's running bound (ASNA section 4.2):
       // |r^ - sum e^_i| <= u sum_j |s^_j| (u = 2^-96: n u is tiny here).
@@ -510,7 +732,64 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
       sum_comp += acc.e;
     }
     sum_err_terms += ee;
+  };
+  // Element i (false: outside the tier's domain, the row is not usable).
+  const auto first = [&](std::size_t i) -> bool {
+    if (i == k) {
+      d[i] = 0, dErr[i] = 0;
+      row.softmax[i] = 1, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::positive;
+      return true;
+    }
+    if (isinf(x[i])) {  // -inf: masked, exact
+      d[i] = -inf<R>, dErr[i] = 0;
+      row.softmax[i] = 0, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::zero;
+      return true;
+    }
+    // x_i - x_k is often exact (TwoSum says when), and the division is exact
+    // for T = 1: an exact d_i carries no error. In double the difference can
+    // overflow, or the quotient leave the normal range: the extended tier's.
+    TwoSum<R> diff;
+    if constexpr (is_dd<R>)
+      diff = {exact_sum(x[i], -x[k]), R(0)};  // exact: a double-word holds it
+    else
+      diff = two_sum(static_cast<R>(x[i]), -xk);
+    if (!isfinite(diff.s)) return false;
+    const R di = T == 1 ? diff.s : diff.s / T;
+    if (diff.s != 0 && !(fabs(di) >= A::min_quotient && fabs(di) <= A::max_quotient)) return false;
+    const R ed = ((diff.e == 0 ? R(0) : u) + (T == 1 ? R(0) : u)) * fabs(di) * kS;
+    d[i] = di, dErr[i] = ed;
+    row.softmax_zero[i] = di > R(0.97) * mpfr_zero_edge   ? ZeroState::positive
+                          : di < R(1.03) * mpfr_zero_edge ? ZeroState::zero
+                                                          : ZeroState::unknown;
+    R e, ee;
+    if (di < A::exp_floor) {
+      e = 0, ee = A::tiny_abs;
+    } else {
+      if (ed > kMaxRel<R>) return false;
+      const Enclosed<R> ex = exp_enclosure(di);
+      if (!(ex.rel <= kMaxRel<R>)) return false;
+      e = ex.v;
+      ee = (ex.rel + ed * R(1.0001)) * kS * ex.v;  // (1+rel) e^ed - 1, relative to e^ (see header)
+    }
+    row.softmax[i] = e, row.softmax_err[i] = ee;
+    add(i);
+    return true;
+  };
+  // The double tier: [0, n0) by the vectors (vec::exp_pass), their sums in
+  // index order, then the tail by the scalar body.
+  std::size_t n0 = 0;
+  if constexpr (std::is_same_v<R, double>) {
+    if (detail::fast_tier_vectors() != 2) {
+      n0 = n - n % vec::L;
+      if (!vec::exp_pass({x.data(), n0, k, xk, T, R(0.97) * mpfr_zero_edge, R(1.03) * mpfr_zero_edge, d.data(),
+                          dErr.data(), row.softmax.data(), row.softmax_err.data(), row.softmax_zero.data()}))
+        return not_usable(row, RowStatus::ok);
+      for (std::size_t i = 0; i < n0; ++i)
+        if (i != k && !isinf(x[i])) add(i);
+    }
   }
+  for (std::size_t i = n0; i < n; ++i)
+    if (!first(i)) return not_usable(row, RowStatus::ok);
   R r_err;
   if constexpr (is_dd<R>) {
     r_err = (sum_err_terms + u * sum_comp) * kS;
@@ -537,7 +816,12 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   // (e/s) |s - s^|/s^ <= (e^ + ee) K, K = s_err / ((s^ - s_err) s^).
   const R q = 1 / s;
   const R K = s_err / ((s - s_err) * s) * (1 + 8 * u);
-  for (std::size_t i = 0; i < n; ++i) {
+  if constexpr (std::is_same_v<R, double>)
+    if (n0 > 0)
+      vec::final_pass({n0, q, K, L.v, L_err, s_exact, log_at_max, row.softmax.data(), row.softmax_err.data(),
+                       row.log_softmax.data(), row.log_softmax_err.data(), row.log_softmax_res.data(),
+                       row.log_softmax_tight.data(), row.log_softmax_zero.data()});
+  for (std::size_t i = n0; i < n; ++i) {
     const R di = d[i], edi = dErr[i];
     // softmax
     const R e = row.softmax[i], ee = row.softmax_err[i];
@@ -762,50 +1046,12 @@ double fast_ordinal(double x, const FormatInfo& fi, double maxf) {
 // written at the scalar rule. Every other lane (a test failed, NaN/inf, a
 // value that is not f32, the tail of the row) is flagged and handed to the
 // scalar rule, which decides it or gives the row up exactly as before.
-// Compiled twice (AVX2 and baseline x86-64; the same bits, chosen at run
-// time). The order-dependent sums (sum_ulp, sum_bits) stay in the scalar
+// The order-dependent sums (sum_ulp, sum_bits) stay in the scalar
 // pass in index order; the maxima are order-independent (no NaN, all >= +0
 // or started at +0) and the first largest element is kept per lane, so the
 // lanes' maxima are the sequential loop's.
 
 namespace vec {
-
-#define SOFTCHECK_VINLINE inline __attribute__((always_inline))
-constexpr std::size_t L = 4;
-using vd = double __attribute__((vector_size(32)));
-using vl = std::int64_t __attribute__((vector_size(32)));
-using vu = std::uint64_t __attribute__((vector_size(32)));
-using vf = float __attribute__((vector_size(16)));
-using vi = std::int32_t __attribute__((vector_size(16)));
-
-SOFTCHECK_VINLINE vd splat(double x) { return vd{x, x, x, x}; }
-SOFTCHECK_VINLINE vd load(const double* p) {
-  vd v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-SOFTCHECK_VINLINE void store(double* p, vd v) { std::memcpy(p, &v, sizeof v); }
-SOFTCHECK_VINLINE vd vabs(vd x) { return reinterpret_cast<vd>(reinterpret_cast<vu>(x) & 0x7fffffffffffffffULL); }
-// std::max(a, b) and std::min(a, b) lane by lane, the same selections.
-SOFTCHECK_VINLINE vd vmax(vd a, vd b) { return a < b ? b : a; }
-SOFTCHECK_VINLINE vd vmin(vd a, vd b) { return b < a ? b : a; }
-// pow2d lane by lane (m + 1023 in [1, 2046]).
-SOFTCHECK_VINLINE vd pow2v(vl m) { return reinterpret_cast<vd>(reinterpret_cast<vu>(m + 1023) << 52); }
-SOFTCHECK_VINLINE vd gap_up(vd x) { return reinterpret_cast<vd>(reinterpret_cast<vl>(x) + 1) - x; }
-SOFTCHECK_VINLINE vl widen(vi m) { return __builtin_convertvector(m, vl); }
-// ulp_exp for a > 0 and a format with emin > -1001: binade's -1001 below
-// 2^-1000 and the exponent field there both clamp to emin.
-SOFTCHECK_VINLINE vl ulp_exp(vd a, const FormatInfo& fi) {
-  vl e = reinterpret_cast<vl>((reinterpret_cast<vu>(a) >> 52) & 0x7ff) - 1023;
-  e = e < fi.emin ? vl{} + fi.emin : e;
-  e = e > fi.emax ? vl{} + fi.emax : e;
-  return e - (fi.precision - 1);
-}
-// f32_ordinal lane by lane; `xf` is x converted to float.
-SOFTCHECK_VINLINE vd f32_ordinal(vd x, vf xf) {
-  const vd m = __builtin_convertvector(reinterpret_cast<vi>(xf) & 0x7fffffff, vd);
-  return reinterpret_cast<vl>(x) < 0 ? -m : m;
-}
 
 struct F32In {
   const double *result, *val, *err, *tight, *res;
@@ -847,13 +1093,21 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
     const vd ahi = vmax(vabs(lo), vabs(hi));
     const vl qlo = ulp_exp(alo, in.fi), qhi = ulp_exp(ahi, in.fi);
     const vl one_q = qlo == qhi;
-    const vl qv = one_q ? qlo : ulp_exp(vabs(v), in.fi);
     const vd D = vabs(r - v);
     const vd ED = E + vu_ * D;
-    // times_pow2(., -q): -q <= 149, one power of two
-    const vd ulp = D * pow2v(-qv);
-    const vd ulp_lo = (D > ED ? D - ED : zero) * pow2v(-qhi), ulp_hi = (D + ED) * pow2v(-qlo);
-    const vd ulp_e = (one_q ? ED * pow2v(-qv) : vmax(ulp_hi - ulp, ulp - ulp_lo)) + ulp * p52;
+    // times_pow2(., -q): -q <= 149, one power of two. Two binades over the
+    // enclosure are rare: computed only when a lane has them.
+    vd ulp, ulp_e;
+    if (all_lanes(one_q)) {
+      const vd scale = pow2v(-qlo);
+      ulp = D * scale;
+      ulp_e = ED * scale + ulp * p52;
+    } else {
+      const vl qv = one_q ? qlo : ulp_exp(vabs(v), in.fi);
+      ulp = D * pow2v(-qv);
+      const vd ulp_lo = (D > ED ? D - ED : zero) * pow2v(-qhi), ulp_hi = (D + ED) * pow2v(-qlo);
+      ulp_e = (one_q ? ED * pow2v(-qv) : vmax(ulp_hi - ulp, ulp - ulp_lo)) + ulp * p52;
+    }
     ok &= ulp_e <= tol;
     const vd rad = in.sm ? E : load(in.tight + i) + ref_rel * vabs(v) + slack;
     const vd res = in.sm ? zero : load(in.res + i);
@@ -865,13 +1119,18 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
     // the relative error: alo > 0, or from the zero state
     const vd rl = D / vabs(v);
     const vl rl_ok = ED + rl * E + rl * four * vu_ * alo <= tol_uT * (one < rl ? rl : one) * alo;
-    std::int64_t zs[L];
-    for (std::size_t l = 0; l < L; ++l) zs[l] = static_cast<std::int64_t>(in.zero[i + l]);
-    const vl z{zs[0], zs[1], zs[2], zs[3]};
-    const vl is_zero = z == static_cast<std::int64_t>(ZeroState::zero), r0 = r == 0;
-    const vl z_ok = is_zero | ((z == static_cast<std::int64_t>(ZeroState::positive)) & r0);
-    ok &= straddle ? z_ok : rl_ok;
-    const vd rel = straddle ? (is_zero ? (r0 ? zero : inf_) : one) : rl;
+    vd rel = rl;
+    if (!any_lane(straddle)) {
+      ok &= rl_ok;
+    } else {
+      std::int64_t zs[L];
+      for (std::size_t l = 0; l < L; ++l) zs[l] = static_cast<std::int64_t>(in.zero[i + l]);
+      const vl z{zs[0], zs[1], zs[2], zs[3]};
+      const vl is_zero = z == static_cast<std::int64_t>(ZeroState::zero), r0 = r == 0;
+      const vl z_ok = is_zero | ((z == static_cast<std::int64_t>(ZeroState::positive)) & r0);
+      ok &= straddle ? z_ok : rl_ok;
+      rel = straddle ? (is_zero ? (r0 ? zero : inf_) : one) : rl;
+    }
     const vd dist = vabs(f32_ordinal(r, rf) - f32_ordinal(rounded, lo32));
     const vd ulp_d = ulp;
     const vd err_d = ulp_e + vabs(ulp_d - ulp);
@@ -910,19 +1169,7 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
   }
 }
 
-__attribute__((target("avx2"))) void f32_lanes_avx2(const F32In& in, F32Out& o) { f32_lanes_body(in, o); }
-void f32_lanes_baseline(const F32In& in, F32Out& o) { f32_lanes_body(in, o); }
-
-void f32_lanes(const F32In& in, F32Out& o) {
-  static const bool avx2 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  if (avx2)
-    f32_lanes_avx2(in, o);
-  else
-    f32_lanes_baseline(in, o);
-}
+SOFTCHECK_DISPATCH(void, f32_lanes, (const F32In& in, F32Out& o), (in, o))
 
 }  // namespace vec
 
@@ -979,7 +1226,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
   out.ulp.resize(n);
   out.ulp_err.resize(n);
   out.finite.resize(n);
-  if (!f32_fast) {
+  if (!f32_fast || detail::fast_tier_vectors() == 2) {
     std::fill(out.ulp.begin(), out.ulp.end(), 0.0);
     std::fill(out.ulp_err.begin(), out.ulp_err.end(), 0.0);
     std::fill(out.finite.begin(), out.finite.end(), static_cast<unsigned char>(0));
@@ -1129,7 +1376,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     return true;
   };
   if constexpr (std::is_same_v<R, double>) {
-    if (f32_fast) {
+    if (f32_fast && detail::fast_tier_vectors() != 2) {
       // The common elements 4 at a time (vec::f32_lanes), then, in index
       // order, the sums over them and the scalar rule for the rest.
       thread_local std::vector<double> dist;
@@ -1161,7 +1408,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
         largest = lanes.largest, largest_index = lanes.largest_index;
     }
   }
-  if (!f32_fast)
+  if (!f32_fast || detail::fast_tier_vectors() == 2)
     for (std::size_t i = 0; i < n; ++i)
       if (!element(i)) return false;
   row.worst_index = first_broken < n ? first_broken : largest_index;
