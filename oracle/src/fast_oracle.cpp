@@ -968,14 +968,19 @@ std::optional<double> decided_rounding(R v, R res, R rad, const FormatInfo& fi, 
 // log2(1 + dist), the bits of error compare_element reports for a result
 // dist values of the format away from the correctly rounded one: the same
 // std::log2 call, tabulated for the small distances good kernels produce.
-double bits_of_distance(double dist) {
-  static const std::array<double, 4096> table = [] {
-    std::array<double, 4096> t{};
+using DistanceBits = std::array<double, 4096>;
+const DistanceBits& distance_bits() {
+  static const DistanceBits table = [] {
+    DistanceBits t{};
     for (std::size_t d = 0; d < t.size(); ++d) t[d] = d == 0 ? 0 : d == 1 ? 1 : std::log2(1.0 + static_cast<double>(d));
     return t;
   }();
+  return table;
+}
+[[gnu::always_inline]] inline double bits_of_distance(double dist, const DistanceBits& table) {
   return dist < static_cast<double>(table.size()) ? table[static_cast<std::size_t>(dist)] : std::log2(1.0 + dist);
 }
+double bits_of_distance(double dist) { return bits_of_distance(dist, distance_bits()); }
 
 // round_f64(c) for every c within rad of v (double-double), or nullopt: the
 // ends lo = v - W and hi = v + W enclose the ball once W covers rad and the
@@ -1063,11 +1068,11 @@ struct F32In {
   double* ulp;                  // out.ulp
   double* ulp_err;              // out.ulp_err
   unsigned char* finite;        // out.finite: 1 where the lane decided the element, else 0
-  double* dist;                 // Herbie distance of decided elements
+  double* bits;                 // Herbie's bits of decided elements (0 elsewhere)
 };
 struct F32Out {
   std::size_t measured = 0, largest_index = 0;
-  double max_ulp = 0, max_rel = 0, max_abs = 0, max_abs_lo = 0, max_abs_hi = 0, max_ulp_err = 0, g_lo = 0, g_hi = 0;
+  double max_ulp = 0, max_bits = 0, max_rel = 0, max_abs = 0, max_abs_lo = 0, max_abs_hi = 0, max_ulp_err = 0, g_lo = 0, g_hi = 0;
   double largest = -1;
 };
 
@@ -1077,7 +1082,8 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
            slack = splat(Arith<double>::slack), inf_ = splat(inf<double>), maxf = splat(in.maxf),
            tol = splat(in.tolerance), tol_uT = splat(in.tolerance * in.uT), ref_rel = splat(in.ref_rel),
            w_safe = splat(1 + 16 * u), w_tiny = splat(0x1p-1070), p52 = splat(0x1p-52), four = splat(4);
-  vd max_ulp = zero, max_rel = zero, max_abs = zero, max_abs_lo = zero, max_abs_hi = zero, max_ulp_err = zero,
+  const DistanceBits& table = distance_bits();
+  vd max_ulp = zero, max_bits = zero, max_rel = zero, max_abs = zero, max_abs_lo = zero, max_abs_hi = zero, max_ulp_err = zero,
      g_lo = zero, g_hi = zero, largest = splat(-1);
   vl largest_index{}, measured{}, idx{0, 1, 2, 3};
   std::size_t i = 0;
@@ -1137,7 +1143,11 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
     const vd ulp_e_d = err_d + gap_up(ulp_d) + gap_up(err_d);
     store(in.ulp + i, ok ? ulp_d : zero);
     store(in.ulp_err + i, ok ? ulp_e_d : zero);
-    store(in.dist + i, dist);
+    const vd dist_ok = ok ? dist : zero;
+    vd bits;
+    for (std::size_t l = 0; l < L; ++l) bits[l] = bits_of_distance(dist_ok[l], table);
+    store(in.bits + i, bits);
+    max_bits = vmax(max_bits, bits);
     for (std::size_t l = 0; l < L; ++l) in.finite[i + l] = static_cast<unsigned char>(ok[l] & 1);
     measured -= ok;
     max_ulp = vmax(max_ulp, ok ? ulp_d : zero);
@@ -1156,6 +1166,7 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
   for (std::size_t l = 0; l < L; ++l) {
     o.measured += static_cast<std::size_t>(measured[l]);
     o.max_ulp = std::max(o.max_ulp, max_ulp[l]);
+    o.max_bits = std::max(o.max_bits, max_bits[l]);
     o.max_rel = std::max(o.max_rel, max_rel[l]);
     o.max_abs = std::max(o.max_abs, max_abs[l]);
     o.max_abs_lo = std::max(o.max_abs_lo, max_abs_lo[l]);
@@ -1379,25 +1390,24 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     if (f32_fast && detail::fast_tier_vectors() != 2) {
       // The common elements 4 at a time (vec::f32_lanes), then, in index
       // order, the sums over them and the scalar rule for the rest.
-      thread_local std::vector<double> dist;
-      dist.resize(n);
+      thread_local std::vector<double> bits;
+      bits.resize(n);
       vec::F32Out lanes;
       vec::f32_lanes({result.data(), val.data(), err.data(), exact.log_softmax_tight.data(),
                       exact.log_softmax_res.data(), (sm ? exact.softmax_zero : exact.log_softmax_zero).data(), n, sm, tolerance, uT, ref_rel, maxf, fi, out.ulp.data(),
-                      out.ulp_err.data(), out.finite.data(), dist.data()},
+                      out.ulp_err.data(), out.finite.data(), bits.data()},
                      lanes);
       for (std::size_t i = 0; i < n; ++i) {
         if (out.finite[i]) {
           row.sum_ulp += out.ulp[i];
-          const double bits = bits_of_distance(dist[i]);
-          row.sum_bits += bits;
-          row.max_bits = std::max(row.max_bits, bits);
+          row.sum_bits += bits[i];
         } else if (!element(i)) {
           return false;
         }
       }
       row.measured += lanes.measured;
       row.max_ulp = std::max(row.max_ulp, lanes.max_ulp);
+      row.max_bits = std::max(row.max_bits, lanes.max_bits);
       row.max_rel = std::max(row.max_rel, lanes.max_rel);
       row.max_abs = std::max(row.max_abs, lanes.max_abs);
       max_abs_lo = std::max(max_abs_lo, lanes.max_abs_lo);
