@@ -1391,7 +1391,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       // The common elements 4 at a time (vec::f32_lanes), then, in index
       // order, the sums over them and the scalar rule for the rest.
       thread_local std::vector<double> bits;
-      bits.resize(n);
+      if (bits.size() < n) bits.resize(n);  // never shrunk: no zero-filling when rows grow again
       vec::F32Out lanes;
       vec::f32_lanes({result.data(), val.data(), err.data(), exact.log_softmax_tight.data(),
                       exact.log_softmax_res.data(), (sm ? exact.softmax_zero : exact.log_softmax_zero).data(), n, sm, tolerance, uT, ref_rel, maxf, fi, out.ulp.data(),
