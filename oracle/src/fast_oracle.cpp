@@ -60,8 +60,8 @@ namespace detail {
 void prepare_mpfr_thread();  // oracle.cpp
 // Which code the double tier and its f32 decision run (this thread): 0 the
 // best vectors the CPU has, 1 baseline x86-64 vectors, 2 the scalar code
-// alone, 3 AVX2 vectors at most. For the tests, which compare the three bit for bit; not in any
-// public header.
+// alone, 3 AVX2 vectors at most. For the tests, which compare the paths bit
+// for bit; not in any public header.
 int& fast_tier_vectors() {
   thread_local int path = 0;
   return path;
@@ -406,18 +406,18 @@ LogEnclosed<R> log1p_enclosure(R a) {
 // ---------------------------------------------------------------- 4 lanes
 //
 // The double tier's hot loops are also written on 4-lane GCC vectors of
-// doubles (fast_row_in's exp pass and last pass below, compare_row_fast's f32
-// element rule): compiled for AVX-512 and AVX2, used where the CPU has them,
-// and for baseline x86-64 (the same code split into SSE2 halves), chosen at
-// run time. Each lane does exactly
-// the scalar code's IEEE operations in the same order (the expressions are
-// spelled the same, -ffp-contract=off, no FMA is enabled; the integer steps
-// are exact), so the vectors give the scalar code's bits and need no error
-// analysis of their own: the bounds are those written at the scalar code.
-// Whatever the vectors do not take (a row's tail, rare cases) goes through
-// the scalar code, and every sum whose rounding depends on the order stays
-// in index order. detail::fast_tier_vectors() selects the path (the tests
-// compare all three bit for bit).
+// doubles (fast_row_in's max scan, exp pass and last pass below,
+// compare_row_fast's f32 element rule): compiled for AVX-512 and AVX2, used
+// where the CPU has them, and for baseline x86-64 (the same code split into
+// SSE2 halves), chosen at run time. Each lane does exactly the scalar code's
+// IEEE operations in the same order (the expressions are spelled the same,
+// -ffp-contract=off, no FMA is enabled; the integer steps are exact), so the
+// vectors give the scalar code's bits and need no error analysis of their
+// own: the bounds are those written at the scalar code. Whatever the vectors
+// do not take (a row's tail, rare cases) goes through the scalar code, and
+// every sum whose rounding depends on the order stays in index order.
+// detail::fast_tier_vectors() selects the path (the tests compare them bit
+// for bit).
 namespace vec {
 
 #define SOFTCHECK_VINLINE inline __attribute__((always_inline))
@@ -458,10 +458,6 @@ SOFTCHECK_VINLINE vd f32_ordinal(vd x, vf xf) {
   const vd m = __builtin_convertvector(reinterpret_cast<vi>(xf) & 0x7fffffff, vd);
   return reinterpret_cast<vl>(x) < 0 ? -m : m;
 }
-
-}  // namespace vec
-
-namespace vec {
 
 // The instruction set of the vectors: 0 baseline x86-64, 1 AVX2, 2 AVX-512
 // (F, DQ, VL, BW), the best the CPU has unless a test asked for another.
