@@ -50,10 +50,22 @@
 #include <xmmintrin.h>
 #endif
 
+// 32-byte vectors (vec:: below) pass only between always-inlined helpers:
+// GCC warns that their ABI differs without AVX; nothing here crosses an ABI.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace softcheck::oracle {
 
 namespace detail {
 void prepare_mpfr_thread();  // oracle.cpp
+// Which code the double tier and its f32 decision run (this thread): 0 the
+// best vectors the CPU has, 1 baseline x86-64 vectors, 2 the scalar code
+// alone, 3 AVX2 vectors at most. For the tests, which compare the paths bit
+// for bit; not in any public header.
+int& fast_tier_vectors() {
+  thread_local int path = 0;
+  return path;
+}
 }
 
 namespace {
@@ -391,6 +403,251 @@ LogEnclosed<R> log1p_enclosure(R a) {
   return {v, abs};
 }
 
+// ---------------------------------------------------------------- 4 lanes
+//
+// The double tier's hot loops are also written on 4-lane GCC vectors of
+// doubles (fast_row_in's max scan, exp pass and last pass below,
+// compare_row_fast's f32 element rule): compiled for AVX-512 and AVX2, used
+// where the CPU has them, and for baseline x86-64 (the same code split into
+// SSE2 halves), chosen at run time. Each lane does exactly the scalar code's
+// IEEE operations in the same order (the expressions are spelled the same,
+// -ffp-contract=off, no FMA is enabled; the integer steps are exact), so the
+// vectors give the scalar code's bits and need no error analysis of their
+// own: the bounds are those written at the scalar code. Whatever the vectors
+// do not take (a row's tail, rare cases) goes through the scalar code, and
+// every sum whose rounding depends on the order stays in index order.
+// detail::fast_tier_vectors() selects the path (the tests compare them bit
+// for bit).
+namespace vec {
+
+#define SOFTCHECK_VINLINE inline __attribute__((always_inline))
+constexpr std::size_t L = 4;
+using vd = double __attribute__((vector_size(32)));
+using vl = std::int64_t __attribute__((vector_size(32)));
+using vu = std::uint64_t __attribute__((vector_size(32)));
+using vf = float __attribute__((vector_size(16)));
+using vi = std::int32_t __attribute__((vector_size(16)));
+
+SOFTCHECK_VINLINE vd splat(double x) { return vd{x, x, x, x}; }
+SOFTCHECK_VINLINE vd load(const double* p) {
+  vd v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+SOFTCHECK_VINLINE void store(double* p, vd v) { std::memcpy(p, &v, sizeof v); }
+SOFTCHECK_VINLINE vd vabs(vd x) { return reinterpret_cast<vd>(reinterpret_cast<vu>(x) & 0x7fffffffffffffffULL); }
+// std::max(a, b) and std::min(a, b) lane by lane, the same selections.
+SOFTCHECK_VINLINE vd vmax(vd a, vd b) { return a < b ? b : a; }
+SOFTCHECK_VINLINE vd vmin(vd a, vd b) { return b < a ? b : a; }
+// pow2d lane by lane (m + 1023 in [1, 2046]).
+SOFTCHECK_VINLINE vd pow2v(vl m) { return reinterpret_cast<vd>(reinterpret_cast<vu>(m + 1023) << 52); }
+SOFTCHECK_VINLINE vd gap_up(vd x) { return reinterpret_cast<vd>(reinterpret_cast<vl>(x) + 1) - x; }
+SOFTCHECK_VINLINE vl widen(vi m) { return __builtin_convertvector(m, vl); }
+SOFTCHECK_VINLINE bool any_lane(vl m) { return (m[0] | m[1] | m[2] | m[3]) != 0; }
+SOFTCHECK_VINLINE bool all_lanes(vl m) { return (m[0] & m[1] & m[2] & m[3]) != 0; }
+// ulp_exp for a > 0 and a format with emin > -1001: binade's -1001 below
+// 2^-1000 and the exponent field there both clamp to emin.
+SOFTCHECK_VINLINE vl ulp_exp(vd a, const FormatInfo& fi) {
+  vl e = reinterpret_cast<vl>((reinterpret_cast<vu>(a) >> 52) & 0x7ff) - 1023;
+  e = e < fi.emin ? vl{} + fi.emin : e;
+  e = e > fi.emax ? vl{} + fi.emax : e;
+  return e - (fi.precision - 1);
+}
+// f32_ordinal lane by lane; `xf` is x converted to float.
+SOFTCHECK_VINLINE vd f32_ordinal(vd x, vf xf) {
+  const vd m = __builtin_convertvector(reinterpret_cast<vi>(xf) & 0x7fffffff, vd);
+  return reinterpret_cast<vl>(x) < 0 ? -m : m;
+}
+
+// The instruction set of the vectors: 0 baseline x86-64, 1 AVX2, 2 AVX-512
+// (F, DQ, VL, BW), the best the CPU has unless a test asked for another.
+#define SOFTCHECK_AVX512 "avx512f,avx512dq,avx512vl,avx512bw"
+inline int isa() {
+  static const int best = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+      return 2;
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+  }();
+  switch (detail::fast_tier_vectors()) {
+    case 1: return 0;
+    case 3: return std::min(best, 1);
+    default: return best;
+  }
+}
+// fn_isa(args): fn_baseline, fn_avx2 or fn_avx512, all three the same code.
+#define SOFTCHECK_DISPATCH(ret, fn, params, args)                              \
+  __attribute__((target(SOFTCHECK_AVX512))) ret fn##_avx512 params { return fn##_body args; } \
+  __attribute__((target("avx2"))) ret fn##_avx2 params { return fn##_body args; } \
+  ret fn##_baseline params { return fn##_body args; }                        \
+  ret fn params {                                                             \
+    switch (isa()) {                                                          \
+      case 2: return fn##_avx512 args;                                        \
+      case 1: return fn##_avx2 args;                                          \
+      default: return fn##_baseline args;                                     \
+    }                                                                         \
+  }
+
+// fast_row_in's scan on [0, n4), n4 = n rounded down to 4 lanes (0 for n <
+// 4): whether an entry is NaN or +inf, and the first maximum k (x_k > x_j
+// for j < k, x_k >= x_j for j > k; ties as equal values, +0 = -0). Each lane
+// keeps the first maximum of its entries; of the lanes' maxima the largest
+// wins, the smallest index among equal ones: the sequential loop's k (which
+// continues from it on the tail). With a NaN, k does not matter.
+SOFTCHECK_VINLINE std::size_t scan_body(const double* x, std::size_t n, bool& special, std::size_t& k) {
+  const std::size_t n4 = n - n % L;
+  if (n4 == 0) return 0;
+  const vd inf_ = splat(inf<double>);
+  vd best = load(x);
+  vl best_i{0, 1, 2, 3}, idx = best_i, spec = ~(best < inf_);
+  for (std::size_t i = L; i < n4; i += L) {
+    idx += static_cast<std::int64_t>(L);
+    const vd xi = load(x + i);
+    spec |= ~(xi < inf_);
+    const vl up = xi > best;
+    best = up ? xi : best;
+    best_i = up ? idx : best_i;
+  }
+  special = any_lane(spec);
+  double bv = best[0];
+  k = static_cast<std::size_t>(best_i[0]);
+  for (std::size_t l = 1; l < L; ++l) {
+    const auto li = static_cast<std::size_t>(best_i[l]);
+    if (best[l] > bv || (best[l] == bv && li < k)) bv = best[l], k = li;
+  }
+  return n4;
+}
+
+// fast_row_in's first loop for the double tier, on [0, n4), n4 = n rounded
+// down to 4 lanes: d_i, its error, e_i, its error and the zero state per
+// element, exactly as the scalar loop body (which still does the sums, in
+// index order, and the tail). The maximum k and the -inf entries take the
+// scalar body's exact values by selection; below the exp floor, and for
+// those, exp's argument is replaced by 0 so that no lane computes on huge
+// values. `bad`: some lane is outside the tier's domain (the row is not
+// usable), where the scalar body would have returned.
+struct ExpIn {
+  const double* x;
+  std::size_t n4, k;
+  double xk, T, zero_edge_hi, zero_edge_lo;  // 0.97 and 1.03 times the MPFR zero edge
+  double *d, *d_err, *e, *e_err;
+  ZeroState* zero;
+};
+
+SOFTCHECK_VINLINE bool exp_pass_body(const ExpIn& in) {
+  using A = Arith<double>;
+  constexpr double u = A::u;
+  const ExpTables<double>& tb = tables<double>();
+  const auto& a = kExpCoeff<double>;
+  constexpr int N = A::exp_degree;
+  const bool T1 = in.T == 1;
+  const vd zero{}, one = splat(1), vu_ = splat(u), xk = splat(in.xk), neg_xk = splat(-in.xk), T = splat(in.T),
+           kS = splat(kSafe<double>), inf_ = splat(inf<double>), ninf = splat(-inf<double>),
+           min_q = splat(A::min_quotient), max_q = splat(A::max_quotient), edge_hi = splat(in.zero_edge_hi),
+           edge_lo = splat(in.zero_edge_lo), floor_ = splat(A::exp_floor), tiny = splat(A::tiny_abs),
+           max_rel = splat(kMaxRel<double>), c32 = splat(32 / tb.ln2), magic = splat(0x1.8p52), c1 = splat(tb.c1),
+           c2 = splat(tb.c2), abs_c2 = splat(fabs(tb.c2)), r_max = splat(0.011),
+           rel0 = splat(2 * u + kExpPolyRel<double>), k1 = splat(1.0001);
+  const auto k = static_cast<std::int64_t>(in.k);
+  constexpr std::int64_t kPos = static_cast<std::int64_t>(ZeroState::positive),
+                         kZero = static_cast<std::int64_t>(ZeroState::zero),
+                         kUnknown = static_cast<std::int64_t>(ZeroState::unknown);
+  vl bad{}, idx{0, 1, 2, 3};
+  for (std::size_t i = 0; i < in.n4; i += L, idx += static_cast<std::int64_t>(L)) {
+    const vd xi = load(in.x + i);
+    const vl at_k = idx == k, minus_inf = xi == ninf, masked = at_k | minus_inf;
+    // two_sum(x_i, -x_k); the masked lanes get x_k - x_k = 0
+    const vd xa = masked ? xk : xi;
+    const vd s = xa + neg_xk;
+    const vd bb = s - xa;
+    const vd se = (xa - (s - bb)) + (neg_xk - bb);
+    bad |= ~(vabs(s) < inf_);  // !isfinite(diff.s)
+    const vd di = T1 ? s : s / T;
+    bad |= (s != 0) & ~((vabs(di) >= min_q) & (vabs(di) <= max_q));
+    const vd ed = ((se == 0 ? zero : vu_) + (T1 ? zero : vu_)) * vabs(di) * kS;
+    const vl zs = di > edge_hi ? vl{} + kPos : di < edge_lo ? vl{} + kZero : vl{} + kUnknown;
+    const vl below = di < floor_;
+    const vl use_exp = ~masked & ~below;
+    bad |= use_exp & (ed > max_rel);
+    // exp_enclosure(t)
+    const vd t = use_exp ? di : zero;
+    const vd y = t * c32 + magic;
+    const vd kf = y - magic;                                           // near_int: an integer, |kf| < 2^15
+    const vu kb = reinterpret_cast<vu>(y) - reinterpret_cast<vu>(magic);  // its value: y = 1.5 2^52 + kf exactly
+    const vu j = kb & 31;
+    const vd two_j{tb.two_j32[j[0]], tb.two_j32[j[1]], tb.two_j32[j[2]], tb.two_j32[j[3]]};
+    // 2^m, m = (k - j)/32: (k - j) 2^47 = m 2^52 (mod 2^64), plus the bias
+    const vd scale = reinterpret_cast<vd>(((kb - j) << 47) + (std::uint64_t{1023} << 52));
+    const vd r1 = t - kf * c1;
+    const vd kc2 = kf * c2;
+    const vd r = r1 - kc2;
+    const vd er = vu_ * (vabs(r1) + vabs(kc2) + vabs(r)) + vabs(kf) * vu_ * abs_c2;
+    bad |= use_exp & (vabs(r) + er > r_max);  // exp_enclosure's {0, inf}
+    vd p = splat(a[N]);
+    for (int m = N - 1; m >= 0; --m) p = p * r + splat(a[static_cast<std::size_t>(m)]);
+    const vd ev = two_j * p * scale;
+    const vd rel = (rel0 + er * k1) * kS;
+    bad |= use_exp & ~(rel <= max_rel);
+    const vd ee = (rel + ed * k1) * kS * ev;
+    store(in.d + i, at_k ? zero : minus_inf ? ninf : di);
+    store(in.d_err + i, masked ? zero : ed);
+    store(in.e + i, at_k ? one : masked ? zero : below ? zero : ev);
+    store(in.e_err + i, masked ? zero : below ? tiny : ee);
+    const vl z = at_k ? vl{} + kPos : minus_inf ? vl{} + kZero : zs;
+    for (std::size_t l = 0; l < L; ++l) in.zero[i + l] = static_cast<ZeroState>(z[l]);
+  }
+  std::int64_t any = 0;
+  for (std::size_t l = 0; l < L; ++l) any |= bad[l];
+  return any == 0;
+}
+
+// fast_row_in's last loop for the double tier on [0, n4) (the scalar body
+// does the tail): softmax = e q with its bound, log-softmax = d - log1p(r)
+// by TwoSum with its bounds; -inf (masked) entries by selection.
+struct FinalIn {
+  std::size_t n4;
+  double q, K, Lv, L_err;
+  bool s_exact;
+  ZeroState log_at_max;
+  double *softmax, *softmax_err, *log_softmax, *log_softmax_err, *res, *tight;  // log_softmax(_err) hold d (and its error) on entry
+  ZeroState* log_zero;
+};
+
+SOFTCHECK_VINLINE void final_pass_body(const FinalIn& in) {
+  constexpr double u = Arith<double>::u;
+  const vd zero{}, two_u = splat(2 * u), q = splat(in.q), K = splat(in.K), neg_L = splat(-in.Lv),
+           L_err = splat(in.L_err), kS = splat(kSafe<double>), inf_ = splat(inf<double>), ninf = splat(-inf<double>);
+  const auto at_max = static_cast<std::int64_t>(in.log_at_max), pos = static_cast<std::int64_t>(ZeroState::positive);
+  for (std::size_t i = 0; i < in.n4; i += L) {
+    const vd di = load(in.log_softmax + i), edi = load(in.log_softmax_err + i);
+    const vd e = load(in.softmax + i), ee = load(in.softmax_err + i);
+    const vl masked = vabs(di) == inf_;
+    const vd y = e * q;
+    const vd ey = in.s_exact ? ee : (two_u * y + ee * q + (e + ee) * K) * kS;
+    store(in.softmax + i, masked ? e : y);
+    store(in.softmax_err + i, masked ? ee : ey);
+    const vl lz = masked ? vl{} + pos : di == 0 ? vl{} + at_max : vl{} + pos;
+    for (std::size_t l = 0; l < L; ++l) in.log_zero[i + l] = static_cast<ZeroState>(lz[l]);
+    // two_sum(d_i, -L)
+    const vd z = di + neg_L;
+    const vd bb = z - di;
+    const vd zr = (di - (z - bb)) + (neg_L - bb);
+    const vd tight = (edi + L_err + zero) * kS;
+    store(in.log_softmax + i, masked ? ninf : z);
+    store(in.res + i, masked ? zero : zr);
+    store(in.tight + i, masked ? zero : tight);
+    store(in.log_softmax_err + i, masked ? zero : (vabs(zr) + tight) * kS);
+  }
+}
+
+SOFTCHECK_DISPATCH(std::size_t, scan, (const double* x, std::size_t n, bool& special, std::size_t& k),
+                   (x, n, special, k))
+SOFTCHECK_DISPATCH(bool, exp_pass, (const ExpIn& in), (in))
+SOFTCHECK_DISPATCH(void, final_pass, (const FinalIn& in), (in))
+
+}  // namespace vec
+
 template <class R>
 void not_usable(BasicFastRow<R>& row, RowStatus status) {
   row.status = status;
@@ -423,8 +680,9 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   // std::max_element), and whether any entry is finite (-inf only: masked).
   const std::size_t n = x.size();
   bool special = false;
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  std::size_t k = 0, i0 = 0;
+  if (detail::fast_tier_vectors() != 2) i0 = vec::scan(x.data(), n, special, k);  // [0, i0) by 4 lanes
+  for (std::size_t i = i0; i < n; ++i) {
     special |= !(x[i] < std::numeric_limits<double>::infinity());  // NaN or +inf, without branches
     k = x[i] > x[k] ? i : k;
   }
@@ -454,47 +712,11 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
 
   R sum = 0, sum_comp = 0, sum_err_terms = 0;
   bool r_zero = true, r_unknown = false;  // no entry known non-zero in MPFR / one undecided
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i == k) {
-      d[i] = 0, dErr[i] = 0;
-      row.softmax[i] = 1, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::positive;
-      continue;
-    }
-    if (isinf(x[i])) {  // -inf: masked, exact
-      d[i] = -inf<R>, dErr[i] = 0;
-      row.softmax[i] = 0, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::zero;
-      continue;
-    }
-    // x_i - x_k is often exact (TwoSum says when), and the division is exact
-    // for T = 1: an exact d_i carries no error. In double the difference can
-    // overflow, or the quotient leave the normal range: the extended tier's.
-    TwoSum<R> diff;
-    if constexpr (is_dd<R>)
-      diff = {exact_sum(x[i], -x[k]), R(0)};  // exact: a double-word holds it
-    else
-      diff = two_sum(static_cast<R>(x[i]), -xk);
-    if (!isfinite(diff.s)) return not_usable(row, RowStatus::ok);
-    const R di = T == 1 ? diff.s : diff.s / T;
-    if (diff.s != 0 && !(fabs(di) >= A::min_quotient && fabs(di) <= A::max_quotient))
-      return not_usable(row, RowStatus::ok);
-    const R ed = ((diff.e == 0 ? R(0) : u) + (T == 1 ? R(0) : u)) * fabs(di) * kS;
-    d[i] = di, dErr[i] = ed;
-    row.softmax_zero[i] = di > R(0.97) * mpfr_zero_edge   ? ZeroState::positive
-                          : di < R(1.03) * mpfr_zero_edge ? ZeroState::zero
-                                                          : ZeroState::unknown;
+  // Element i's share of the sums (i != k, x_i > -inf), in index order.
+  const auto add = [&](std::size_t i) {
     if (row.softmax_zero[i] == ZeroState::positive) r_zero = false;
     if (row.softmax_zero[i] == ZeroState::unknown) r_unknown = true;
-    R e, ee;
-    if (di < A::exp_floor) {
-      e = 0, ee = A::tiny_abs;
-    } else {
-      if (ed > kMaxRel<R>) return not_usable(row, RowStatus::ok);
-      const Enclosed<R> ex = exp_enclosure(di);
-      if (!(ex.rel <= kMaxRel<R>)) return not_usable(row, RowStatus::ok);
-      e = ex.v;
-      ee = (ex.rel + ed * R(1.0001)) * kS * ex.v;  // (1+rel) e^ed - 1, relative to e^ (see header)
-    }
-    row.softmax[i] = e, row.softmax_err[i] = ee;
+    const R e = row.softmax[i], ee = row.softmax_err[i];
     if constexpr (is_dd<R>) {
       // Recursive summation, Higham's running bound (ASNA section 4.2):
       // |r^ - sum e^_i| <= u sum_j |s^_j| (u = 2^-96: n u is tiny here).
@@ -506,7 +728,64 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
       sum_comp += acc.e;
     }
     sum_err_terms += ee;
+  };
+  // Element i (false: outside the tier's domain, the row is not usable).
+  const auto first = [&](std::size_t i) -> bool {
+    if (i == k) {
+      d[i] = 0, dErr[i] = 0;
+      row.softmax[i] = 1, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::positive;
+      return true;
+    }
+    if (isinf(x[i])) {  // -inf: masked, exact
+      d[i] = -inf<R>, dErr[i] = 0;
+      row.softmax[i] = 0, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::zero;
+      return true;
+    }
+    // x_i - x_k is often exact (TwoSum says when), and the division is exact
+    // for T = 1: an exact d_i carries no error. In double the difference can
+    // overflow, or the quotient leave the normal range: the extended tier's.
+    TwoSum<R> diff;
+    if constexpr (is_dd<R>)
+      diff = {exact_sum(x[i], -x[k]), R(0)};  // exact: a double-word holds it
+    else
+      diff = two_sum(static_cast<R>(x[i]), -xk);
+    if (!isfinite(diff.s)) return false;
+    const R di = T == 1 ? diff.s : diff.s / T;
+    if (diff.s != 0 && !(fabs(di) >= A::min_quotient && fabs(di) <= A::max_quotient)) return false;
+    const R ed = ((diff.e == 0 ? R(0) : u) + (T == 1 ? R(0) : u)) * fabs(di) * kS;
+    d[i] = di, dErr[i] = ed;
+    row.softmax_zero[i] = di > R(0.97) * mpfr_zero_edge   ? ZeroState::positive
+                          : di < R(1.03) * mpfr_zero_edge ? ZeroState::zero
+                                                          : ZeroState::unknown;
+    R e, ee;
+    if (di < A::exp_floor) {
+      e = 0, ee = A::tiny_abs;
+    } else {
+      if (ed > kMaxRel<R>) return false;
+      const Enclosed<R> ex = exp_enclosure(di);
+      if (!(ex.rel <= kMaxRel<R>)) return false;
+      e = ex.v;
+      ee = (ex.rel + ed * R(1.0001)) * kS * ex.v;  // (1+rel) e^ed - 1, relative to e^ (see header)
+    }
+    row.softmax[i] = e, row.softmax_err[i] = ee;
+    add(i);
+    return true;
+  };
+  // The double tier: [0, n0) by the vectors (vec::exp_pass), their sums in
+  // index order, then the tail by the scalar body.
+  std::size_t n0 = 0;
+  if constexpr (std::is_same_v<R, double>) {
+    if (detail::fast_tier_vectors() != 2) {
+      n0 = n - n % vec::L;
+      if (!vec::exp_pass({x.data(), n0, k, xk, T, R(0.97) * mpfr_zero_edge, R(1.03) * mpfr_zero_edge, d.data(),
+                          dErr.data(), row.softmax.data(), row.softmax_err.data(), row.softmax_zero.data()}))
+        return not_usable(row, RowStatus::ok);
+      for (std::size_t i = 0; i < n0; ++i)
+        if (i != k && !isinf(x[i])) add(i);
+    }
   }
+  for (std::size_t i = n0; i < n; ++i)
+    if (!first(i)) return not_usable(row, RowStatus::ok);
   R r_err;
   if constexpr (is_dd<R>) {
     r_err = (sum_err_terms + u * sum_comp) * kS;
@@ -533,7 +812,12 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   // (e/s) |s - s^|/s^ <= (e^ + ee) K, K = s_err / ((s^ - s_err) s^).
   const R q = 1 / s;
   const R K = s_err / ((s - s_err) * s) * (1 + 8 * u);
-  for (std::size_t i = 0; i < n; ++i) {
+  if constexpr (std::is_same_v<R, double>)
+    if (n0 > 0)
+      vec::final_pass({n0, q, K, L.v, L_err, s_exact, log_at_max, row.softmax.data(), row.softmax_err.data(),
+                       row.log_softmax.data(), row.log_softmax_err.data(), row.log_softmax_res.data(),
+                       row.log_softmax_tight.data(), row.log_softmax_zero.data()});
+  for (std::size_t i = n0; i < n; ++i) {
     const R di = d[i], edi = dErr[i];
     // softmax
     const R e = row.softmax[i], ee = row.softmax_err[i];
@@ -680,14 +964,19 @@ std::optional<double> decided_rounding(R v, R res, R rad, const FormatInfo& fi, 
 // log2(1 + dist), the bits of error compare_element reports for a result
 // dist values of the format away from the correctly rounded one: the same
 // std::log2 call, tabulated for the small distances good kernels produce.
-double bits_of_distance(double dist) {
-  static const std::array<double, 4096> table = [] {
-    std::array<double, 4096> t{};
+using DistanceBits = std::array<double, 4096>;
+const DistanceBits& distance_bits() {
+  static const DistanceBits table = [] {
+    DistanceBits t{};
     for (std::size_t d = 0; d < t.size(); ++d) t[d] = d == 0 ? 0 : d == 1 ? 1 : std::log2(1.0 + static_cast<double>(d));
     return t;
   }();
+  return table;
+}
+[[gnu::always_inline]] inline double bits_of_distance(double dist, const DistanceBits& table) {
   return dist < static_cast<double>(table.size()) ? table[static_cast<std::size_t>(dist)] : std::log2(1.0 + dist);
 }
+double bits_of_distance(double dist) { return bits_of_distance(dist, distance_bits()); }
 
 // round_f64(c) for every c within rad of v (double-double), or nullopt: the
 // ends lo = v - W and hi = v + W enclose the ball once W covers rad and the
@@ -746,6 +1035,151 @@ double fast_ordinal(double x, const FormatInfo& fi, double maxf) {
   return signbit(x) ? -m : m;
 }
 
+// ------------------------------------- the double tier's f32 decision, 4 lanes
+//
+// compare_row_fast's element rule below, for the common case only (double
+// tier, f32 result, both finite, every test passed; an enclosure that holds 0
+// only with a decided zero state), on 4 elements at a time with GCC vector
+// extensions. Each lane does exactly the scalar code's IEEE operations, in
+// the same order (the expressions are spelled the same, -ffp-contract=off,
+// no FMA is enabled), so a decided lane's figures are the scalar code's bit
+// for bit and need no error analysis of their own: the bounds are those
+// written at the scalar rule. Every other lane (a test failed, NaN/inf, a
+// value that is not f32, the tail of the row) is flagged and handed to the
+// scalar rule, which decides it or gives the row up exactly as before.
+// The order-dependent sums (sum_ulp, sum_bits) stay in the scalar
+// pass in index order; the maxima are order-independent (no NaN, all >= +0
+// or started at +0) and the first largest element is kept per lane, so the
+// lanes' maxima are the sequential loop's.
+
+namespace vec {
+
+struct F32In {
+  const double *result, *val, *err, *tight, *res;
+  const ZeroState* zero;        // softmax_zero or log_softmax_zero
+  std::size_t n;
+  bool sm;
+  double tolerance, uT, ref_rel, maxf;
+  FormatInfo fi;
+  double* ulp;                  // out.ulp
+  double* ulp_err;              // out.ulp_err
+  unsigned char* finite;        // out.finite: 1 where the lane decided the element, else 0
+  double* bits;                 // Herbie's bits of decided elements (0 elsewhere)
+};
+struct F32Out {
+  std::size_t measured = 0, largest_index = 0;
+  double max_ulp = 0, max_bits = 0, max_rel = 0, max_abs = 0, max_abs_lo = 0, max_abs_hi = 0, max_ulp_err = 0, g_lo = 0, g_hi = 0;
+  double largest = -1;
+};
+
+SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
+  constexpr double u = Arith<double>::u;
+  const vd zero{}, one = splat(1), vu_ = splat(u), two_u = splat(2 * u), kS = splat(kSafe<double>),
+           slack = splat(Arith<double>::slack), inf_ = splat(inf<double>), maxf = splat(in.maxf),
+           tol = splat(in.tolerance), tol_uT = splat(in.tolerance * in.uT), ref_rel = splat(in.ref_rel),
+           w_safe = splat(1 + 16 * u), w_tiny = splat(0x1p-1070), p52 = splat(0x1p-52), four = splat(4);
+  const DistanceBits& table = distance_bits();
+  vd max_ulp = zero, max_bits = zero, max_rel = zero, max_abs = zero, max_abs_lo = zero, max_abs_hi = zero, max_ulp_err = zero,
+     g_lo = zero, g_hi = zero, largest = splat(-1);
+  vl largest_index{}, measured{}, idx{0, 1, 2, 3};
+  std::size_t i = 0;
+  for (; i + L <= in.n; i += L, idx += static_cast<std::int64_t>(L)) {
+    const vd r = load(in.result + i), v = load(in.val + i), e = load(in.err + i);
+    const vf rf = __builtin_convertvector(r, vf);
+    // r a finite value of f32 (the round trip also fails for NaN), v finite
+    vl ok = (__builtin_convertvector(rf, vd) == r) & (vabs(r) <= maxf) & (vabs(v) < inf_);
+    const vd E = e == 0 ? zero : (e + two_u * vabs(v)) * kS + slack;
+    const vd lo = v - E, hi = v + E;
+    const vl straddle = (lo <= 0) & (hi >= 0);  // alo = 0
+    const vd alo = straddle ? zero : vmin(vabs(lo), vabs(hi));
+    const vd ahi = vmax(vabs(lo), vabs(hi));
+    const vl qlo = ulp_exp(alo, in.fi), qhi = ulp_exp(ahi, in.fi);
+    const vl one_q = qlo == qhi;
+    const vd D = vabs(r - v);
+    const vd ED = E + vu_ * D;
+    // times_pow2(., -q): -q <= 149, one power of two. Two binades over the
+    // enclosure are rare: computed only when a lane has them.
+    vd ulp, ulp_e;
+    if (all_lanes(one_q)) {
+      const vd scale = pow2v(-qlo);
+      ulp = D * scale;
+      ulp_e = ED * scale + ulp * p52;
+    } else {
+      const vl qv = one_q ? qlo : ulp_exp(vabs(v), in.fi);
+      ulp = D * pow2v(-qv);
+      const vd ulp_lo = (D > ED ? D - ED : zero) * pow2v(-qhi), ulp_hi = (D + ED) * pow2v(-qlo);
+      ulp_e = (one_q ? ED * pow2v(-qv) : vmax(ulp_hi - ulp, ulp - ulp_lo)) + ulp * p52;
+    }
+    ok &= ulp_e <= tol;
+    const vd rad = in.sm ? E : load(in.tight + i) + ref_rel * vabs(v) + slack;
+    const vd res = in.sm ? zero : load(in.res + i);
+    // decided_rounding_f32
+    const vd w = (vabs(res) + rad + two_u * vabs(v)) * w_safe + w_tiny;
+    const vf lo32 = __builtin_convertvector(v - w, vf), hi32 = __builtin_convertvector(v + w, vf);
+    ok &= widen((lo32 == hi32) & ((reinterpret_cast<vi>(lo32) & 0x7fffffff) != 0x7f800000));
+    const vd rounded = __builtin_convertvector(lo32, vd);
+    // the relative error: alo > 0, or from the zero state
+    const vd rl = D / vabs(v);
+    const vl rl_ok = ED + rl * E + rl * four * vu_ * alo <= tol_uT * (one < rl ? rl : one) * alo;
+    vd rel = rl;
+    if (!any_lane(straddle)) {
+      ok &= rl_ok;
+    } else {
+      std::int64_t zs[L];
+      for (std::size_t l = 0; l < L; ++l) zs[l] = static_cast<std::int64_t>(in.zero[i + l]);
+      const vl z{zs[0], zs[1], zs[2], zs[3]};
+      const vl is_zero = z == static_cast<std::int64_t>(ZeroState::zero), r0 = r == 0;
+      const vl z_ok = is_zero | ((z == static_cast<std::int64_t>(ZeroState::positive)) & r0);
+      ok &= straddle ? z_ok : rl_ok;
+      rel = straddle ? (is_zero ? (r0 ? zero : inf_) : one) : rl;
+    }
+    const vd dist = vabs(f32_ordinal(r, rf) - f32_ordinal(rounded, lo32));
+    const vd ulp_d = ulp;
+    const vd err_d = ulp_e + vabs(ulp_d - ulp);
+    const vd ulp_e_d = err_d + gap_up(ulp_d) + gap_up(err_d);
+    store(in.ulp + i, ok ? ulp_d : zero);
+    store(in.ulp_err + i, ok ? ulp_e_d : zero);
+    const vd dist_ok = ok ? dist : zero;
+    vd bits;
+    for (std::size_t l = 0; l < L; ++l) bits[l] = bits_of_distance(dist_ok[l], table);
+    store(in.bits + i, bits);
+    max_bits = vmax(max_bits, bits);
+    for (std::size_t l = 0; l < L; ++l) in.finite[i + l] = static_cast<unsigned char>(ok[l] & 1);
+    measured -= ok;
+    max_ulp = vmax(max_ulp, ok ? ulp_d : zero);
+    max_rel = vmax(max_rel, ok ? rel : zero);
+    max_abs = vmax(max_abs, ok ? D : zero);
+    max_abs_lo = vmax(max_abs_lo, ok ? (D > ED ? D - ED : zero) : zero);
+    max_abs_hi = vmax(max_abs_hi, ok ? D + ED : zero);
+    max_ulp_err = vmax(max_ulp_err, ok ? ulp_e_d : zero);
+    g_lo = vmax(g_lo, ok ? lo : zero);
+    g_hi = vmax(g_hi, ok ? hi : zero);
+    const vl up = ok & (ulp_d > largest);
+    largest = up ? ulp_d : largest;
+    largest_index = up ? idx : largest_index;
+  }
+  for (; i < in.n; ++i) in.ulp[i] = 0, in.ulp_err[i] = 0, in.finite[i] = 0;
+  for (std::size_t l = 0; l < L; ++l) {
+    o.measured += static_cast<std::size_t>(measured[l]);
+    o.max_ulp = std::max(o.max_ulp, max_ulp[l]);
+    o.max_bits = std::max(o.max_bits, max_bits[l]);
+    o.max_rel = std::max(o.max_rel, max_rel[l]);
+    o.max_abs = std::max(o.max_abs, max_abs[l]);
+    o.max_abs_lo = std::max(o.max_abs_lo, max_abs_lo[l]);
+    o.max_abs_hi = std::max(o.max_abs_hi, max_abs_hi[l]);
+    o.max_ulp_err = std::max(o.max_ulp_err, max_ulp_err[l]);
+    o.g_lo = std::max(o.g_lo, g_lo[l]);
+    o.g_hi = std::max(o.g_hi, g_hi[l]);
+    const auto li = static_cast<std::size_t>(largest_index[l]);
+    if (largest[l] > o.largest || (largest[l] == o.largest && li < o.largest_index))
+      o.largest = largest[l], o.largest_index = li;
+  }
+}
+
+SOFTCHECK_DISPATCH(void, f32_lanes, (const F32In& in, F32Out& o), (in, o))
+
+}  // namespace vec
+
 }  // namespace
 
 // Decision rules (element i, result r, exact v in [lo, hi]):
@@ -795,9 +1229,15 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
   out.max_ulp_err = 0;
   RowError& row = out.error;
   row.elements = n;
-  out.ulp.assign(n, 0);
-  out.ulp_err.assign(n, 0);
-  out.finite.assign(n, 0);
+  // The lanes write every element; the scalar rule starts from zeros.
+  out.ulp.resize(n);
+  out.ulp_err.resize(n);
+  out.finite.resize(n);
+  if (!f32_fast || detail::fast_tier_vectors() == 2) {
+    std::fill(out.ulp.begin(), out.ulp.end(), 0.0);
+    std::fill(out.ulp_err.begin(), out.ulp_err.end(), 0.0);
+    std::fill(out.finite.begin(), out.finite.end(), static_cast<unsigned char>(0));
+  }
   std::size_t first_broken = n, largest_index = 0;
   double largest = -1;
   R max_abs_lo = 0, max_abs_hi = 0, g_lo = 0, g_hi = 0;
@@ -805,7 +1245,9 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     (special ? row.special_mismatch : row.nonfinite)++;
     first_broken = std::min(first_broken, i);
   };
-  for (std::size_t i = 0; i < n; ++i) {
+  // One element, in index order: false when it cannot be decided (the row
+  // is then given up).
+  const auto element = [&](std::size_t i) -> bool {
     const double r = result[i];
     // A result that is not a value of f is the caller's error (compare_row
     // throws too); f32's check is a round trip, the ordinal only matters
@@ -841,11 +1283,11 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       } else {
         broken(i, true);
       }
-      continue;
+      return true;
     }
     if (std::isnan(r)) {
       broken(i, false);
-      continue;
+      return true;
     }
     if (isinf(r)) {
       const R rlo = round_ld(lo, f), rhi = round_ld(hi, f);  // rare path
@@ -858,7 +1300,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       } else {
         return false;
       }
-      continue;
+      return true;
     }
     // Both finite.
     const R alo = lo <= 0 && hi >= 0 ? 0 : std::min(fabs(lo), fabs(hi));
@@ -938,7 +1380,43 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     max_abs_hi = std::max(max_abs_hi, D + ED_abs);
     out.max_ulp_err = std::max(out.max_ulp_err, ulp_e_d);
     if (ulp_d > largest) largest = ulp_d, largest_index = i;
+    return true;
+  };
+  if constexpr (std::is_same_v<R, double>) {
+    if (f32_fast && detail::fast_tier_vectors() != 2) {
+      // The common elements 4 at a time (vec::f32_lanes), then, in index
+      // order, the sums over them and the scalar rule for the rest.
+      thread_local std::vector<double> bits;
+      if (bits.size() < n) bits.resize(n);  // never shrunk: no zero-filling when rows grow again
+      vec::F32Out lanes;
+      vec::f32_lanes({result.data(), val.data(), err.data(), exact.log_softmax_tight.data(),
+                      exact.log_softmax_res.data(), (sm ? exact.softmax_zero : exact.log_softmax_zero).data(), n, sm, tolerance, uT, ref_rel, maxf, fi, out.ulp.data(),
+                      out.ulp_err.data(), out.finite.data(), bits.data()},
+                     lanes);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (out.finite[i]) {
+          row.sum_ulp += out.ulp[i];
+          row.sum_bits += bits[i];
+        } else if (!element(i)) {
+          return false;
+        }
+      }
+      row.measured += lanes.measured;
+      row.max_ulp = std::max(row.max_ulp, lanes.max_ulp);
+      row.max_bits = std::max(row.max_bits, lanes.max_bits);
+      row.max_rel = std::max(row.max_rel, lanes.max_rel);
+      row.max_abs = std::max(row.max_abs, lanes.max_abs);
+      max_abs_lo = std::max(max_abs_lo, lanes.max_abs_lo);
+      max_abs_hi = std::max(max_abs_hi, lanes.max_abs_hi);
+      out.max_ulp_err = std::max(out.max_ulp_err, lanes.max_ulp_err);
+      if (sm) g_lo = std::max(g_lo, lanes.g_lo), g_hi = std::max(g_hi, lanes.g_hi);
+      if (lanes.largest > largest || (lanes.largest == largest && lanes.largest_index < largest_index))
+        largest = lanes.largest, largest_index = lanes.largest_index;
+    }
   }
+  if (!f32_fast || detail::fast_tier_vectors() == 2)
+    for (std::size_t i = 0; i < n; ++i)
+      if (!element(i)) return false;
   row.worst_index = first_broken < n ? first_broken : largest_index;
   if (sm) {
     // max_j g_j lies in [g_lo, g_hi] (g_k >= 1/n, so g_lo > 0); MPFR rounds it to double.

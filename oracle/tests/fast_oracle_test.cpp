@@ -12,7 +12,9 @@
 #include <rapidcheck/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -22,6 +24,10 @@
 #include "softcheck/generators.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
+
+namespace softcheck::oracle::detail {
+int& fast_tier_vectors();  // fast_oracle.cpp: 0 best vectors, 1 baseline, 2 scalar code, 3 AVX2 at most
+}
 
 using namespace softcheck;
 using oracle::FastRow;
@@ -152,8 +158,82 @@ void check_tier(const oracle::BasicFastRow<R>& fast, const oracle::ExactRow& exa
   }
 }
 
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// The double tier's vectors (baseline x86-64, AVX2 and AVX-512 where the CPU
+// has them) give the scalar code's rows and decisions bit for bit
+// (fast_oracle.cpp, "4 lanes").
+void check_vector_paths(const std::vector<double>& x, double temperature, Format f, const std::vector<int>& steps,
+                        const oracle::ExactRow& exact) {
+  struct Path {
+    oracle::DoubleFastRow row;
+    std::vector<std::optional<oracle::FastRowError>> decided;
+  };
+  std::vector<Path> paths;
+  int& path = oracle::detail::fast_tier_vectors();
+  struct Restore {
+    int& p;
+    ~Restore() { p = 0; }
+  } restore{path};
+  for (int p : {2, 1, 3, 0}) {
+    path = p;
+    Path out;
+    oracle::double_fast_row(x, temperature, out.row);
+    if (out.row.status == oracle::RowStatus::ok && out.row.usable && exact.status == oracle::RowStatus::ok)
+      for (Op op : {Op::softmax, Op::log_softmax}) {
+        const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
+        std::vector<double> y(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const int s = steps[i % steps.size()];
+          const double rounded = oracle::round_to(ref[i], f);
+          y[i] = s == 99 ? NAN : s == 98 ? INFINITY : std::isfinite(rounded) ? nudge(rounded, s, f) : rounded;
+        }
+        out.decided.push_back(oracle::compare_row_fast(y, out.row, f, op));
+      }
+    paths.push_back(std::move(out));
+  }
+  const Path& want = paths[0];  // the scalar code
+  for (std::size_t p = 1; p < paths.size(); ++p) {
+    const Path& got = paths[p];
+    RC_ASSERT(got.row.status == want.row.status);
+    RC_ASSERT(got.row.usable == want.row.usable);
+    if (want.row.status != oracle::RowStatus::ok || !want.row.usable) continue;
+    RC_ASSERT(same_bits(got.row.softmax, want.row.softmax));
+    RC_ASSERT(same_bits(got.row.softmax_err, want.row.softmax_err));
+    RC_ASSERT(same_bits(got.row.log_softmax, want.row.log_softmax));
+    RC_ASSERT(same_bits(got.row.log_softmax_err, want.row.log_softmax_err));
+    RC_ASSERT(same_bits(got.row.log_softmax_res, want.row.log_softmax_res));
+    RC_ASSERT(same_bits(got.row.log_softmax_tight, want.row.log_softmax_tight));
+    RC_ASSERT(same_bits(got.row.softmax_zero, want.row.softmax_zero));
+    RC_ASSERT(same_bits(got.row.log_softmax_zero, want.row.log_softmax_zero));
+    RC_ASSERT(got.decided.size() == want.decided.size());
+    for (std::size_t j = 0; j < want.decided.size(); ++j) {
+      RC_ASSERT(got.decided[j].has_value() == want.decided[j].has_value());
+      if (!want.decided[j]) continue;
+      const oracle::FastRowError &g = *got.decided[j], &w = *want.decided[j];
+      RC_ASSERT(g.error.elements == w.error.elements);
+      RC_ASSERT(g.error.measured == w.error.measured);
+      RC_ASSERT(g.error.nonfinite == w.error.nonfinite);
+      RC_ASSERT(g.error.special_mismatch == w.error.special_mismatch);
+      RC_ASSERT(g.error.worst_index == w.error.worst_index);
+      for (auto m : {&RowError::max_ulp, &RowError::sum_ulp, &RowError::max_bits, &RowError::sum_bits,
+                     &RowError::max_rel, &RowError::max_abs, &RowError::normwise})
+        RC_ASSERT(same_bits(g.error.*m, w.error.*m));
+      RC_ASSERT(same_bits(g.max_ulp_err, w.max_ulp_err));
+      RC_ASSERT(same_bits(g.ulp, w.ulp));
+      RC_ASSERT(same_bits(g.ulp_err, w.ulp_err));
+      RC_ASSERT(same_bits(g.finite, w.finite));
+    }
+  }
+}
+
 void check_row(const std::vector<double>& x, double temperature, Format f, const std::vector<int>& steps) {
   const oracle::ExactRow exact = oracle::exact_row(x, temperature);
+  check_vector_paths(x, temperature, f, steps, exact);
   check_tier(oracle::double_fast_row(x, temperature), exact, x, f, steps);
   check_tier(oracle::dd_fast_row(x, temperature), exact, x, f, steps);
   check_tier(oracle::fast_row(x, temperature), exact, x, f, steps);
