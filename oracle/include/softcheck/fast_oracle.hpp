@@ -76,7 +76,8 @@ void dd_fast_row(std::span<const double> x, double temperature, DDFastRow& out);
 
 // Metrics of `result` (values of format f in doubles) against the fast
 // enclosures, or nullopt when they cannot be decided to within `tolerance`
-// ulp for every element (and the analogous rules for the other metrics, see
+// ulp for every element (or tolerance 2^-20 of an element's figure when that
+// is larger; and the analogous rules for the other metrics, see
 // fast_oracle.cpp). The figures are estimates within those tolerances of
 // what compare_row against exact_row gives; counts and classes are exact.
 // f64 results are decided by the double-double tier only (nullopt from the
