@@ -1,6 +1,7 @@
-// Property verdicts (properties/) inside a run's report: shared by `run`,
-// which adds them after the accuracy suite, and `gate`, which reruns a
-// baseline with the same budget so its property verdicts are compared too.
+// Property verdicts (properties/) inside a run's report: shared by `run` and
+// by `gate`, which reruns a baseline with the same budget so its property
+// verdicts are compared too. Both check them before the accuracy suite (the
+// checks fork; the suite starts threads) and attach them to its report.
 #pragma once
 
 #include <cstdint>
