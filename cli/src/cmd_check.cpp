@@ -61,22 +61,13 @@ Command add_check(CLI::App& app) {
     opt.tests = a->tests;
     opt.seed = a->seed;
     opt.properties = a->properties;
-    std::vector<const Kernel*> available;
-    for (const Kernel* k : kernels)
-      if (k->available) available.push_back(k);
-    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    const unsigned jobs = static_cast<unsigned>(
-        std::min<std::size_t>(a->jobs ? a->jobs : hw, std::max<std::size_t>(1, available.size())));
-    const std::vector<std::vector<props::PropertyVerdict>> per_kernel = check_kernels(available, opt, jobs);
+    const unsigned jobs = a->jobs ? a->jobs : std::max(1u, std::thread::hardware_concurrency());
+    const std::vector<std::vector<props::PropertyVerdict>> per_kernel = check_kernels(kernels, opt, jobs);
     std::vector<props::PropertyVerdict> all;
-    std::size_t next = 0;
-    for (const Kernel* k : kernels) {
-      if (!k->available) {
-        fmt::print("{}: unavailable ({}): not checked\n", k->name, k->unavailable_reason);
-        continue;
-      }
-      all.insert(all.end(), per_kernel[next].begin(), per_kernel[next].end());
-      ++next;
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      const Kernel& k = *kernels[i];
+      if (!k.available) fmt::print("{}: unavailable ({}): not checked\n", k.name, k.unavailable_reason);
+      all.insert(all.end(), per_kernel[i].begin(), per_kernel[i].end());
     }
     props::print_verdicts(std::cout, all);
     if (a->kill_table) props::print_kill_table(std::cout, all);

@@ -170,10 +170,18 @@ std::vector<std::vector<props::PropertyVerdict>> check_in_workers(const std::vec
 
 std::vector<std::vector<props::PropertyVerdict>> check_kernels(const std::vector<const Kernel*>& kernels,
                                                                const props::CheckOptions& opt, unsigned jobs) {
-  if (jobs > 1 && kernels.size() > 1)
-    return check_in_workers(kernels, opt, static_cast<unsigned>(std::min<std::size_t>(jobs, kernels.size())));
-  std::vector<std::vector<props::PropertyVerdict>> out;
-  for (const Kernel* k : kernels) out.push_back(props::check_kernel(*k, opt));
+  std::vector<const Kernel*> available;
+  for (const Kernel* k : kernels)
+    if (k->available) available.push_back(k);
+  std::vector<std::vector<props::PropertyVerdict>> checked;
+  if (jobs > 1 && available.size() > 1) {
+    checked = check_in_workers(available, opt, static_cast<unsigned>(std::min<std::size_t>(jobs, available.size())));
+  } else {
+    for (const Kernel* k : available) checked.push_back(props::check_kernel(*k, opt));
+  }
+  std::vector<std::vector<props::PropertyVerdict>> out(kernels.size());
+  for (std::size_t i = 0, next = 0; i < kernels.size(); ++i)
+    if (kernels[i]->available) out[i] = std::move(checked[next++]);
   return out;
 }
 

@@ -12,8 +12,9 @@
 
 namespace softcheck::cli {
 
-// props::check_kernel of every kernel, in kernel order, by `jobs` processes:
-// worker w checks every jobs-th kernel from w and sends its verdicts back
+// props::check_kernel of every available kernel, in kernel order (an
+// unavailable one gets no verdicts), by up to `jobs` processes: worker w
+// checks every jobs-th available kernel from w and sends its verdicts back
 // over a pipe, so the result is the same for any `jobs` (1: in this process,
 // no fork). Fork before starting threads of your own: a child has only the
 // forking thread, and some runtimes (GNU OpenMP, which oneDNN uses) cannot

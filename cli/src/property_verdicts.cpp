@@ -13,14 +13,7 @@ KernelVerdicts property_verdicts(const std::vector<const Kernel*>& kernels, int 
   props::CheckOptions opt;
   opt.tests = tests;
   opt.seed = seed;
-  std::vector<const Kernel*> available;
-  for (const Kernel* k : kernels)
-    if (k->available) available.push_back(k);
-  const KernelVerdicts checked = check_kernels(available, opt, jobs);
-  KernelVerdicts out(kernels.size());
-  for (std::size_t i = 0, next = 0; i < kernels.size(); ++i)
-    if (kernels[i]->available) out[i] = checked[next++];
-  return out;
+  return check_kernels(kernels, opt, jobs);
 }
 
 void attach_property_verdicts(Report& report, const KernelVerdicts& verdicts) {
