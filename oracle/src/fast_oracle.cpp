@@ -1220,6 +1220,9 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
   const bool sm = op == Op::softmax;
   // The double tier decides f32 roundings with the hardware's conversion.
   const bool f32_fast = std::is_same_v<R, double> && f == Format::f32;
+  // ... and, unless a test asked for the scalar code, 4 elements at a time
+  // first (vec::f32_lanes), the scalar rule for what they leave.
+  const bool f32_lanes = f32_fast && detail::fast_tier_vectors() != 2;
   const auto& val = sm ? exact.softmax : exact.log_softmax;
   const auto& err = sm ? exact.softmax_err : exact.log_softmax_err;
   const std::size_t n = result.size();
@@ -1240,7 +1243,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
   out.ulp.resize(n);
   out.ulp_err.resize(n);
   out.finite.resize(n);
-  if (!f32_fast || detail::fast_tier_vectors() == 2) {
+  if (!f32_lanes) {
     std::fill(out.ulp.begin(), out.ulp.end(), 0.0);
     std::fill(out.ulp_err.begin(), out.ulp_err.end(), 0.0);
     std::fill(out.finite.begin(), out.finite.end(), static_cast<unsigned char>(0));
@@ -1397,7 +1400,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     return true;
   };
   if constexpr (std::is_same_v<R, double>) {
-    if (f32_fast && detail::fast_tier_vectors() != 2) {
+    if (f32_lanes) {
       // The common elements 4 at a time (vec::f32_lanes), then, in index
       // order, the sums over them and the scalar rule for the rest.
       thread_local std::vector<double> bits;
@@ -1428,7 +1431,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
         largest = lanes.largest, largest_index = lanes.largest_index;
     }
   }
-  if (!f32_fast || detail::fast_tier_vectors() == 2)
+  if (!f32_lanes)
     for (std::size_t i = 0; i < n; ++i)
       if (!element(i)) return false;
   row.worst_index = first_broken < n ? first_broken : largest_index;
