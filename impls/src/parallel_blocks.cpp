@@ -78,19 +78,28 @@ class Pool {
   std::vector<std::thread> threads_;
 };
 
-// This process's pool, or null on one core. A forked child finds the
-// parent's pool under another pid and makes its own; the parent's object is
-// left as it is (its threads do not exist in the child, and destroying it
-// would join them). Leaked on purpose at exit: its threads are still waiting.
+// This machine's cores, asked once: hardware_concurrency() goes to the
+// kernel (several system calls) every time, and run_blocks is on the _mt
+// kernels' path for every call.
+unsigned cores() {
+  static const unsigned n = std::max(1u, std::thread::hardware_concurrency());
+  return n;
+}
+
+// This process's pool, cores() - 1 threads (run_blocks asks only when there
+// are two or more). A forked child finds the parent's pool under another pid
+// and makes its own; the parent's object is left as it is (its threads do
+// not exist in the child, and destroying it would join them). Leaked on
+// purpose at exit: its threads are still waiting.
 Pool* pool() {
   static std::mutex m;
   static Pool* current = nullptr;
   static pid_t owner = 0;
-  const unsigned workers = std::max(2u, std::thread::hardware_concurrency()) - 1;
+  const pid_t self = ::getpid();
   std::lock_guard lock(m);
-  if (current == nullptr || owner != ::getpid()) {
-    current = new Pool(workers);
-    owner = ::getpid();
+  if (current == nullptr || owner != self) {
+    current = new Pool(cores() - 1);
+    owner = self;
   }
   return current;
 }
@@ -98,7 +107,7 @@ Pool* pool() {
 }  // namespace
 
 void run_blocks(unsigned blocks, const std::function<void(unsigned)>& body) {
-  if (blocks > 1 && std::thread::hardware_concurrency() > 1 && pool()->try_run(blocks, body)) return;
+  if (blocks > 1 && cores() > 1 && pool()->try_run(blocks, body)) return;
   for (unsigned b = 0; b < blocks; ++b) body(b);
 }
 
