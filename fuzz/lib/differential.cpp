@@ -21,21 +21,28 @@ using Long = long double;
 // where long double is double; the bound below then just decides less often).
 constexpr Long u_long = std::numeric_limits<Long>::epsilon() / 2;
 
-// Safety factor over the first-order error analysis below (glibc's long
-// double exp and log1p are within a couple of ulps, but no bound is documented).
+// Safety factor over the error analysis below (glibc's long double exp and
+// log1p are within a couple of ulps, but no bound is documented; the analysis
+// also drops the (1 + u)^k factors of the rounding model).
 constexpr Long safety = 8;
 
-// An argument error beyond this makes the first-order analysis meaningless
-// (x/T rounded in long double may even merge distinct entries): the row goes
-// to the oracle unless the entry is far below the max either way.
-constexpr Long reliable_arg = 0x1p-20L;
+// An argument error beyond this leaves no useful bound (exp's relative error
+// would exceed e - 1): the row goes to the oracle unless the entry is far
+// below the max either way. Below it the bound holds whatever the error's
+// size (expm1, not first order), so rows of huge, nearly equal entries
+// (x ~ 1e13 beside one another, where rounding x/T alone moves d by 1e-6)
+// are still decided against their equally wide contract.
+constexpr Long max_arg_error = 1;
 
 // Entries whose exact exp(z_i - a) is below e^-gap cannot matter: for softmax
-// below denorm_min(f)/16 = 2^-(p - emin + 3); for log-softmax below 1e-4907,
-// still a normal long double (its smallest normal is 3.4e-4932).
+// below denorm_min(f) 2^-24 = 2^-(p - emin + 23), so that such an entry's error
+// bound (times `safety`) stays below 2^-20 ulp and a correctly rounded output
+// is still decided against a contract of 0.5 ulp plus a hair (with 2^-4 here,
+// bf16 outputs of 0 whose exact value was 2^-139 were not); for log-softmax
+// below 1e-4907, still a normal long double (its smallest normal is 3.4e-4932).
 Long gap_for(Op op, Format f) {
   const FormatInfo fi = info(f);
-  return op == Op::softmax ? (fi.precision - fi.emin + 3) * std::log(Long{2}) : Long{11300};
+  return op == Op::softmax ? (fi.precision - fi.emin + 23) * std::log(Long{2}) : Long{11300};
 }
 
 // The error analysis of one row: z = x/T, a = max z (first index k),
@@ -51,10 +58,20 @@ struct Analysis {
   bool reliable = true;
 };
 
-// arg_i: the subtraction's u|d_i|, plus u(|z_i| + |a|) from the roundings of
-// x_i/T and x_k/T when T != 1 (none when x_i = x_k: the same value).
-// t_i: exp adds 2u relative (glibc: ~1 ulp), the argument error is relative;
-// an entry that is below e^-gap even with its argument error has |error| <= e^-gap.
+// The rounding error of s = fl(p + q) (Knuth's TwoSum: exact, any order of magnitude).
+Long two_sum_error(Long p, Long q, Long s) {
+  const Long q_virtual = s - p;
+  return (p - (s - q_virtual)) + (q - q_virtual);
+}
+
+// arg_i: the subtraction's u|d_i| (none when it was exact: TwoSum's error is
+// 0), plus u(|z_i| + |a|) from the roundings of x_i/T and x_k/T unless T is a
+// power of two (exact: long double's range holds every double so scaled) or
+// x_i = x_k (the same value).
+// t_i: computed exp(d^_i)(1 + eta), |eta| <= 2u (glibc: ~1 ulp), exact
+// exp(d^_i - delta), |delta| <= arg_i, so |t^_i - t_i| <= exp(d^_i)(2u + expm1(arg_i))
+// <= t^_i (2u + expm1(arg_i)) / (1 - 2u); an entry that is below e^-gap even
+// with its argument error has |error| <= e^-gap.
 // s': the terms' errors plus (n - 1) u s' for the recursive sum.
 // `an` is overwritten (its vectors keep their capacity: see reference_row).
 void analyse(std::span<const double> x, double temperature, Long gap, Analysis& an) {
@@ -75,15 +92,17 @@ void analyse(std::span<const double> x, double temperature, Long gap, Analysis& 
   an.t.resize(n);
   an.t_err.resize(n);
   const Long far_error = std::exp(-gap);
+  int exponent = 0;
+  const bool exact_division = std::frexp(temperature, &exponent) == 0.5;
   for (std::size_t i = 0; i < n; ++i) {
     an.d[i] = z[i] - a;
     if (x[i] == -INFINITY) continue;  // t = 0 exactly, arg and t_err unused
     const bool same_as_max = x[i] == x[k];
-    an.arg[i] = u_long * std::fabs(an.d[i]) +
-                (temperature == 1.0 || same_as_max ? Long{0} : u_long * (std::fabs(z[i]) + std::fabs(a)));
+    an.arg[i] = (two_sum_error(z[i], -a, an.d[i]) == 0 ? Long{0} : u_long * std::fabs(an.d[i])) +
+                (exact_division || same_as_max ? Long{0} : u_long * (std::fabs(z[i]) + std::fabs(a)));
     an.t[i] = std::exp(an.d[i]);
     if (an.d[i] + an.arg[i] <= -gap) an.t_err[i] = far_error;  // exact and computed both below e^-gap
-    else if (an.arg[i] <= reliable_arg) an.t_err[i] = an.t[i] * (an.arg[i] + 2 * u_long);
+    else if (an.arg[i] <= max_arg_error) an.t_err[i] = an.t[i] * (std::expm1(an.arg[i]) + 2 * u_long) / (1 - 2 * u_long);
     else an.reliable = false;
     if (i == k) continue;
     an.s += an.t[i];
@@ -101,14 +120,29 @@ Long ulp_in(Long v, Format f) {
   return std::ldexp(Long{1}, e - fi.precision + 1);
 }
 
+// Whether every value in [lo, hi] rounds (to nearest) to the infinity `inf`
+// in f: at or beyond max_finite + ulp(max_finite)/2 = 2^(emax+1) - 2^(emax-p)
+// (the tie rounds to the even 2^(emax+1), i.e. overflows: IEEE 754 7.4, and
+// oracle.cpp's round_to_format).
+bool rounds_to(double inf, Long lo, Long hi, Format f) {
+  if (std::isnan(inf) || std::isnan(lo) || std::isnan(hi)) return false;
+  const FormatInfo fi = info(f);
+  const Long edge = std::ldexp(Long{1}, fi.emax + 1) - std::ldexp(Long{1}, fi.emax - fi.precision);
+  return inf < 0 ? hi <= -edge : lo >= edge;
+}
+
 }  // namespace
 
-// Softmax_j = t_j / (1 + s'): relative error t_err_j/t_j + s_err/(1 + s') + 2u
-// (the sum 1 + s' and the division); a far entry: its t_err over (1 + s').
-// Log-softmax_j = d_j - log1p(s'): absolute error arg_j + err(log1p) + u|l_j|
-// (the final subtraction of two non-positive numbers), with
-// err(log1p) = s_err/(1 + s') + 4u log1p(s') (glibc log1p ~2 ulp).
-// First order, everything times `safety`; an unreliable analysis gives +inf.
+// With S = 1 + s' exact and S^ = 1 + s'^ computed: S >= max(1, S^ - s_err) =: S_lo
+// (s' >= 0), so
+//   softmax_j = t_j / S:  |t^_j/S^ - t_j/S| <= (t_err_j + v^_j s_err) / S_lo, plus
+//     2u v^_j for the sum 1 + s' and the division;
+//   log-softmax_j = d_j - log1p(s'):  |log1p(s'^) - log1p(s')| <= s_err / S_lo
+//     (mean value theorem, log1p' <= 1/S_lo), plus 4u log1p(s'^) (glibc log1p
+//     ~2 ulp), arg_j, and u|l_j| for the final subtraction; and as log1p(s') >= 0,
+//     log-softmax_j <= d^_j + arg_j (at_most: it decides an exact d_j at f's
+//     overflow edge, where the exact value is a hair beyond it).
+// Everything times `safety`; an unreliable analysis gives +inf.
 Reference reference_row(std::span<const double> x, double temperature, Op op, Format f) {
   Reference ref;
   reference_row(x, temperature, op, f, ref);
@@ -122,22 +156,26 @@ void reference_row(std::span<const double> x, double temperature, Op op, Format 
   thread_local Analysis an;
   analyse(x, temperature, gap_for(op, f), an);
   const Long one_plus_s = 1 + an.s;
+  const Long one_plus_s_lo = std::max(Long{1}, one_plus_s - an.s_err);
   const Long log1p_s = std::log1p(an.s);
-  const Long log1p_err = an.s_err / one_plus_s + 4 * u_long * log1p_s;
+  const Long log1p_err = an.s_err / one_plus_s_lo + 4 * u_long * log1p_s;
   ref.value.resize(n);
   ref.error.resize(n);
+  ref.at_most.resize(n);
   for (std::size_t j = 0; j < n; ++j) {
     if (x[j] == -INFINITY) {
-      ref.value[j] = op == Op::softmax ? Long{0} : Long{-INFINITY};
+      ref.value[j] = ref.at_most[j] = op == Op::softmax ? Long{0} : Long{-INFINITY};
       ref.error[j] = 0;
       continue;
     }
     if (op == Op::softmax) {
       ref.value[j] = an.t[j] / one_plus_s;
-      ref.error[j] = an.t_err[j] / one_plus_s + ref.value[j] * (an.s_err / one_plus_s + 2 * u_long);
+      ref.error[j] = (an.t_err[j] + ref.value[j] * an.s_err) / one_plus_s_lo + 2 * u_long * ref.value[j];
+      ref.at_most[j] = 1;
     } else {
       ref.value[j] = an.d[j] - log1p_s;
       ref.error[j] = an.arg[j] + log1p_err + u_long * std::fabs(ref.value[j]);
+      ref.at_most[j] = an.d[j] + safety * an.arg[j];
     }
     ref.error[j] = an.reliable ? safety * ref.error[j] : Long{INFINITY};
   }
@@ -151,7 +189,10 @@ bool clearly_within(std::span<const double> x, std::span<const double> y, const 
       if (!(static_cast<Long>(y[j]) == r)) return false;
       continue;
     }
-    if (!std::isfinite(y[j])) return false;  // the oracle decides (e.g. a correct -inf below lowest)
+    if (!std::isfinite(y[j])) {  // right only where f itself overflows (metrics.cpp, against_overflow)
+      if (!rounds_to(y[j], r - ref.error[j], std::min(r + ref.error[j], ref.at_most[j]), f)) return false;
+      continue;
+    }
     if (std::isinf(bound)) continue;         // any finite output is within an infinite bound
     if (!std::isfinite(ref.error[j])) return false;
     const Long lo = std::max(Long{0}, std::fabs(r) - ref.error[j]);  // ulp_T is non-decreasing in |v|

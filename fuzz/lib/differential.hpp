@@ -27,12 +27,13 @@
 namespace softcheck::fuzz {
 
 // Softmax or log-softmax of x/T in long double with |ref_j - exact_j| <= err_j
-// (err_j = +inf where the analysis cannot bound it), for a kernel of format f
-// (entries that cannot matter in f are bounded coarsely). Requires a row with
-// a finite entry and no +inf/NaN, T finite and > 0.
+// (err_j = +inf where the analysis cannot bound it) and exact_j <= at_most_j,
+// for a kernel of format f (entries that cannot matter in f are bounded
+// coarsely). Requires a row with a finite entry and no +inf/NaN, T finite and > 0.
 struct Reference {
   std::vector<long double> value;
   std::vector<long double> error;
+  std::vector<long double> at_most;
 };
 Reference reference_row(std::span<const double> x, double temperature, Op op, Format f);
 // The same into `out`, whose vectors keep their capacity (the per-row form).
