@@ -18,11 +18,11 @@ cd "$(dirname "$0")/.."
 root=$PWD
 source fuzz/options.sh
 
-runs=40000 seconds= repeats=3 OUT=${OUT:-$root/build-fuzz-clang/out}
+runs=40000 runs_given= seconds= repeats=3 OUT=${OUT:-$root/build-fuzz-clang/out}
 targets=() extra=()
 while (($#)); do
   case $1 in
-    -r) runs=$2; shift 2 ;;
+    -r) runs=$2 runs_given=1; shift 2 ;;
     -t) seconds=$2; shift 2 ;;
     -n) repeats=$2; shift 2 ;;
     -o) OUT=$2; shift 2 ;;
@@ -31,6 +31,10 @@ while (($#)); do
   esac
 done
 ((${#targets[@]})) || targets=(fuzz_nan_inf fuzz_differential fuzz_inputs)
+[[ -z $seconds || -z $runs_given ]] || { echo "fuzz/speed.sh: -r and -t exclude each other (a number of runs or a time)" >&2; exit 2; }
+for v in "$runs" "${seconds:-1}" "$repeats"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "fuzz/speed.sh: -r, -t and -n take positive whole numbers, not '$v'" >&2; exit 2; }
+done
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-malloc_context_size=0:detect_leaks=1}
