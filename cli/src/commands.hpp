@@ -21,6 +21,12 @@ Command add_gate(CLI::App& app);
 Command add_bench(CLI::App& app);
 Command add_sweep(CLI::App& app);  // cmd_sweep.cpp: exhaustive f16/bf16 sweep
 
+// Every subcommand, in the order `softcheck --help` lists them: main.cpp
+// builds the CLI from this, and so does the fuzz_inputs target.
+using Adder = Command (*)(CLI::App&);
+inline constexpr Adder all_commands[] = {&add_list,   &add_run,  &add_oracle, &add_check, &add_repro,
+                                         &add_report, &add_gate, &add_bench,  &add_sweep};
+
 // Progress of a long run on stderr, as a bar; empty (no output) unless enabled
 // and stderr is a terminal. Defined in cmd_run.cpp.
 std::function<void(std::size_t done, std::size_t total)> progress_bar(bool enabled);

@@ -15,20 +15,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", softcheck::softcheck_version);
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, Command>> commands;
-  auto add = [&](Command (*adder)(CLI::App&), CLI::App& parent) {
-    const std::size_t before = parent.get_subcommands({}).size();
-    Command c = adder(parent);
-    commands.emplace_back(parent.get_subcommands({})[before], std::move(c));
-  };
-  add(add_list, app);
-  add(add_run, app);
-  add(add_oracle, app);
-  add(add_check, app);
-  add(add_repro, app);
-  add(add_report, app);
-  add(add_gate, app);
-  add(add_bench, app);
-  add(add_sweep, app);
+  for (Adder adder : all_commands) {
+    const std::size_t before = app.get_subcommands({}).size();
+    Command c = adder(app);
+    commands.emplace_back(app.get_subcommands({})[before], std::move(c));
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -126,14 +126,11 @@ std::vector<std::string> split_words(std::string_view text) {
   return words;
 }
 
-using Adder = softcheck::cli::Command (*)(CLI::App&);
+using softcheck::cli::Adder;
+using softcheck::cli::all_commands;
 
-// The subcommands in cli/src/main.cpp's order.
-constexpr Adder all_commands[] = {&softcheck::cli::add_list,   &softcheck::cli::add_run,    &softcheck::cli::add_oracle,
-                                  &softcheck::cli::add_check,  &softcheck::cli::add_repro,  &softcheck::cli::add_report,
-                                  &softcheck::cli::add_gate,   &softcheck::cli::add_bench,  &softcheck::cli::add_sweep};
-
-// The CLI as cli/src/main.cpp builds it, or with only some of its subcommands.
+// The CLI as cli/src/main.cpp builds it (cli::all_commands), or with only some
+// of its subcommands.
 struct Cli {
   CLI::App app{"softcheck"};
   std::vector<std::pair<CLI::App*, softcheck::cli::Command>> commands;
