@@ -72,11 +72,6 @@ SOFTCHECK_INLINE void store_part(float* p, vf v, std::size_t count) {
 
 SOFTCHECK_INLINE vf vmax(vf a, vf b) { return a > b ? a : b; }
 
-SOFTCHECK_INLINE bool any_lane(vi mask) {
-  std::int32_t any = 0;
-  for (std::size_t i = 0; i < lanes; ++i) any |= mask[i];
-  return any != 0;
-}
 
 using vu = std::uint32_t __attribute__((vector_size(lanes * sizeof(std::uint32_t))));
 SOFTCHECK_INLINE vf from_bits(vu v) {
@@ -123,10 +118,11 @@ SOFTCHECK_INLINE float fold_sum(vf v) { return fold<vadd>(v); }
 //    float below k = -149. The same single rounding of v 2^k, so the same bits
 //    as vscalefps (tested on every ISA).
 #if defined(__x86_64__) && !defined(__clang__)
-#define SOFTCHECK_HAVE_SCALEF 1
+#define SOFTCHECK_HAVE_AVX512_BUILTINS 1
 // GCC declares its AVX-512 builtins once a target option enables them; this
-// (empty) region does, so that times_pow2<avx512> can name vscalefps' builtin.
-// It is expanded only inside on_avx512, whose target has AVX-512. Clang
+// (empty) region does, so that times_pow2<avx512> and any_greater<avx512>
+// can name vscalefps' and vcmpps' builtins. They are expanded only inside
+// on_avx512, whose target has AVX-512. Clang
 // checks a builtin's target against every function that names it, so a
 // Clang build (the fuzzers') takes the other path: the same bits.
 #pragma GCC push_options
@@ -135,7 +131,7 @@ SOFTCHECK_INLINE float fold_sum(vf v) { return fold<vadd>(v); }
 #endif
 template <SimdIsa I>
 SOFTCHECK_INLINE vf times_pow2(vf v, vf k, vf k_magic) {
-#if SOFTCHECK_HAVE_SCALEF
+#if SOFTCHECK_HAVE_AVX512_BUILTINS
   if constexpr (I == SimdIsa::avx512) {
     (void)k_magic;
     return __builtin_ia32_scalefps512_mask(v, k, v, static_cast<unsigned short>(0xffff), 4 /* current rounding */);
@@ -144,6 +140,22 @@ SOFTCHECK_INLINE vf times_pow2(vf v, vf k, vf k_magic) {
   (void)k;
   const vf scale = from_bits((to_bits(k_magic) << 23) + ((64u + 127u) << 23));
   return (v * scale) * splat(0x1p-64f);
+}
+
+// Whether a > b in some lane. AVX-512: one compare into a mask register and
+// a test of it; the others OR the 16 lane masks together (GCC turns that into
+// a chain of shuffles, not a mask test).
+template <SimdIsa I>
+SOFTCHECK_INLINE bool any_greater(vf a, vf b) {
+#if SOFTCHECK_HAVE_AVX512_BUILTINS
+  if constexpr (I == SimdIsa::avx512)
+    return __builtin_ia32_cmpps512_mask(a, b, 0x1e /* _CMP_GT_OQ: a > b */, static_cast<unsigned short>(0xffff),
+                                        4 /* current rounding */) != 0;
+#endif
+  const vi mask = a > b;
+  std::int32_t any = 0;
+  for (std::size_t i = 0; i < lanes; ++i) any |= mask[i];
+  return any != 0;
 }
 
 // exp(d) for every lane, d <= 0 (a -inf lane, a masked entry, gives 0), in
@@ -337,49 +349,58 @@ struct OnlineStats {
   std::size_t settled;  // first element of the block where the maximum last grew
 };
 
+// One block of online_stats: the elements [i, i + 64) of the row, or the
+// rest of it when fewer (Full: 64 are there, so the four vectors are loaded
+// and kept in registers without a bound check each; the same operations).
+template <SimdIsa I, bool Scaled, bool Store, bool Full>
+SOFTCHECK_INLINE void online_block(const float* x, float* t_out, std::size_t n, std::size_t i, vf vt,
+                                   OnlineStats& st, vf& vshift) {
+  const float minus_inf = -std::numeric_limits<float>::infinity();
+  vf z[block_vectors];
+  const std::size_t count = Full ? block_vectors : (n - i + lanes - 1) / lanes;
+  vf block_max = splat(minus_inf);
+  for (std::size_t k = 0; k < count; ++k) {
+    z[k] = z_at<Scaled>(x + i + k * lanes, Full ? lanes : n - i - k * lanes, vt);
+    block_max = vmax(block_max, z[k]);
+  }
+  // Whether the maximum grew is a lane-wise compare; the horizontal maximum
+  // (a chain of dependent steps) is needed only when it did, so the exps of
+  // the usual block do not wait for it. When it did not, the rescale factor
+  // would be exp16(m - m) = exp16(0) = 1 (or d = 0, still all -inf):
+  // d * factor = d, the same bits without the exp. (A NaN lane never
+  // compares greater; a NaN in the row makes D, so every y_j, NaN anyway.)
+  if (any_greater<I>(block_max, splat(st.m))) {
+    const float m_new = max_of(st.m, fold_max(block_max));  // > st.m >= -inf
+    // Until now every entry was -inf and d is exactly 0: no factor needed.
+    if (st.m != minus_inf) st.d = st.d * exp16<I>(splat(st.m) - splat(m_new));
+    st.m = m_new;
+    st.settled = i;
+    vshift = splat(m_new);
+  }
+  vf acc = st.d;
+  for (std::size_t k = 0; k < count; ++k) {
+    const vf t = exp16<I>(z[k] - vshift);
+    if constexpr (Store) {
+      const std::size_t at = i + k * lanes;
+      if (Full || n - at >= lanes)
+        store(t_out + at, t);
+      else
+        store_part(t_out + at, t, n - at);
+    }
+    acc = acc + t;
+  }
+  st.d = acc;
+}
+
 template <SimdIsa I, bool Scaled, bool Store>
 SOFTCHECK_INLINE OnlineStats online_stats(const float* x, float* t_out, std::size_t n, vf vt) {
-  const float minus_inf = -std::numeric_limits<float>::infinity();
-  OnlineStats st{minus_inf, splat(0.0f), 0};
+  OnlineStats st{-std::numeric_limits<float>::infinity(), splat(0.0f), 0};
   // While every entry so far is -inf the row keeps (-inf, 0) and shifts by
   // 0: every exp16(-inf - 0) is an exact 0, never NaN.
   vf vshift = splat(0.0f);
-  for (std::size_t i = 0; i < n; i += block_elements) {
-    vf z[block_vectors];
-    std::size_t count = 0;
-    vf block_max = splat(minus_inf);
-    for (; count < block_vectors && i + count * lanes < n; ++count) {
-      z[count] = z_at<Scaled>(x + i + count * lanes, n - i - count * lanes, vt);
-      block_max = vmax(block_max, z[count]);
-    }
-    // Whether the maximum grew is a lane-wise compare; the horizontal maximum
-    // (a chain of dependent steps) is needed only when it did, so the exps of
-    // the usual block do not wait for it. When it did not, the rescale factor
-    // would be exp16(m - m) = exp16(0) = 1 (or d = 0, still all -inf):
-    // d * factor = d, the same bits without the exp. (A NaN lane never
-    // compares greater; a NaN in the row makes D, so every y_j, NaN anyway.)
-    if (any_lane(block_max > splat(st.m))) {
-      const float m_new = max_of(st.m, fold_max(block_max));  // > st.m >= -inf
-      // Until now every entry was -inf and d is exactly 0: no factor needed.
-      if (st.m != minus_inf) st.d = st.d * exp16<I>(splat(st.m) - splat(m_new));
-      st.m = m_new;
-      st.settled = i;
-      vshift = splat(m_new);
-    }
-    vf acc = st.d;
-    for (std::size_t k = 0; k < count; ++k) {
-      const vf t = exp16<I>(z[k] - vshift);
-      if constexpr (Store) {
-        const std::size_t at = i + k * lanes;
-        if (n - at >= lanes)
-          store(t_out + at, t);
-        else
-          store_part(t_out + at, t, n - at);
-      }
-      acc = acc + t;
-    }
-    st.d = acc;
-  }
+  std::size_t i = 0;
+  for (; i + block_elements <= n; i += block_elements) online_block<I, Scaled, Store, true>(x, t_out, n, i, vt, st, vshift);
+  if (i < n) online_block<I, Scaled, Store, false>(x, t_out, n, i, vt, st, vshift);
   return st;
 }
 
