@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -12,6 +13,28 @@
 
 namespace softcheck::kernels {
 namespace {
+
+// How long a worker that finished its blocks, and a caller waiting for the
+// workers, poll before they sleep on a condition variable. Waking a sleeping
+// thread (a futex system call, then the scheduler) costs tens of
+// microseconds on a VM, about a 4096 x 128 batch's whole share of work per
+// thread; a batch that follows within this long (a loop over batches, a
+// benchmark) finds the workers awake instead. OpenMP runtimes do the same and
+// longer: libgomp spins GOMP_SPINCOUNT (300,000) times before it sleeps, so
+// oneDNN's threads are awake for its next call.
+constexpr std::chrono::microseconds poll_for{50};
+
+template <class Ready>
+bool poll_until(Ready ready) {
+  const auto give_up = std::chrono::steady_clock::now() + poll_for;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();  // let the other hyperthread run while this one waits
+#endif
+  }
+  return true;
+}
 
 class Pool {
  public:
@@ -32,15 +55,17 @@ class Pool {
       body_ = &body;
       blocks_ = blocks;
       next_.store(0, std::memory_order_relaxed);
-      checked_out_ = 0;
-      ++generation_;
+      checked_out_.store(0, std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
     }
-    wake_.notify_all();
+    wake_.notify_all();  // no system call when every worker is still polling
     take_blocks(body, blocks);
     // Every worker checks out of this batch before it ends, so none can still
     // hold `body` (or take a block of the next batch under this one's count).
+    const auto all_out = [&] { return checked_out_.load(std::memory_order_acquire) == threads_.size(); };
+    poll_until(all_out);
     std::unique_lock lock(m_);
-    finished_.wait(lock, [&] { return checked_out_ == threads_.size(); });
+    finished_.wait(lock, all_out);
     body_ = nullptr;
     return true;
   }
@@ -54,26 +79,28 @@ class Pool {
 
   [[noreturn]] void work() {
     std::uint64_t seen = 0;
-    std::unique_lock lock(m_);
     for (;;) {
-      wake_.wait(lock, [&] { return generation_ != seen; });
-      seen = generation_;
+      const auto new_batch = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+      poll_until(new_batch);
+      std::unique_lock lock(m_);
+      wake_.wait(lock, new_batch);
+      seen = generation_.load(std::memory_order_relaxed);
       const std::function<void(unsigned)>* body = body_;
       const unsigned blocks = blocks_;
       lock.unlock();
       take_blocks(*body, blocks);
       lock.lock();
-      if (++checked_out_ == threads_.size()) finished_.notify_one();
+      if (checked_out_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_.size()) finished_.notify_one();
     }
   }
 
   std::mutex busy_;  // held for a whole batch
-  std::mutex m_;     // guards the batch fields below
+  std::mutex m_;     // guards the batch fields below; the atomic ones change only under it, and are polled without it
   std::condition_variable wake_, finished_;
-  std::uint64_t generation_ = 0;
+  std::atomic<std::uint64_t> generation_{0};
   const std::function<void(unsigned)>* body_ = nullptr;
   unsigned blocks_ = 0;
-  std::size_t checked_out_ = 0;
+  std::atomic<std::size_t> checked_out_{0};
   std::atomic<unsigned> next_{0};
   std::vector<std::thread> threads_;
 };
