@@ -19,15 +19,32 @@
 //   KERNEL/OP/FORMAT/ROWSxCOLS   items = elements, bytes = input + output
 //   copy/BYTES                   memcpy of BYTES; bytes = 2 x BYTES (read + write)
 // (Google Benchmark appends /real_time to both.)
+//
+// With --paired (the first argument; `softcheck bench` never passes it) it
+// registers only the pairs of scripts/kernel-speed.sh instead:
+//   pair/KERNEL/PEER/OP/FORMAT/ROWSxCOLS
+// Each iteration times a burst of KERNEL and a burst of PEER on the same
+// rows, one right after the other (alternating which goes first; see
+// PairTiming for what precedes each burst), and keeps their ratio. On a shared machine whose speed drifts by tens of percent
+// within seconds, two bursts a few milliseconds apart see the same machine:
+// the median of those per-pair ratios is what a side-by-side comparison
+// needs, where two separate benchmarks seconds apart differed by up to 2x.
+// Counters: ratio (median of PEER time / KERNEL time: above 1, KERNEL is
+// faster), ratio_q1 and ratio_q3 (its quartiles), pairs, and each side's
+// median GB/s (kernel_GBps, peer_GBps; bytes = input + output).
 #include <benchmark/benchmark.h>
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "softcheck/kernel.hpp"
@@ -130,6 +147,74 @@ void run_kernel_one_omp_thread(benchmark::State& state, const Kernel* k, Op op, 
   omp.set(before);
 }
 
+// The value a fraction q of the way through `v` (sorted here): the median at
+// q = 1/2, by the nearest rank.
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+// How a pair's bursts are timed. Multi-threaded pairs rest before each burst:
+// libgomp's threads spin for milliseconds after oneDNN's call returns
+// (GOMP_SPINCOUNT), and on a machine with few cores a burst right after
+// oneDNN's would share them with those spinning threads (measured here: our
+// _mt kernels at half their speed on 4096 x 128). Every burst starts with one
+// untimed call, so that neither side is timed waking its threads or
+// refilling its caches after the other.
+struct PairTiming {
+  bool peer_one_thread;          // pin the peer to one OpenMP thread (restored after)
+  std::chrono::milliseconds rest;  // untimed sleep before each burst
+};
+
+// One pair of --paired (see the top of this file).
+void run_pair(benchmark::State& state, const Kernel* kernel, const Kernel* peer, Op op, Shape s,
+              OmpThreads omp, PairTiming timing) {
+  const auto count = static_cast<std::size_t>(s.rows * s.cols);
+  const std::vector<unsigned char> x = inputs(kernel->format, count);
+  std::vector<unsigned char> y(x.size());
+  // A burst of about 2^21 elements: a millisecond or two per side.
+  const std::size_t burst = std::max<std::size_t>(1, (std::size_t{1} << 21) / count);
+  const auto seconds_of = [&](const Kernel* k) {
+    if (timing.rest.count() > 0) std::this_thread::sleep_for(timing.rest);
+    k->run(op, x.data(), y.data(), s.rows, s.cols, 1.0);
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < burst; ++i) {
+      k->run(op, x.data(), y.data(), s.rows, s.cols, 1.0);
+      benchmark::DoNotOptimize(y.data());
+      benchmark::ClobberMemory();
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const int threads_before = omp.get();
+  if (timing.peer_one_thread) omp.set(1);
+  std::vector<double> ratios, kernel_seconds, peer_seconds;
+  bool kernel_first = true;
+  for (auto _ : state) {
+    double tk = 0, tp = 0;
+    if (kernel_first) {
+      tk = seconds_of(kernel);
+      tp = seconds_of(peer);
+    } else {
+      tp = seconds_of(peer);
+      tk = seconds_of(kernel);
+    }
+    kernel_first = !kernel_first;
+    state.SetIterationTime(tk + tp);
+    ratios.push_back(tp / tk);
+    kernel_seconds.push_back(tk);
+    peer_seconds.push_back(tp);
+  }
+  if (timing.peer_one_thread) omp.set(threads_before);
+  const double bytes = static_cast<double>(burst) * 2.0 * static_cast<double>(x.size());
+  state.counters["ratio"] = quantile(ratios, 0.5);
+  state.counters["ratio_q1"] = quantile(ratios, 0.25);
+  state.counters["ratio_q3"] = quantile(ratios, 0.75);
+  state.counters["pairs"] = static_cast<double>(ratios.size());
+  state.counters["kernel_GBps"] = bytes / quantile(kernel_seconds, 0.5) / 1e9;
+  state.counters["peer_GBps"] = bytes / quantile(peer_seconds, 0.5) / 1e9;
+}
+
 void run_copy(benchmark::State& state, std::size_t bytes) {
   std::vector<unsigned char> src(bytes, 1), dst(bytes);
   for (auto _ : state) {
@@ -179,10 +264,57 @@ void register_all() {
         ->UseRealTime();
 }
 
+// --paired: the four SIMD kernels against oneDNN's f32 softmax, the
+// single-threaded ones against oneDNN on one OpenMP thread, the _mt ones
+// against its default threading (like with like, as above).
+int register_pairs() {
+  const auto find = [](const std::string& name) -> const Kernel* {
+    for (const Kernel* k : registered_kernels())
+      if (k->name == name && k->available) return k;
+    return nullptr;
+  };
+  const OmpThreads omp = omp_threads();
+  const Kernel* onednn = find("onednn_f32");
+  if (onednn == nullptr || omp.set == nullptr) {
+    std::fprintf(stderr, "softcheck_bench --paired: oneDNN's f32 softmax (onednn_f32) is %s\n",
+                 onednn == nullptr ? "not available in this build" : "here, but no OpenMP runtime was found to pin it to one thread");
+    return 2;
+  }
+  for (const auto& [kernel_name, one_thread] :
+       {std::pair{"shifted_simd_f32", true}, std::pair{"online_simd_f32", true},
+        std::pair{"shifted_simd_mt_f32", false}, std::pair{"online_simd_mt_f32", false}}) {
+    const Kernel* k = find(kernel_name);
+    if (k == nullptr) {
+      std::fprintf(stderr, "softcheck_bench --paired: %s is not available\n", kernel_name);
+      return 2;
+    }
+    const std::string peer = one_thread ? "onednn_f32_1thread" : "onednn_f32";
+    const PairTiming timing{one_thread, std::chrono::milliseconds(one_thread ? 0 : 10)};
+    for (const Shape& s : shapes()) {
+      const std::string name = "pair/" + k->name + "/" + peer + "/softmax/f32/" + std::to_string(s.rows) + "x" +
+                               std::to_string(s.cols);
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), run_pair, k, onednn, Op::softmax, s, omp, timing)
+                    ->UseManualTime()
+                    ->Unit(benchmark::kMicrosecond);
+      // The rests are not timed, so --benchmark_min_time would make a
+      // multi-threaded pair run for minutes: a fixed count of pairs instead.
+      if (!one_thread) b->Iterations(41);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  register_all();
+  if (argc > 1 && std::strcmp(argv[1], "--paired") == 0) {
+    if (const int rc = register_pairs(); rc != 0) return rc;
+    argv[1] = argv[0];  // drop it: Google Benchmark would reject it
+    --argc;
+    ++argv;
+  } else {
+    register_all();
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   benchmark::RunSpecifiedBenchmarks();
