@@ -95,13 +95,15 @@ class Pool {
   }
 
   std::mutex busy_;  // held for a whole batch
-  std::mutex m_;     // guards the batch fields below; the atomic ones change only under it, and are polled without it
+  std::mutex m_;     // guards the batch fields below; generation_ and checked_out_ change only under it, and are polled without it
   std::condition_variable wake_, finished_;
   std::atomic<std::uint64_t> generation_{0};
   const std::function<void(unsigned)>* body_ = nullptr;
   unsigned blocks_ = 0;
   std::atomic<std::size_t> checked_out_{0};
-  std::atomic<unsigned> next_{0};
+  // The next block to take, fetch_add'ed by every thread without the lock;
+  // on a cache line of its own, away from the fields the workers poll.
+  alignas(64) std::atomic<unsigned> next_{0};
   std::vector<std::thread> threads_;
 };
 

@@ -9,7 +9,9 @@
 // (-ffp-contract=off), and the fused multiply-adds, in exp16, are fma lane
 // by lane (vfmadd with FMA, glibc's correctly rounded fma without), so the
 // three give the same bits (tested) and the contracts below do not depend on
-// the machine.
+// the machine. "The same bits" is for rows without NaN: a row with a NaN
+// gives NaN everywhere, but which NaN (payload, sign) is not specified; it
+// depends on operand order, which the compiler may pick per ISA.
 //
 // shifted_simd:
 //   a   = fl(max_i x_i / T)   (= max_i fl(x_i / T): rounding is monotonic)
@@ -71,7 +73,6 @@ SOFTCHECK_INLINE void store_part(float* p, vf v, std::size_t count) {
 }
 
 SOFTCHECK_INLINE vf vmax(vf a, vf b) { return a > b ? a : b; }
-
 
 using vu = std::uint32_t __attribute__((vector_size(lanes * sizeof(std::uint32_t))));
 SOFTCHECK_INLINE vf from_bits(vu v) {
@@ -270,21 +271,21 @@ SOFTCHECK_INLINE vf exp_and_lane_sums(const float* x, float* y, std::size_t n, v
   return s;
 }
 
-// One row, x -> y (may alias), op softmax. A fully masked row (max -inf) gives
+// One row, x -> y (y == x allowed; no other overlap), op softmax. A fully masked row (max -inf) gives
 // NaN everywhere: the declared nan policy, like shifted_f32 (-inf - -inf).
 template <SimdIsa I>
 SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float t, const float* next) {
   const std::size_t full = n - n % lanes;
   // Four running maxima: vmax's latency, not the loads, would bound one chain
-  // (the max is exact, so the order does not matter).
+  // (the max is exact, so the order does not matter, NaN aside).
   //
   // The three passes zig-zag: the max backwards, the exps forwards (the order
   // the sum's contract names), the scaling backwards. Each pass starts where
   // the one before ended, on the part of the row still in cache: a row larger
   // than L2 (2^19 or 2^20 floats in and out) then reads part of x and y from
   // L2 instead of L3: 1.02-1.07x there, measured as prefetch_next_row's
-  // figures. The bits do not change: the max is exact and the scaling is
-  // elementwise.
+  // figures. The bits do not change (NaN-free rows: see the top): the max is
+  // exact and the scaling is elementwise.
   const vf minus_inf = splat(-std::numeric_limits<float>::infinity());
   vf m0 = minus_inf, m1 = minus_inf, m2 = minus_inf, m3 = minus_inf;
   if (full < n) m1 = load_part(x + full, n - full, -std::numeric_limits<float>::infinity());
@@ -327,8 +328,8 @@ SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float
 // Either way every y_j is fl(exp16(fl(z_j - M)) * fl(1/D)): the same bits,
 // monotone in z_j. Two passes over x at most (one when the maximum is in the
 // first block), one exp per element plus one per element before the last
-// growth of the maximum. In place (x and y overlapping) nothing is stored and
-// every block is computed again from x (the same bits).
+// growth of the maximum. In place (y == x) nothing is stored and every block
+// is computed again from x (the same bits).
 
 constexpr std::size_t block_vectors = 4;
 constexpr std::size_t block_elements = block_vectors * lanes;
@@ -431,8 +432,9 @@ SOFTCHECK_INLINE void online_row_with(const float* x, float* y, std::size_t n, f
 
 template <SimdIsa I>
 SOFTCHECK_INLINE void online_row(const float* x, float* y, std::size_t n, float t) {
-  // Stored exps need y apart from x (an in-place call would overwrite x
-  // before the blocks that are computed again read it).
+  // Stored exps need y apart from x (an in-place call, y == x, would
+  // overwrite x before the blocks that are computed again read it). Other
+  // overlaps are outside the kernel ABI (docs/plugin-abi.md).
   const auto at = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p); };
   const bool apart = at(y + n) <= at(x) || at(x + n) <= at(y);
   if (t != 1.0f)
