@@ -6,30 +6,33 @@
 # their _mt twins against oneDNN's default threading) and keeps the ratio of
 # each pair: on this shared VM the machine's speed drifts by tens of percent
 # within seconds, and two bursts that close see the same machine. (The _mt
-# pairs rest 10 ms before each burst, so that oneDNN's spinning OpenMP
-# threads are idle, and are a fixed 41 pairs: softmax_bench.cpp says why.)
+# pairs rest REST_MS, default 10, before each burst, so that oneDNN's
+# spinning OpenMP threads are idle, and are a fixed 41 pairs:
+# softmax_bench.cpp says why.)
 # The table gives, per kernel and shape, the median of those per-pair ratios
 # with its quartiles (above 1: ours is faster), and each side's median GB/s
 # (input + output bytes). With ROUNDS > 1 the whole run is repeated and each
 # figure is the median over the rounds. Nothing is asserted: a measurement,
 # not a test.
-#   scripts/kernel-speed.sh [-r ROUNDS] [-t MIN_TIME_S] [-o JSON_DIR]
+#   scripts/kernel-speed.sh [-r ROUNDS] [-t MIN_TIME_S] [-w REST_MS] [-o JSON_DIR]
 # Defaults: 3 rounds, 0.5 s of timed bursts per single-threaded pair and
 # shape, the JSON files in a temporary folder. About a minute a round.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-reps=3 min_time=0.5 out=
-usage() { sed -n 2,18p "$0" >&2; exit 2; }
-while getopts r:t:o: opt; do
+reps=3 min_time=0.5 rest_ms=10 out=
+usage() { sed -n 2,19p "$0" >&2; exit 2; }
+while getopts r:t:w:o: opt; do
   case $opt in
     r) reps=$OPTARG ;;
     t) min_time=$OPTARG ;;
+    w) rest_ms=$OPTARG ;;
     o) out=$OPTARG ;;
     *) usage ;;
   esac
 done
 (( OPTIND > $# )) || usage
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "scripts/kernel-speed.sh: -r wants a positive number of rounds, not '$reps'" >&2; exit 2; }
+[[ $rest_ms =~ ^[0-9]+$ ]] || { echo "scripts/kernel-speed.sh: -w wants whole milliseconds, not '$rest_ms'" >&2; exit 2; }
 [[ $min_time =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ && ! $min_time =~ ^[0.]+$ ]] ||
   { echo "scripts/kernel-speed.sh: -t wants a positive number of seconds, not '$min_time'" >&2; exit 2; }
 bench=build/softcheck_bench
@@ -37,9 +40,9 @@ bench=build/softcheck_bench
 command -v python3 >/dev/null || { echo "scripts/kernel-speed.sh: needs python3 for the table" >&2; exit 2; }
 if [[ -z $out ]]; then out=$(mktemp -d); trap 'rm -rf "$out"' EXIT; else mkdir -p "$out"; fi
 
-echo "scripts/kernel-speed.sh: $(date -u +%FT%TZ), $(nproc) CPUs, $(uptime | sed 's/.*load/load/'), $reps rounds of $min_time s per pair and shape"
+echo "scripts/kernel-speed.sh: $(date -u +%FT%TZ), $(nproc) CPUs, $(uptime | sed 's/.*load/load/'), $reps rounds of $min_time s per pair and shape, multi-threaded pairs resting $rest_ms ms"
 for ((round = 1; round <= reps; ++round)); do
-  "$bench" --paired --benchmark_min_time="$min_time" \
+  "$bench" --paired --pair-rest-ms="$rest_ms" --benchmark_min_time="$min_time" \
     --benchmark_out="$out/round-$round.json" --benchmark_out_format=json >/dev/null 2>"$out/round-$round.log" ||
     { cat "$out/round-$round.log" >&2; exit 1; }
   rm -f "$out/round-$round.log"

@@ -23,6 +23,9 @@
 // With --paired (the first argument; `softcheck bench` never passes it) it
 // registers only the pairs of scripts/kernel-speed.sh instead:
 //   pair/KERNEL/PEER/OP/FORMAT/ROWSxCOLS
+// (Google Benchmark appends /manual_time, and /iterations:41/manual_time to
+// the multi-threaded pairs.) --pair-rest-ms=MS right after it sets the rest
+// of the multi-threaded pairs (see PairTiming; default 10).
 // Each iteration times a burst of KERNEL and a burst of PEER on the same
 // rows, one right after the other (alternating which goes first; see
 // PairTiming for what precedes each burst), and keeps their ratio. On a shared machine whose speed drifts by tens of percent
@@ -41,9 +44,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -147,19 +152,25 @@ void run_kernel_one_omp_thread(benchmark::State& state, const Kernel* k, Op op, 
   omp.set(before);
 }
 
-// The value a fraction q of the way through `v` (sorted here): the median at
-// q = 1/2, by the nearest rank.
+// The value a fraction q of the way through `v` (sorted here), between two
+// neighbours interpolated linearly: the median at q = 1/2 (the mean of the
+// middle two for an even count), the quartiles at 1/4 and 3/4.
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return std::nan("");
   std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto below = static_cast<std::size_t>(at);
+  if (below + 1 >= v.size()) return v.back();
+  return v[below] + (at - static_cast<double>(below)) * (v[below + 1] - v[below]);
 }
 
 // How a pair's bursts are timed. Multi-threaded pairs rest before each burst:
 // libgomp's threads spin for milliseconds after oneDNN's call returns
-// (GOMP_SPINCOUNT), and on a machine with few cores a burst right after
-// oneDNN's would share them with those spinning threads (measured here: our
-// _mt kernels at half their speed on 4096 x 128). Every burst starts with one
+// (GOMP_SPINCOUNT: 300,000 PAUSEs, whose length varies between CPUs), and on
+// a machine with few cores a burst right after oneDNN's would share them with
+// those spinning threads (measured here: our _mt kernels at half their speed
+// on 4096 x 128). On the 2-vCPU VM of docs/kernels.md they stopped within
+// about 6 ms, so the default rest is 10 ms; --pair-rest-ms sets another. Every burst starts with one
 // untimed call, so that neither side is timed waking its threads or
 // refilling its caches after the other.
 struct PairTiming {
@@ -267,7 +278,7 @@ void register_all() {
 // --paired: the four SIMD kernels against oneDNN's f32 softmax, the
 // single-threaded ones against oneDNN on one OpenMP thread, the _mt ones
 // against its default threading (like with like, as above).
-int register_pairs() {
+int register_pairs(std::chrono::milliseconds rest) {
   const auto find = [](const std::string& name) -> const Kernel* {
     for (const Kernel* k : registered_kernels())
       if (k->name == name && k->available) return k;
@@ -289,7 +300,7 @@ int register_pairs() {
       return 2;
     }
     const std::string peer = one_thread ? "onednn_f32_1thread" : "onednn_f32";
-    const PairTiming timing{one_thread, std::chrono::milliseconds(one_thread ? 0 : 10)};
+    const PairTiming timing{one_thread, one_thread ? std::chrono::milliseconds(0) : rest};
     for (const Shape& s : shapes()) {
       const std::string name = "pair/" + k->name + "/" + peer + "/softmax/f32/" + std::to_string(s.rows) + "x" +
                                std::to_string(s.cols);
@@ -308,10 +319,26 @@ int register_pairs() {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--paired") == 0) {
-    if (const int rc = register_pairs(); rc != 0) return rc;
-    argv[1] = argv[0];  // drop it: Google Benchmark would reject it
-    --argc;
-    ++argv;
+    // Our own options, dropped before Google Benchmark sees (and rejects) them.
+    int ours = 1;
+    std::chrono::milliseconds rest{10};
+    constexpr std::string_view rest_flag = "--pair-rest-ms=";
+    if (argc > 2 && std::string_view(argv[2]).starts_with(rest_flag)) {
+      const std::string value(std::string_view(argv[2]).substr(rest_flag.size()));
+      char* end = nullptr;
+      const long ms = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || ms < 0 || ms > 60000) {
+        std::fprintf(stderr, "softcheck_bench: --pair-rest-ms wants whole milliseconds from 0 to 60000, not '%s'\n",
+                     value.c_str());
+        return 2;
+      }
+      rest = std::chrono::milliseconds(ms);
+      ours = 2;
+    }
+    if (const int rc = register_pairs(rest); rc != 0) return rc;
+    argv[ours] = argv[0];
+    argc -= ours;
+    argv += ours;
   } else {
     register_all();
   }
