@@ -24,16 +24,16 @@ namespace {
 // oneDNN's threads are awake for its next call.
 constexpr std::chrono::microseconds poll_for{50};
 
+// Returns when ready() holds or poll_for has passed; the caller then waits
+// on its condition variable, which checks ready() again under the lock.
 template <class Ready>
-bool poll_until(Ready ready) {
+void poll_until(Ready ready) {
   const auto give_up = std::chrono::steady_clock::now() + poll_for;
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
+  while (!ready() && std::chrono::steady_clock::now() <= give_up) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();  // let the other hyperthread run while this one waits
 #endif
   }
-  return true;
 }
 
 class Pool {
