@@ -115,15 +115,19 @@ std::vector<unsigned char> inputs(Format f, std::size_t count) {
   return buf;
 }
 
+// One timed call: the output kept, so the compiler cannot drop the call.
+void call_kernel(const Kernel* k, Op op, const std::vector<unsigned char>& x, std::vector<unsigned char>& y,
+                 Shape s) {
+  k->run(op, x.data(), y.data(), s.rows, s.cols, 1.0);
+  benchmark::DoNotOptimize(y.data());
+  benchmark::ClobberMemory();
+}
+
 void run_kernel(benchmark::State& state, const Kernel* k, Op op, Shape s) {
   const auto count = static_cast<std::size_t>(s.rows * s.cols);
   const std::vector<unsigned char> x = inputs(k->format, count);
   std::vector<unsigned char> y(x.size());
-  for (auto _ : state) {
-    k->run(op, x.data(), y.data(), s.rows, s.cols, 1.0);
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-  }
+  for (auto _ : state) call_kernel(k, op, x, y, s);
   const auto iterations = static_cast<std::int64_t>(state.iterations());
   state.SetItemsProcessed(iterations * static_cast<std::int64_t>(count));
   state.SetBytesProcessed(iterations * static_cast<std::int64_t>(2 * x.size()));
@@ -188,13 +192,9 @@ void run_pair(benchmark::State& state, const Kernel* kernel, const Kernel* peer,
   const std::size_t burst = std::max<std::size_t>(1, (std::size_t{1} << 21) / count);
   const auto seconds_of = [&](const Kernel* k) {
     if (timing.rest.count() > 0) std::this_thread::sleep_for(timing.rest);
-    k->run(op, x.data(), y.data(), s.rows, s.cols, 1.0);
+    call_kernel(k, op, x, y, s);  // untimed
     const auto start = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < burst; ++i) {
-      k->run(op, x.data(), y.data(), s.rows, s.cols, 1.0);
-      benchmark::DoNotOptimize(y.data());
-      benchmark::ClobberMemory();
-    }
+    for (std::size_t i = 0; i < burst; ++i) call_kernel(k, op, x, y, s);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   const int threads_before = omp.get();
