@@ -17,6 +17,8 @@ packages=(
   nlohmann-json3-dev          # report JSON
   libfmt-dev                  # formatting
   libdnnl-dev                 # oneDNN: the onednn_* peer kernels (softmax_v2, f32/bf16)
+  ocl-icd-opencl-dev          # OpenCL headers + libOpenCL.so: Debian's dnnl-config.cmake calls
+                              # find_package(OpenCL REQUIRED) (its GPU runtime is OCL); only a Recommends of libdnnl-dev
   libxnnpack-dev              # XNNPACK: the xnnpack_* peer kernels (softmax_nc f32)
   libpthreadpool-dev          # pthreadpool.h, which xnnpack.h includes (libxnnpack-dev does not pull it in)
   clang-14 libclang-rt-14-dev # libFuzzer, ASan, UBSan for the fuzzers (fuzz/smoke.sh, docs/fuzzing.md)
