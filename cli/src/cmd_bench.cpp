@@ -182,9 +182,15 @@ Command add_bench(CLI::App& app) {
     ensure_writable_dir(out);
     const fs::path report_path = out / "report.json";
     const bool merge = fs::exists(report_path);
+    // report.json is read and rewritten on purpose (the merge); nothing else
+    // written may be the benchmark binary or another of the outputs.
+    std::vector<fs::path> outputs{out / "bench.json"};
+    if (merge) outputs.insert(outputs.end(), {report_path, out / "report.md", out / "report.html"});
+    check_outputs_against_inputs({bench_binary()}, outputs);
     Report report;
     if (merge) report = read_report(report_path);  // a malformed report fails before the long run
     const fs::path raw = out / fmt::format(".benchmark-raw.json.tmp.{}", ::getpid());
+    const TemporaryInFlight raw_in_flight(raw);  // an interrupted bench leaves no raw file
     Performance perf;
     try {
       perf = run_benchmarks(*a, raw);

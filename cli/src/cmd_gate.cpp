@@ -93,7 +93,13 @@ Command add_gate(CLI::App& app) {
     const gate::Options opt = gate_options(*a);
     const Report baseline = read_report(a->baseline);
     if (!a->junit.empty()) {
+      // The JUnit file must not replace what the gate reads: its baseline,
+      // the report or a plugin library.
+      std::vector<std::filesystem::path> inputs{a->baseline};
+      if (!a->report.empty()) inputs.emplace_back(a->report);
+      for (const std::string& p : a->plugins.paths) inputs.emplace_back(p);
       const std::filesystem::path j = a->junit;
+      check_outputs_against_inputs(inputs, {j});
       ensure_writable_dir(j.parent_path().empty() ? std::filesystem::path(".") : j.parent_path());
     }
     const Report report = a->report.empty() ? rerun_baseline_suite(baseline, *a) : read_report(a->report);

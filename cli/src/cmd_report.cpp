@@ -23,13 +23,16 @@ std::vector<std::pair<fs::path, std::string>> renderings(const ReportArgs& a, co
   const fs::path in = a.input;
   std::vector<std::pair<fs::path, std::string>> files;
   const bool defaults = a.html.empty() && a.md.empty();
+  const std::string digest = report_digest(to_json(r));  // what a run's renderings carry
   if (defaults || !a.html.empty())
-    files.emplace_back(defaults ? fs::path(in).replace_extension(".html") : fs::path(a.html), to_html(r));
+    files.emplace_back(defaults ? fs::path(in).replace_extension(".html") : fs::path(a.html), to_html(r, digest));
   if (defaults || !a.md.empty())
-    files.emplace_back(defaults ? fs::path(in).replace_extension(".md") : fs::path(a.md), to_markdown(r));
+    files.emplace_back(defaults ? fs::path(in).replace_extension(".md") : fs::path(a.md), to_markdown(r, digest));
+  // By file identity, before any directory is made or file written.
+  std::vector<fs::path> outputs;
+  for (const auto& f : files) outputs.push_back(f.first);
+  check_outputs_against_inputs({in}, outputs);
   for (const auto& [path, content] : files) {
-    if (fs::absolute(path) == fs::absolute(in))
-      throw std::invalid_argument("output " + path.string() + " would overwrite the input report");
     const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
     ensure_writable_dir(dir);
   }

@@ -126,6 +126,9 @@ Command add_run(CLI::App& app) {
     opt.oracle = a->oracle == "mpfr" ? OracleMode::mpfr : OracleMode::tiered;
     opt.jobs = a->jobs ? a->jobs : std::max(1u, std::thread::hardware_concurrency());
     const std::filesystem::path out = a->out;
+    // The report files must not replace a plugin library the run loads.
+    check_outputs_against_inputs({a->plugins.paths.begin(), a->plugins.paths.end()},
+                                 {out / "report.json", out / "report.md", out / "report.html"});
     ensure_writable_dir(out);  // fail before the run, not after it
     opt.progress = progress_bar(!a->quiet);
     const auto t0 = std::chrono::steady_clock::now();

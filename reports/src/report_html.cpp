@@ -411,10 +411,15 @@ std::string performance_section(const Report& r, const Palette& pal) {
 
 }  // namespace
 
-std::string to_html(const Report& r) {
+std::string to_html(const Report& r) { return to_html(r, report_digest(to_json(r))); }
+
+std::string to_html(const Report& r, std::string_view json_digest) {
   const Palette pal(r);
+  // The digest of the report.json this page shows (docs/report-schema.md).
+  const std::string digest = escape(std::string(json_digest));
   std::string page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                     "<meta name=\"softcheck-report-digest\" content=\"" + digest + "\">\n"
                      "<title>softcheck report</title>\n<style>" +
                      std::string(style) + "</style>\n</head>\n<body>\n";
   page += header(r);
@@ -437,7 +442,8 @@ std::string to_html(const Report& r) {
   page += properties_section(r);
   page += performance_section(r, pal);
   page += "<footer><p class=\"note\">Rendered by softcheck from report.json (schema softcheck-report, version " +
-          std::to_string(report_schema_version) + "); docs/report-schema.md describes every field.</p></footer>\n";
+          std::to_string(report_schema_version) + ") " + digest +
+          "; docs/report-schema.md describes every field.</p></footer>\n";
   return page + "</body>\n</html>\n";
 }
 

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "softcheck/report.hpp"
 #include "perf_grid.hpp"
@@ -12,10 +14,85 @@ namespace {
 
 using text::num;
 
+bool ascii_alnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// Text that comes from a plugin, the user or a report file (names,
+// descriptions, reasons, "why" texts), as literal inline Markdown, the way
+// the HTML report escapes it for HTML: no markup, links, raw HTML or table
+// cells of its own. Line breaks and other control characters become spaces
+// (a newline would end a table row or start a new block). '_' between two
+// letters or digits cannot open or close emphasis, so `shifted_f32` stays as
+// it reads.
+std::string md(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      if (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') continue;
+      out += ' ';
+    } else if (c == '&') {
+      out += "&amp;";
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '_') {
+      const bool intraword = i > 0 && i + 1 < s.size() && ascii_alnum(s[i - 1]) && ascii_alnum(s[i + 1]);
+      out += intraword ? "_" : "\\_";
+    } else if (std::string_view("\\`*[]|~$").find(c) != std::string_view::npos) {
+      out += '\\';
+      out += c;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// md() for text that starts a line (a paragraph of its own): also no heading,
+// list, quote, thematic break or indented code block from its first characters.
+std::string md_paragraph(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  std::string out = md(s);
+  std::size_t digits = 0;
+  while (digits < out.size() && out[digits] >= '0' && out[digits] <= '9') ++digits;
+  if (digits > 0 && digits < out.size() && (out[digits] == '.' || out[digits] == ')'))
+    out.insert(digits, "\\");  // "1. " would start an ordered list
+  else if (!out.empty() && std::string_view("#-+=>").find(out.front()) != std::string_view::npos)
+    out.insert(0, "\\");
+  return out;
+}
+
+// A code span whose content is shown verbatim whatever backticks it holds:
+// the fence is one backtick longer than the longest run inside. In a table
+// cell '|' still ends the cell inside a code span (GFM), so it is escaped there.
+std::string md_code(std::string_view s, bool in_table) {
+  std::string body;
+  std::size_t run = 0, longest = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      if (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') continue;
+      body += ' ';
+    } else if (c == '|' && in_table) {
+      body += "\\|";
+    } else {
+      body += c;
+    }
+  }
+  if (body.empty()) return "";
+  const std::string fence(longest + 1, '`');
+  const bool pad = body.front() == '`' || body.back() == '`' || body.front() == ' ' || body.back() == ' ';
+  return fence + (pad ? " " : "") + body + (pad ? " " : "") + fence;
+}
+
 // One short word a reader can scan for; NaN/inf is called out even for a
 // kernel without a contract (that is how `naive` gets flagged).
 std::string verdict(const KernelSummary& k) {
-  if (k.status == "unavailable") return "UNAVAILABLE: " + k.unavailable_reason;
+  if (k.status == "unavailable") return "UNAVAILABLE: " + md(k.unavailable_reason);
   std::string v = k.status == "held" ? "held" : k.status == "violated" ? "**VIOLATED**" : "no contract";
   if (k.nonfinite > 0) v += fmt::format(" (FLAGGED: {} NaN/inf)", k.nonfinite);
   return v;
@@ -26,18 +103,19 @@ void summary_table(std::string& out, const Report& r) {
          "contract | verdict |\n";
   out += "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const KernelSummary& k : r.kernels)
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | `{}` | {} |\n", k.kernel, k.op,
-                       k.format, k.cases, num(k.max_ulp), num(k.mean_ulp), num(k.max_bits),
-                       k.op == "softmax" ? num(k.max_normwise) : std::string("n/a"), k.nonfinite, k.contract_formula, verdict(k));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(k.kernel), md(k.op),
+                       md(k.format), k.cases, num(k.max_ulp), num(k.mean_ulp), num(k.max_bits),
+                       k.op == "softmax" ? num(k.max_normwise) : std::string("n/a"), k.nonfinite,
+                       md_code(k.contract_formula, true), verdict(k));
 }
 
 void kernel_section(std::string& out, const KernelSummary& k) {
-  out += fmt::format("\n### {} ({})\n\n{}\n\n", k.kernel, k.op, k.description);
-  out += fmt::format("- masked-row policy: `{}` ({} fully masked rows, {} policy violations)\n",
-                     k.masked_policy, k.policy_rows, k.policy_violations);
-  out += fmt::format("- contract: `{}` — {}\n", k.contract_formula, k.contract_why);
+  out += fmt::format("\n### {} ({})\n\n{}\n\n", md(k.kernel), md(k.op), md_paragraph(k.description));
+  out += fmt::format("- masked-row policy: {} ({} fully masked rows, {} policy violations)\n",
+                     md_code(k.masked_policy, false), k.policy_rows, k.policy_violations);
+  out += fmt::format("- contract: {} — {}\n", md_code(k.contract_formula, false), md(k.contract_why));
   if (k.status == "unavailable") {
-    out += fmt::format("- **not run**: {}\n", k.unavailable_reason);
+    out += fmt::format("- **not run**: {}\n", md(k.unavailable_reason));
     return;
   }
   out += fmt::format("- rows {}, elements {} ({} measured), contract violations {}, largest error/bound {}\n",
@@ -48,15 +126,15 @@ void kernel_section(std::string& out, const KernelSummary& k) {
                        k.false_zeros, k.false_nonzeros);
   if (k.worst.present) {
     const WorstCase& w = k.worst;
-    out += fmt::format("- worst: family `{}`, n = {}, T = {}, row {}, element {}: got {}, exact {}, {} ULP (bound {})\n",
-                       w.family, w.cols, num(w.temperature), w.row, w.element, num(w.got), w.exact,
-                       num(w.ulp), num(w.bound));
-    if (!w.input.empty()) out += fmt::format("  - input: `{}`\n", w.input);
-    out += fmt::format("  - repro: `{}`\n", w.repro);
+    out += fmt::format("- worst: family {}, n = {}, T = {}, row {}, element {}: got {}, exact {}, {} ULP (bound {})\n",
+                       md_code(w.family, false), w.cols, num(w.temperature), w.row, w.element, num(w.got),
+                       md(w.exact), num(w.ulp), num(w.bound));
+    if (!w.input.empty()) out += fmt::format("  - input: {}\n", md_code(w.input, false));
+    out += fmt::format("  - repro: {}\n", md_code(w.repro, false));
   }
   out += "\n| family | rows | max ULP | NaN/inf | violations |\n|---|---:|---:|---:|---:|\n";
   for (const FamilySummary& f : k.by_family)
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", f.family, f.rows, num(f.max_ulp), f.nonfinite,
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", md(f.family), f.rows, num(f.max_ulp), f.nonfinite,
                        f.violations);
 }
 
@@ -64,14 +142,14 @@ void performance_table(std::string& out, const Performance& p) {
   out += fmt::format("\n## Performance\n\nGoogle Benchmark on {} ({} CPUs, {} MHz), {} s per benchmark. "
                      "Bytes count input and output, per wall-clock second; the percentage is the fraction of "
                      "memcpy's bandwidth for as many bytes, measured in the same run.\n\n",
-                     p.host, p.cpus, num(p.mhz_per_cpu), num(p.min_time));
+                     md(p.host), p.cpus, num(p.mhz_per_cpu), num(p.min_time));
   const PerfGrid g = perf_grid(p);
   out += "GB/s (fraction of copy) per shape, rows x cols:\n\n| kernel | op | format |";
   std::string rule = "|---|---|---|";
   for (const auto& [rows, cols] : g.shapes) out += fmt::format(" {} x {} |", rows, cols), rule += "---:|";
   out += "\n" + rule + "\n";
   for (const PerfGrid::Row& row : g.rows) {
-    out += fmt::format("| {} | {} | {} |", row.kernel, row.op, row.format);
+    out += fmt::format("| {} | {} | {} |", md(row.kernel), md(row.op), md(row.format));
     for (const BenchResult* b : row.cells)
       out += b ? fmt::format(" {:.2f} ({:.0f}%) |", b->bytes_per_second / 1e9, 100 * b->copy_fraction()) : " |";
     out += "\n";
@@ -80,13 +158,17 @@ void performance_table(std::string& out, const Performance& p) {
 
 }  // namespace
 
-std::string to_markdown(const Report& r) {
+std::string to_markdown(const Report& r) { return to_markdown(r, report_digest(to_json(r))); }
+
+std::string to_markdown(const Report& r, std::string_view json_digest) {
   std::string out = "# softcheck report\n\n";
-  out += fmt::format("softcheck {}, suite `{}`, seed {}, oracle MPFR {} bits. Verdict: **{}**.\n\n",
-                     r.tool_version, r.suite, r.seed, r.oracle_bits,
+  out += fmt::format("softcheck {}, suite {}, seed {}, oracle MPFR {} bits. Verdict: **{}**.\n\n",
+                     md(r.tool_version), md_code(r.suite, false), r.seed, r.oracle_bits,
                      r.all_held() ? "every declared contract held" : "a declared contract was violated");
+  // Which report.json this was rendered from (docs/report-schema.md).
+  out += fmt::format("Rendered from report.json {}.\n\n", md_code(json_digest, false));
   if (!r.oracle.mode.empty())
-    out += fmt::format("Oracle: {}; {} of {} compared rows used MPFR{}.\n\n", r.oracle.mode, r.oracle.mpfr_rows,
+    out += fmt::format("Oracle: {}; {} of {} compared rows used MPFR{}.\n\n", md(r.oracle.mode), r.oracle.mpfr_rows,
                        r.oracle.rows, r.oracle.mode == "tiered" ? " (fast-tier fallbacks, f64 rows and rows of sparse ops included)" : "");
   out += "ULP errors are componentwise, in the kernel's output format, against the correctly "
          "computed value (docs/oracle.md). NaN/inf outputs where the exact value is finite are "

@@ -2,15 +2,20 @@
 // error names the field, e.g. "kernels[3].max_ulp: expected a number, found a
 // string". Fields added to schema 1 after its first release are optional on
 // read (docs/report-schema.md lists them); unknown keys are ignored.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <map>
+#include <set>
+#include <tuple>
 
 #include "softcheck/report.hpp"
 
@@ -79,6 +84,35 @@ class Node {
   // Floating-point fields: JSON has no inf/NaN, so the writer stores a
   // non-finite value as null; it reads back as +inf.
   double number(const char* key) const { return number_value(at(key), key); }
+
+  // Errors, ratios, rates and sizes: a number >= 0, or null (+inf, as above).
+  // `who` names the kernel an entry belongs to, for the message.
+  double non_negative(const char* key, const std::string& who = "") const {
+    const double v = number(key);
+    if (!(v >= 0)) fail(key, at(key).dump() + " is negative" + who + ": expected a number >= 0 or null");
+    return v;
+  }
+
+  // A positive finite number (temperatures).
+  double positive(const char* key, const std::string& who = "") const {
+    const Json& v = at(key);
+    const double d = number(key);
+    if (!(d > 0) || d == inf) fail(key, v.dump() + " is not a finite number > 0" + who);
+    return d;
+  }
+
+  // An integer in [lo, hi].
+  std::int64_t integer_in(const char* key, std::int64_t lo, std::int64_t hi, const std::string& who = "") const {
+    const std::int64_t v = integer(key);
+    if (v < lo || v > hi)
+      fail(key, std::to_string(v) + " is out of range" + who + " (" + range_text(lo, hi) + ")");
+    return v;
+  }
+
+  static std::string range_text(std::int64_t lo, std::int64_t hi) {
+    if (hi == std::numeric_limits<std::int64_t>::max()) return "expected >= " + std::to_string(lo);
+    return "expected " + std::to_string(lo) + " to " + std::to_string(hi);
+  }
 
   // A kernel output: a number or "nan", "inf", "-inf".
   double value_or_name(const char* key) const {
@@ -151,6 +185,16 @@ std::int64_t integer_element(const Json& v, const std::string& where) {
   if (!v.is_number_integer()) throw ReportFormatError(where + ": expected an integer, found " + type_name(v));
   return v.get<std::int64_t>();
 }
+std::int64_t positive_integer_element(const Json& v, const std::string& where) {
+  const std::int64_t i = integer_element(v, where);
+  if (i < 1) throw ReportFormatError(where + ": " + std::to_string(i) + " is out of range (expected >= 1)");
+  return i;
+}
+double positive_element(const Json& v, const std::string& where) {
+  const double d = number_element(v, where);
+  if (!(d > 0) || d == inf) throw ReportFormatError(where + ": " + v.dump() + " is not a finite number > 0");
+  return d;
+}
 std::uint64_t count_element(const Json& v, const std::string& where) {
   if (!v.is_number_unsigned())
     throw ReportFormatError(where + ": expected a non-negative integer, found " + type_name(v));
@@ -184,32 +228,35 @@ void check_header(const Node& doc, const char* expected_schema) {
                             std::to_string(report_schema_version) + ")");
 }
 
-WorstCase read_worst(const Node& k) {
+constexpr std::int64_t int_max = std::numeric_limits<std::int64_t>::max();
+
+WorstCase read_worst(const Node& k, const std::string& who) {
   WorstCase w;
   if (k.raw("worst").is_null()) return w;
   const Node n = k.child("worst");
   w.present = true;
   w.family = n.str("family");
-  w.cols = n.integer("cols");
-  w.temperature = n.number("temperature");
-  w.row = n.integer("row");
-  w.element = n.integer("element");
+  w.cols = n.integer_in("cols", 1, int_max, who);
+  w.temperature = n.positive("temperature", who);
+  w.row = n.integer_in("row", 0, int_max, who);
+  w.element = n.integer_in("element", 0, w.cols - 1, who);
   w.got = n.value_or_name("got");
   w.exact = n.str("exact");
-  w.ulp = n.number("ulp");
-  w.bound = n.number("bound");
+  w.ulp = n.non_negative("ulp", who);
+  w.bound = n.non_negative("bound", who);
   w.input = n.str("input");
   w.repro = n.str("repro");
   return w;
 }
 
-FamilySummary read_family(const Node& n) {
+FamilySummary read_family(const Node& n, const std::string& who) {
   FamilySummary f;
   f.family = n.str("family");
   f.rows = n.count("rows");
-  f.max_ulp = n.number("max_ulp");
+  f.max_ulp = n.non_negative("max_ulp", who);
   f.nonfinite = n.count("nonfinite");
   f.violations = n.count("violations");
+  if (f.violations > f.rows) n.fail("violations", "larger than rows" + who);
   return f;
 }
 
@@ -223,22 +270,33 @@ PropertySummary read_property(const Node& n) {
   return p;
 }
 
-ErrorBin read_bin(const Node& n, const char* key_name, bool integer_key) {
+// The key of a sweep bin: a row length (>= 1), a temperature (finite, > 0)
+// or a decade (magnitude_min_decade to magnitude_max_decade).
+enum class BinKey { cols, temperature, decade };
+
+ErrorBin read_bin(const Node& n, const char* key_name, BinKey kind, const std::string& who) {
   ErrorBin b;
-  b.key = integer_key ? static_cast<double>(n.integer(key_name)) : n.number(key_name);
+  switch (kind) {
+    case BinKey::cols: b.key = static_cast<double>(n.integer_in(key_name, 1, int_max, who)); break;
+    case BinKey::temperature: b.key = n.positive(key_name, who); break;
+    case BinKey::decade:
+      b.key = static_cast<double>(n.integer_in(key_name, magnitude_min_decade, magnitude_max_decade, who));
+      break;
+  }
   b.rows = n.count("rows");
   b.measured = n.count("measured");
-  b.max_ulp = n.number("max_ulp");
-  b.mean_ulp = n.number("mean_ulp");
+  b.max_ulp = n.non_negative("max_ulp", who);
+  b.mean_ulp = n.non_negative("mean_ulp", who);
   b.nonfinite = n.count("nonfinite");
   return b;
 }
 
 // Optional sweep (added after schema 1's first release): absent means empty.
-std::vector<ErrorBin> read_bins(const Node& k, const char* key, const char* key_name, bool integer_key) {
+std::vector<ErrorBin> read_bins(const Node& k, const char* key, const char* key_name, BinKey kind,
+                                const std::string& who) {
   std::vector<ErrorBin> bins;
   if (!k.has(key)) return bins;
-  k.each(key, [&](const Node& n) { bins.push_back(read_bin(n, key_name, integer_key)); });
+  k.each(key, [&](const Node& n) { bins.push_back(read_bin(n, key_name, kind, who)); });
   for (std::size_t i = 1; i < bins.size(); ++i)
     if (!(bins[i - 1].key < bins[i].key)) k.fail(key, "keys are not strictly ascending");
   return bins;
@@ -251,7 +309,7 @@ void read_contract(const Node& k, KernelSummary& s) {
   s.contract_why = c.str("why");
 }
 
-void read_counts(const Node& k, KernelSummary& s) {
+void read_counts(const Node& k, KernelSummary& s, const std::string& who) {
   s.cases = k.count("cases");
   s.rows = k.count("rows");
   s.elements = k.count("elements");
@@ -264,19 +322,22 @@ void read_counts(const Node& k, KernelSummary& s) {
   s.contract_violations = k.count("contract_violations");
   s.policy_rows = k.count("policy_rows");
   s.policy_violations = k.count("policy_violations");
+  if (s.measured > s.elements) k.fail("measured", "larger than elements" + who);
+  if (s.policy_violations > s.policy_rows) k.fail("policy_violations", "larger than policy_rows" + who);
 }
 
-void read_errors(const Node& k, KernelSummary& s) {
-  s.max_ulp = k.number("max_ulp");
-  s.mean_ulp = k.number("mean_ulp");
-  s.max_bits = k.number("max_bits");
-  s.mean_bits = k.number("mean_bits");
-  s.max_rel = k.number("max_rel");
-  s.max_normwise = k.number("max_normwise");
-  s.max_bound_ratio = k.number("max_bound_ratio");
+// Error measures are magnitudes: a negative one (or NaN) is no measurement.
+void read_errors(const Node& k, KernelSummary& s, const std::string& who) {
+  s.max_ulp = k.non_negative("max_ulp", who);
+  s.mean_ulp = k.non_negative("mean_ulp", who);
+  s.max_bits = k.non_negative("max_bits", who);
+  s.mean_bits = k.non_negative("mean_bits", who);
+  s.max_rel = k.non_negative("max_rel", who);
+  s.max_normwise = k.non_negative("max_normwise", who);
+  s.max_bound_ratio = k.non_negative("max_bound_ratio", who);
 }
 
-void read_sweeps(const Node& k, KernelSummary& s) {
+void read_sweeps(const Node& k, KernelSummary& s, const std::string& who) {
   if (k.has("ulp_histogram")) {
     k.each_value("ulp_histogram", [&](const Json& v, const std::string& where) {
       s.ulp_histogram.push_back(count_element(v, where));
@@ -284,9 +345,9 @@ void read_sweeps(const Node& k, KernelSummary& s) {
     if (s.ulp_histogram.size() > ulp_histogram_bins)
       k.fail("ulp_histogram", "more than " + std::to_string(ulp_histogram_bins) + " bins");
   }
-  s.by_size = read_bins(k, "by_size", "cols", true);
-  s.by_temperature = read_bins(k, "by_temperature", "temperature", false);
-  s.by_magnitude = read_bins(k, "by_magnitude", "decade", true);
+  s.by_size = read_bins(k, "by_size", "cols", BinKey::cols, who);
+  s.by_temperature = read_bins(k, "by_temperature", "temperature", BinKey::temperature, who);
+  s.by_magnitude = read_bins(k, "by_magnitude", "decade", BinKey::decade, who);
 }
 
 KernelSummary read_kernel(const Node& k) {
@@ -303,12 +364,18 @@ KernelSummary read_kernel(const Node& k) {
   read_contract(k, s);
   s.status = k.word("status", {"held", "violated", "no_contract", "unavailable"});
   s.unavailable_reason = k.str("unavailable_reason");
-  read_counts(k, s);
-  read_errors(k, s);
-  s.worst = read_worst(k);
-  k.each("by_family", [&](const Node& n) { s.by_family.push_back(read_family(n)); });
+  const std::string who = " (kernel '" + s.kernel + "', op " + s.op + ")";
+  read_counts(k, s, who);
+  read_errors(k, s, who);
+  s.worst = read_worst(k, who);
+  k.each("by_family", [&](const Node& n) { s.by_family.push_back(read_family(n, who)); });
   k.each("properties", [&](const Node& n) { s.properties.push_back(read_property(n)); });
-  read_sweeps(k, s);
+  // The gate matches property verdicts by name: two would make it pick one.
+  for (std::size_t i = 0; i < s.properties.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (s.properties[i].property == s.properties[j].property)
+        k.fail("properties", "property '" + s.properties[i].property + "' appears twice" + who);
+  read_sweeps(k, s, who);
   return s;
 }
 
@@ -327,9 +394,10 @@ void read_run(const Node& doc, Report& r) {
     if (r.oracle.mpfr_rows > r.oracle.rows) o.fail("mpfr_rows", "larger than rows");
   }
   run.each_value("families", [&](const Json& v, const std::string& w) { r.families.push_back(string_element(v, w)); });
-  run.each_value("sizes", [&](const Json& v, const std::string& w) { r.sizes.push_back(integer_element(v, w)); });
+  run.each_value("sizes",
+                 [&](const Json& v, const std::string& w) { r.sizes.push_back(positive_integer_element(v, w)); });
   run.each_value("temperatures",
-                 [&](const Json& v, const std::string& w) { r.temperatures.push_back(number_element(v, w)); });
+                 [&](const Json& v, const std::string& w) { r.temperatures.push_back(positive_element(v, w)); });
 }
 
 BenchResult read_bench_result(const Node& n) {
@@ -337,12 +405,13 @@ BenchResult read_bench_result(const Node& n) {
   b.kernel = n.str("kernel");
   b.format = n.str("format");
   b.op = n.word("op", {"softmax", "log_softmax"});
-  b.rows = n.integer("rows");
-  b.cols = n.integer("cols");
-  b.items_per_second = n.number("items_per_second");
-  b.bytes_per_second = n.number("bytes_per_second");
-  b.copy_bytes_per_second = n.number("copy_bytes_per_second");
-  n.number("copy_fraction");  // derived; checked for type only
+  const std::string who = " (kernel '" + b.kernel + "', op " + b.op + ")";
+  b.rows = n.integer_in("rows", 1, int_max, who);
+  b.cols = n.integer_in("cols", 1, int_max, who);
+  b.items_per_second = n.non_negative("items_per_second", who);
+  b.bytes_per_second = n.non_negative("bytes_per_second", who);
+  b.copy_bytes_per_second = n.non_negative("copy_bytes_per_second", who);
+  n.non_negative("copy_fraction", who);  // derived; checked, not kept
   return b;
 }
 
@@ -351,20 +420,68 @@ Performance read_performance(const Node& n) {
   p.present = true;
   p.host = n.str("host");
   p.cpus = n.count("cpus");
-  p.mhz_per_cpu = n.number("mhz_per_cpu");
+  p.mhz_per_cpu = n.non_negative("mhz_per_cpu");
   p.library_build_type = n.str("library_build_type");
-  p.min_time = n.number("min_time");
+  p.min_time = n.non_negative("min_time");
   n.each("results", [&](const Node& b) { p.results.push_back(read_bench_result(b)); });
+  // One result per (kernel, op, format, shape): the table and plot show one.
+  std::set<std::tuple<std::string, std::string, std::string, std::int64_t, std::int64_t>> seen;
+  for (std::size_t i = 0; i < p.results.size(); ++i) {
+    const BenchResult& b = p.results[i];
+    if (!seen.emplace(b.kernel, b.op, b.format, b.rows, b.cols).second)
+      n.fail("results", "results[" + std::to_string(i) + "] repeats kernel '" + b.kernel + "', op " + b.op + ", " +
+                            b.format + ", " + std::to_string(b.rows) + " x " + std::to_string(b.cols));
+  }
   return p;
 }
 
+// A report is a regular file of bounded size. stat(2) before open(2), so a
+// FIFO (which would block in open until a writer comes) or a device such as
+// /dev/zero (endless) is refused without being opened; fstat(2) after, in case
+// the name was replaced in between; and the read stops past the limit in case
+// the file grew.
 std::string slurp(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ReportFormatError(file.string() + ": cannot open: " + std::strerror(errno));
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) throw ReportFormatError(file.string() + ": read error");
-  return s.str();
+  const std::string limit = std::to_string(max_report_bytes >> 20) + " MiB limit";
+  const auto check = [&](const struct stat& st) {
+    if (S_ISDIR(st.st_mode)) throw ReportFormatError(file.string() + ": is a directory");
+    if (!S_ISREG(st.st_mode))
+      throw ReportFormatError(file.string() + ": not a regular file (a device, FIFO or socket is not read)");
+    if (static_cast<std::uintmax_t>(st.st_size) > max_report_bytes)
+      throw ReportFormatError(file.string() + ": larger than the " + limit);
+  };
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) {
+    if (errno == ENOENT) throw ReportFormatError(file.string() + ": no such file");
+    throw ReportFormatError(file.string() + ": cannot open: " + std::strerror(errno));
+  }
+  check(st);
+  // O_NONBLOCK: should a FIFO have taken the name since the stat, open returns at once.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) throw ReportFormatError(file.string() + ": cannot open: " + std::strerror(errno));
+  std::string text;
+  try {
+    if (::fstat(fd, &st) != 0) throw ReportFormatError(file.string() + ": cannot stat: " + std::strerror(errno));
+    check(st);
+    text.resize(static_cast<std::size_t>(st.st_size) + 1);
+    std::size_t got = 0;
+    for (;;) {
+      if (got == text.size()) {
+        if (text.size() > max_report_bytes) throw ReportFormatError(file.string() + ": larger than the " + limit);
+        text.resize(std::min<std::size_t>(text.size() * 2, max_report_bytes + 1));
+      }
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw ReportFormatError(file.string() + ": read error: " + std::strerror(errno));
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace
@@ -380,6 +497,15 @@ Report from_json(std::string_view text) {
   read_run(doc, r);
   const std::string verdict = doc.word("verdict", {"held", "violated"});
   doc.each("kernels", [&](const Node& k) { r.kernels.push_back(read_kernel(k)); });
+  // The gate matches entries by (kernel, op): a second one would be ambiguous.
+  std::map<std::pair<std::string, std::string>, std::size_t> first;
+  for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+    const auto [at, fresh] = first.emplace(std::pair{r.kernels[i].kernel, r.kernels[i].op}, i);
+    if (!fresh)
+      throw ReportFormatError("kernels[" + std::to_string(i) + "]: duplicate entry for kernel '" +
+                              r.kernels[i].kernel + "', op " + r.kernels[i].op + " (also kernels[" +
+                              std::to_string(at->second) + "])");
+  }
   if (doc.has("performance")) r.performance = read_performance(doc.child("performance"));
   if ((verdict == "held") != r.all_held())
     doc.fail("verdict", "'" + verdict + "' contradicts the kernels' statuses and property verdicts");
@@ -394,9 +520,6 @@ Performance performance_from_json(std::string_view text) {
 }
 
 Report read_report(const std::filesystem::path& file) {
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec)) throw ReportFormatError(file.string() + ": no such file");
-  if (std::filesystem::is_directory(file, ec)) throw ReportFormatError(file.string() + ": is a directory");
   const std::string text = slurp(file);
   try {
     return from_json(text);

@@ -1,5 +1,10 @@
 // Reading report.json back: round trip and strict validation.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -190,4 +195,153 @@ TEST(ReportRead, OracleUseRoundTripsAndIsChecked) {
   EXPECT_THROW(from_json(doc.dump()), ReportFormatError);
   doc["run"].erase("oracle");
   EXPECT_TRUE(from_json(doc.dump()).oracle.mode.empty());
+}
+
+// Errors, ratios and sizes that cannot be negative (or zero, for lengths and
+// temperatures) are refused, naming the field and the kernel: a baseline with
+// max_ulp -5 would make every candidate look like a regression, or hide one.
+TEST(ReportRead, ImpossibleMetricsAreRefused) {
+  for (const char* field : {"max_ulp", "mean_ulp", "max_bits", "mean_bits", "max_rel", "max_normwise",
+                            "max_bound_ratio"}) {
+    const std::string msg = error_after([&](Json& d) { d["kernels"][1][field] = -5; });
+    EXPECT_EQ(msg, std::string("kernels[1].") + field +
+                       ": -5 is negative (kernel 'shifted_f64', op softmax): expected a number >= 0 or null");
+  }
+  const auto refused = [](const std::string& msg, const std::string& field) {
+    return msg.find(field + ": ") == 0 && msg.find("shifted_f32") != std::string::npos;
+  };
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["worst"]["ulp"] = -0.5; }), "kernels[0].worst.ulp");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["worst"]["bound"] = -1; }),
+               "kernels[0].worst.bound");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["worst"]["cols"] = 0; }), "kernels[0].worst.cols");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["worst"]["row"] = -1; }), "kernels[0].worst.row");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["worst"]["element"] = 8; }),  // cols is 8
+               "kernels[0].worst.element");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["worst"]["temperature"] = 0; }),
+               "kernels[0].worst.temperature");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["by_family"][0]["max_ulp"] = -1; }),
+               "kernels[0].by_family[0].max_ulp");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["by_size"][0]["mean_ulp"] = -1; }),
+               "kernels[0].by_size[0].mean_ulp");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["by_size"][0]["cols"] = 0; }),
+               "kernels[0].by_size[0].cols");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["by_temperature"][0]["temperature"] = -0.7; }),
+               "kernels[0].by_temperature[0].temperature");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["by_magnitude"].back()["decade"] = 11; }),
+               "kernels[0].by_magnitude[2].decade");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["measured"] = 1201; }), "kernels[0].measured");
+  EXPECT_PRED2(refused, error_after([](Json& d) { d["kernels"][0]["policy_violations"] = 1; }),
+               "kernels[0].policy_violations");
+  EXPECT_EQ(error_after([](Json& d) { d["run"]["sizes"][0] = 0; }), "run.sizes[0]: 0 is out of range (expected >= 1)");
+  EXPECT_EQ(error_after([](Json& d) { d["run"]["temperatures"][1] = -1; }),
+            "run.temperatures[1]: -1 is not a finite number > 0");
+  // null is how an infinite error is written: still accepted.
+  EXPECT_EQ(error_after([](Json& d) { d["kernels"][0]["max_ulp"] = nullptr; }), "(no error)");
+}
+
+TEST(ReportRead, ImpossibleBenchFiguresAreRefused) {
+  softcheck::Report r = softcheck::testing::sample();
+  r.performance = softcheck::testing::sample_performance();
+  Json doc = Json::parse(to_json(r));
+  doc["performance"]["results"][0]["bytes_per_second"] = -1;
+  EXPECT_THROW(from_json(doc.dump()), ReportFormatError);
+  doc = Json::parse(to_json(r));
+  doc["performance"]["results"].push_back(doc["performance"]["results"][0]);
+  try {
+    from_json(doc.dump());
+    FAIL() << "a repeated benchmark result was accepted";
+  } catch (const ReportFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("performance.results: results[3] repeats"), std::string::npos) << e.what();
+  }
+}
+
+// The gate matches entries by (kernel, op) and properties by name: a second
+// entry would make it compare against one of them at random.
+TEST(ReportRead, DuplicateEntriesAreRefused) {
+  EXPECT_EQ(error_after([](Json& d) { d["kernels"].push_back(d["kernels"][1]); }),
+            "kernels[4]: duplicate entry for kernel 'shifted_f64', op softmax (also kernels[1])");
+  // The same kernel with another op is a different entry.
+  EXPECT_EQ(error_after([](Json& d) {
+              Json k = d["kernels"][1];
+              k["op"] = "log_softmax";
+              d["kernels"].push_back(k);
+            }),
+            "(no error)");
+  const std::string msg = error_after([](Json& d) {
+    Json& props = d["kernels"][3]["properties"];
+    props.push_back(props[0]);
+  });
+  EXPECT_NE(msg.find("kernels[3].properties: property '"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("appears twice"), std::string::npos) << msg;
+}
+
+namespace {
+
+// Runs read_report(path) in a child process with a memory cap and a time
+// limit, so that a reader that blocks or reads without end fails the test
+// instead of hanging it or exhausting the machine. Returns the error message,
+// "(no error)", or what went wrong with the child.
+std::string read_in_child(const fs::path& path) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "(pipe failed)";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    const rlimit cap{std::uint64_t{512} << 20, std::uint64_t{512} << 20};
+    ::setrlimit(RLIMIT_AS, &cap);
+    std::string msg = "(no error)";
+    try {
+      softcheck::read_report(path);
+    } catch (const std::exception& e) {
+      msg = e.what();
+    }
+    (void)!::write(fds[1], msg.data(), msg.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  int status = 0;
+  bool done = false;
+  for (int i = 0; i < 500 && !done; ++i) {  // 5 s
+    done = ::waitpid(pid, &status, WNOHANG) == pid;
+    if (!done) ::usleep(10000);
+  }
+  if (!done) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    ::close(fds[0]);
+    return "(still reading after 5 s)";
+  }
+  std::string msg;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) msg.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  return msg.empty() ? "(child died)" : msg;
+}
+
+}  // namespace
+
+// Only regular files are read, up to a size limit: /dev/zero would grow
+// without bound, a FIFO without a writer would block open(2) forever.
+TEST(ReportRead, OnlyRegularFilesOfBoundedSize) {
+  EXPECT_EQ(read_in_child("/dev/zero"), "/dev/zero: not a regular file (a device, FIFO or socket is not read)");
+  EXPECT_EQ(read_in_child("/dev/urandom"),
+            "/dev/urandom: not a regular file (a device, FIFO or socket is not read)");
+  const fs::path dir = fs::temp_directory_path() / ("softcheck-read-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path fifo = dir / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(read_in_child(fifo), fifo.string() + ": not a regular file (a device, FIFO or socket is not read)");
+  // A sparse file one byte over the limit: refused by its size, not read.
+  const fs::path big = dir / "big.json";
+  std::ofstream(big) << "{";
+  fs::resize_file(big, softcheck::max_report_bytes + 1);
+  EXPECT_EQ(read_in_child(big), big.string() + ": larger than the 64 MiB limit");
+  // A link to a regular report is a regular report.
+  const fs::path real = dir / "real.json", link = dir / "link.json";
+  std::ofstream(real) << to_json(softcheck::testing::sample());
+  fs::create_symlink(real, link);
+  EXPECT_EQ(read_in_child(link), "(no error)");
+  EXPECT_EQ(read_in_child(dir), dir.string() + ": is a directory");
+  fs::remove_all(dir);
 }

@@ -158,6 +158,16 @@ std::string to_json(const Report& r);      // pretty, deterministic, newline-ter
 std::string to_markdown(const Report& r);  // human summary
 std::string to_html(const Report& r);      // self-contained page with inline SVG plots
 
+// The identifier report.md and report.html carry of the report.json they were
+// rendered from, so a set mixed from two runs is detectable: "fnv1a64:" and
+// FNV-1a 64 of the JSON text's bytes in 16 lower-case hex digits. Deterministic
+// (no time, no PID), so the same seed still gives byte-identical files.
+std::string report_digest(std::string_view report_json);
+// The renderings for a report.json text already made (its digest, as above);
+// the one-argument forms digest to_json(r) themselves.
+std::string to_markdown(const Report& r, std::string_view json_digest);
+std::string to_html(const Report& r, std::string_view json_digest);
+
 // A report.json, or any of its parts, that this version cannot read.
 struct ReportFormatError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -168,7 +178,11 @@ struct ReportFormatError : std::runtime_error {
 // fields. Throws ReportFormatError naming the offending field.
 Report from_json(std::string_view text);
 // Reads and parses a file; errors (missing, unreadable, malformed) are
-// ReportFormatError prefixed with the path.
+// ReportFormatError prefixed with the path. Only regular files (symbolic links
+// to them included) of at most max_report_bytes are read: a device, FIFO or
+// socket is refused before it is opened, so /dev/zero or a FIFO without a
+// writer cannot make the gate grow without bound or block.
+inline constexpr std::uintmax_t max_report_bytes = std::uintmax_t{64} << 20;  // 64 MiB
 Report read_report(const std::filesystem::path& file);
 
 // bench.json: the performance part of a report on its own (docs/report-schema.md).
@@ -184,9 +198,45 @@ std::vector<std::pair<std::filesystem::path, std::string>> report_files(const Re
 // created or written. Call before a long run to fail early.
 void ensure_writable_dir(const std::filesystem::path& dir);
 
-// Writes every (path, content) pair or none: each goes to a temporary file in
-// the same directory first, then all are renamed into place. On any error the
-// temporaries are removed and std::runtime_error is thrown.
+// Throws std::invalid_argument, before anything is written, when an output
+// would replace an input or another output: the same file by identity
+// (st_dev and st_ino, so "./x", "d/../x", symbolic and hard links are caught),
+// or, for an output that does not exist yet, the same canonical path. An
+// output that exists and is not a regular file (a directory, /dev/null, a
+// FIFO) is refused too: renaming over it would replace it.
+void check_outputs_against_inputs(const std::vector<std::filesystem::path>& inputs,
+                                  const std::vector<std::filesystem::path>& outputs);
+
+// Writes every (path, content) pair or none: each goes to a temporary file
+// ".NAME.tmp.PID" in the same directory first, then all are renamed into
+// place. On any error the temporaries are removed and std::runtime_error is
+// thrown. Concurrent writers into one directory (threads or processes) are
+// serialised by an exclusive lock on ".softcheck.lock" there, held from before
+// the first temporary until after the last rename, so a set of files always
+// comes from one writer; SIGINT, SIGTERM and SIGHUP are blocked during the
+// renames. Temporaries of this kind left by processes that no longer exist
+// (killed mid-write) are removed from the directory first.
 void write_files_atomically(const std::vector<std::pair<std::filesystem::path, std::string>>& files);
+
+// For a SIGINT/SIGTERM handler, async-signal-safe (unlink(2) only, over a
+// fixed-size table): removes every temporary this process has in flight in
+// write_files_atomically or registered with TemporaryInFlight, so an
+// interrupted run leaves no partial or temporary files.
+void remove_temporaries_in_flight() noexcept;
+
+// Registers a temporary file for remove_temporaries_in_flight while it lives
+// (for files written outside write_files_atomically, e.g. a child process's
+// output). Registering does not create or remove the file. When the table is
+// full the file is simply not registered.
+class TemporaryInFlight {
+ public:
+  explicit TemporaryInFlight(const std::filesystem::path& file) noexcept;
+  ~TemporaryInFlight();
+  TemporaryInFlight(const TemporaryInFlight&) = delete;
+  TemporaryInFlight& operator=(const TemporaryInFlight&) = delete;
+
+ private:
+  int slot_;
+};
 
 }  // namespace softcheck
