@@ -121,6 +121,7 @@ Command add_run(CLI::App& app) {
     RunOptions opt;
     opt.selection = {a->suite, a->families, a->sizes, a->temperatures};
     build_suite(opt.selection);  // validate before touching the output directory
+    check_temperatures(kernels, opt.selection);
     opt.seed = a->seed;
     opt.oracle_bits = a->oracle_bits;
     opt.oracle = a->oracle == "mpfr" ? OracleMode::mpfr : OracleMode::tiered;

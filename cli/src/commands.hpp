@@ -27,6 +27,12 @@ using Adder = Command (*)(CLI::App&);
 inline constexpr Adder all_commands[] = {&add_list,   &add_run,  &add_oracle, &add_check, &add_repro,
                                          &add_report, &add_gate, &add_bench,  &add_sweep};
 
+// Every numeric option of `app` and its subcommands rejects NaN, +-inf,
+// negative values for unsigned options and values beyond 64 bits, naming the
+// value as typed (number_options.cpp). main.cpp and the fuzz_inputs target
+// call it after adding all_commands.
+void check_numbers_strictly(CLI::App& app);
+
 // Progress of a long run on stderr, as a bar; empty (no output) unless enabled
 // and stderr is a terminal. Defined in cmd_run.cpp.
 std::function<void(std::size_t done, std::size_t total)> progress_bar(bool enabled);

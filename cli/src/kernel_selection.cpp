@@ -17,6 +17,11 @@ void add_plugin_options(CLI::App& sub, PluginArgs& args) {
   sub.add_flag("--isolate", args.isolate,
                "Run every call of a plugin kernel in a child process: a crash fails that kernel "
                "instead of ending softcheck");
+  sub.add_option("--call-timeout", args.call_timeout_s,
+                 "Seconds one plugin kernel call may take (0: no limit). With --isolate a call past it fails "
+                 "its kernel (\"timed out\") and the run goes on; without, softcheck stops with status 2")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
 }
 
 namespace {
@@ -38,7 +43,8 @@ void install_crash_hint() {
 
 }  // namespace
 
-KernelSet::KernelSet(const PluginArgs& args) : plugins_(load_plugins(args.paths, {args.isolate})) {
+KernelSet::KernelSet(const PluginArgs& args)
+    : plugins_(load_plugins(args.paths, {.isolate = args.isolate, .call_timeout_s = args.call_timeout_s})) {
   if (!plugins_.empty() && !args.isolate) install_crash_hint();
 }
 

@@ -17,9 +17,10 @@ namespace softcheck::cli {
 struct PluginArgs {
   std::vector<std::string> paths;
   bool isolate = false;
+  double call_timeout_s = 60;
 };
 
-// Adds --plugin PATH (repeatable) and --isolate to a subcommand.
+// Adds --plugin PATH (repeatable), --isolate and --call-timeout to a subcommand.
 void add_plugin_options(CLI::App& sub, PluginArgs& args);
 
 class KernelSet {

@@ -1,17 +1,49 @@
 // softcheck: numerical verification and fuzzing harness for softmax kernels.
 #include <fmt/format.h>
 
-#include <exception>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "commands.hpp"
+#include "supervisor.hpp"
 #include "version.hpp"
 
+namespace {
+
+using namespace softcheck::cli;
+
+// One line per subcommand: the first line of its description.
+std::string subcommand_lines(const CLI::App& app) {
+  std::string out;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    const std::string& d = sub->get_description();
+    out += fmt::format("  {:<8} {}\n", sub->get_name(), d.substr(0, d.find('\n')));
+  }
+  return out;
+}
+
+std::string short_help(const CLI::App& app) {
+  return fmt::format("usage: softcheck SUBCOMMAND [OPTIONS]   (softcheck SUBCOMMAND --help for its options)\n\n"
+                     "Subcommands:\n{}\n"
+                     "Exit status: 0 every declared contract held, 1 a contract was violated, 2 usage or harness "
+                     "error (nothing written); `repro` uses 3 for \"not applicable\".\n",
+                     subcommand_lines(app));
+}
+
+// A first word that is neither an option nor a subcommand: CLI11 would say
+// "A subcommand is required", which hides the typo.
+bool is_unknown_subcommand(const CLI::App& app, std::string_view word) {
+  if (word.empty() || word.front() == '-') return false;
+  for (const CLI::App* sub : app.get_subcommands({}))
+    if (sub->check_name(std::string(word))) return false;
+  return true;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace softcheck::cli;
-  CLI::App app{"softcheck: checks softmax kernels against an MPFR oracle.\n"
-               "Exit status: 0 every declared contract held, 1 a contract was violated, "
-               "2 usage or harness error."};
+  CLI::App app{"softcheck: checks softmax kernels against an MPFR oracle."};
   app.set_version_flag("--version", softcheck::softcheck_version);
   app.require_subcommand(1);
   std::vector<std::pair<CLI::App*, Command>> commands;
@@ -20,18 +52,28 @@ int main(int argc, char** argv) {
     Command c = adder(app);
     commands.emplace_back(app.get_subcommands({})[before], std::move(c));
   }
+  check_numbers_strictly(app);
+  if (argc < 2) {
+    fmt::print(stderr, "{}", short_help(app));
+    return exit_error;
+  }
+  if (is_unknown_subcommand(app, argv[1])) {
+    std::string known;
+    for (const CLI::App* sub : app.get_subcommands({})) known += (known.empty() ? "" : ", ") + sub->get_name();
+    fmt::print(stderr, "softcheck: unknown subcommand '{}' (known: {}; softcheck --help)\n", argv[1], known);
+    return exit_error;
+  }
+  if (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
+    fmt::print("{}", short_help(app));
+    return finish_stdout(exit_ok);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);  // prints help/version (rc 0) or the usage error
-    return rc == 0 ? exit_ok : exit_error;
+    const int rc = app.exit(e);  // prints a subcommand's help / the version (rc 0) or the usage error
+    return rc == 0 ? finish_stdout(exit_ok) : exit_error;
   }
-  try {
-    for (auto& [sub, run] : commands)
-      if (sub->parsed()) return run();
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "softcheck: error: {}\n", e.what());
-    return exit_error;
-  }
+  for (auto& [sub, run] : commands)
+    if (sub->parsed()) return run_supervised(run);
   return exit_error;
 }

@@ -596,8 +596,19 @@ std::string status_of(const Kernel& k, const KernelSummary& s) {
 
 }  // namespace
 
+void check_temperatures(const std::vector<const Kernel*>& kernels, const SuiteSelection& sel) {
+  for (double t : sel.temperatures)
+    for (const Kernel* k : kernels)
+      if (k->available && !temperature_fits_format(t, k->format))
+        throw std::invalid_argument(fmt::format(
+            "temperature {} is not a normal {} value (kernel {}): contracts and properties hold for normal "
+            "temperatures only (`softcheck repro` answers \"not applicable\"); choose another --temperature or --impl",
+            t, name(k->format), k->name));
+}
+
 Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& opt) {
   const std::vector<SuiteCase> cases = build_suite(opt.selection);
+  check_temperatures(kernels, opt.selection);
 
   std::vector<Target> targets;
   for (const Kernel* k : kernels)

@@ -33,6 +33,14 @@ struct SuiteSelection {
 // temperature out of range.
 std::vector<SuiteCase> build_suite(const SuiteSelection& sel);
 
+// Throws std::invalid_argument when a temperature of `sel` is not a normal
+// value of some available kernel's format (temperature_fits_format: a
+// subnormal T, one that rounds to 0 or overflows there). The contracts and the
+// properties are stated for such temperatures only, and `repro` answers "not
+// applicable" outside them: `run` and `gate` refuse them rather than give a
+// verdict the repro line cannot reproduce.
+void check_temperatures(const std::vector<const Kernel*>& kernels, const SuiteSelection& sel);
+
 // Which oracle computes the exact rows (docs/oracle.md, "Tiered oracle"):
 // tiered = the fast tiers (double, then long double) with rigorous bounds,
 // falling back to MPFR for the rows they cannot decide; mpfr = exact_row for

@@ -140,6 +140,7 @@ struct Cli {
       softcheck::cli::Command c = adder(app);
       commands.emplace_back(app.get_subcommands({}).back(), std::move(c));
     }
+    softcheck::cli::check_numbers_strictly(app);
   }
 };
 

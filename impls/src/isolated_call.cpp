@@ -1,8 +1,16 @@
 #include "isolated_call.hpp"
 
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <optional>
+#include <thread>
 
 #include <cerrno>
 #include <csignal>
@@ -10,6 +18,7 @@
 #include <new>
 #include <system_error>
 
+#include "softcheck/child_process.hpp"
 #include "softcheck/kernel_failure.hpp"
 
 namespace softcheck::plugin_detail {
@@ -43,12 +52,49 @@ class SharedMemory {
   void* base_;
 };
 
-// Waits for the child; retries when a signal interrupts the wait.
-int wait_for(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "waitpid for --isolate");
-  return status;
+// Waits for the child, at most `timeout_s` seconds (0: no limit); nullopt
+// when it is still running then. A child that stops itself (SIGSTOP) is still
+// running: the time limit ends it.
+std::optional<int> wait_for(pid_t pid, double timeout_s) {
+  using clock = std::chrono::steady_clock;
+  const clock::time_point deadline =
+      clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(timeout_s));
+  // pidfd (Linux 5.3) makes the wait a poll(2) with a timeout; without it,
+  // waitpid(WNOHANG) in a loop whose pause grows from 50 us to 10 ms.
+  const int pidfd = timeout_s > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)) : -1;
+  auto pause = std::chrono::microseconds(50);
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
+    if (r == pid) {
+      if (pidfd >= 0) ::close(pidfd);
+      return status;
+    }
+    if (r < 0 && errno != EINTR) {
+      if (pidfd >= 0) ::close(pidfd);
+      throw std::system_error(errno, std::generic_category(), "waitpid for --isolate");
+    }
+    if (r < 0 || timeout_s <= 0) continue;
+    const clock::duration left = deadline - clock::now();
+    if (left <= clock::duration::zero()) {
+      if (pidfd >= 0) ::close(pidfd);
+      return std::nullopt;
+    }
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+      (void)::poll(&p, 1, static_cast<int>(std::min<long long>(ms, 1000)));
+    } else {
+      std::this_thread::sleep_for(std::min<clock::duration>(pause, left));
+      pause = std::min(pause * 2, std::chrono::microseconds(10000));
+    }
+  }
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, s);  // not "%g": the C locale may be a plugin's
+  return std::string(buf, r.ptr);
 }
 
 }  // namespace
@@ -67,19 +113,28 @@ std::string signal_name(int sig) {
   }
 }
 
-int call_isolated(const std::string& who, const RawCall& call, const void* x, void* y, std::size_t y_bytes) {
+int call_isolated(const std::string& who, const RawCall& call, const void* x, void* y, std::size_t y_bytes,
+                  double timeout_s) {
   SharedMemory shared(report_bytes + y_bytes);
   new (shared.report()) ChildReport{};
   std::memcpy(shared.data(), y, y_bytes);
   const void* x_in = x == y ? shared.data() : x;
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork for --isolate");
   if (pid == 0) {  // child: run, report, leave without running the parent's exit handlers
+    die_with_parent(parent);
     shared.report()->rc = call(x_in, shared.data());
     shared.report()->returned = 1;
     ::_exit(0);
   }
-  const int status = wait_for(pid);
+  const std::optional<int> waited = wait_for(pid, timeout_s);
+  if (!waited) {
+    ::kill(pid, SIGKILL);
+    (void)wait_for(pid, 0);
+    throw KernelFailure(who + ": timed out after " + seconds_text(timeout_s) + " s (--call-timeout)");
+  }
+  const int status = *waited;
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     throw KernelFailure(who + ": crashed with signal " + std::to_string(sig) + " (" + signal_name(sig) + ")");

@@ -17,7 +17,10 @@ using RawCall = std::function<int(const void* x, void* y)>;
 // Returns the call's result. Throws KernelFailure "<who>: crashed with signal
 // N (SIGxxx)" or "<who>: the isolated process exited with status N before run
 // returned"; std::system_error when the process or the memory cannot be made.
-int call_isolated(const std::string& who, const RawCall& call, const void* x, void* y, std::size_t y_bytes);
+// A child still running after `timeout_s` seconds (0: no limit) is killed:
+// KernelFailure "<who>: timed out after N s".
+int call_isolated(const std::string& who, const RawCall& call, const void* x, void* y, std::size_t y_bytes,
+                  double timeout_s);
 
 // "SIGSEGV" for 11, ..., "signal N" for a number without a name here.
 std::string signal_name(int sig);

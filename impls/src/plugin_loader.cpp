@@ -3,8 +3,12 @@
 // descriptor (all problems are collected, then reported together), and wrap
 // the descriptors into Kernel objects.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +19,7 @@
 #include <span>
 
 #include "isolated_call.hpp"
+#include "process_state.hpp"
 #include "softcheck/kernel_failure.hpp"
 #include "softcheck/peers.hpp"
 #include "softcheck/plugin.hpp"
@@ -263,8 +268,84 @@ struct PluginCall {
   std::shared_ptr<std::mutex> serial;  // set for SOFTCHECK_KERNEL_NOT_THREAD_SAFE
 };
 
-void call_plugin(const PluginCall& c, const std::string& kernel, Format f, bool isolate, const void* x, void* y,
-                 std::int64_t rows, std::int64_t cols, double temperature) {
+// In-process calls cannot be abandoned, so a call past its time limit ends
+// softcheck: one thread, started with the first timed call, looks at the
+// calls in flight every 100 ms and, when one is past its deadline, names the
+// kernel and exits with the harness-error status. The supervising parent
+// (cli/src/supervisor.hpp) turns that into "no verdict".
+class CallWatchdog {
+ public:
+  static CallWatchdog& instance() {
+    static CallWatchdog* w = new CallWatchdog;  // never destroyed: its thread runs until exit
+    return *w;
+  }
+  std::uint64_t begin(const std::string& who, double timeout_s) {
+    std::lock_guard lock(mutex_);
+    if (!started_) {
+      std::thread([this] { watch(); }).detach();
+      started_ = true;
+    }
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(timeout_s));
+    calls_.emplace(next_, Call{deadline, who, timeout_s});
+    return next_++;
+  }
+  void end(std::uint64_t id) {
+    std::lock_guard lock(mutex_);
+    calls_.erase(id);
+  }
+
+ private:
+  struct Call {
+    std::chrono::steady_clock::time_point deadline;
+    std::string who;
+    double timeout_s;
+  };
+  void watch() {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::lock_guard lock(mutex_);
+      const auto now = std::chrono::steady_clock::now();
+      for (const auto& [id, c] : calls_)
+        if (now > c.deadline) {
+          const std::string text = "softcheck: error: " + c.who + " is still running after " + number(c.timeout_s) +
+                                   " s (--call-timeout) and cannot be stopped in-process: no verdict "
+                                   "(rerun with --isolate to report it as a failed kernel and go on)\n";
+          (void)!::write(STDERR_FILENO, text.data(), text.size());
+          ::_exit(2);
+        }
+    }
+  }
+  std::mutex mutex_;
+  bool started_ = false;
+  std::uint64_t next_ = 0;
+  std::map<std::uint64_t, Call> calls_;
+};
+
+// The kernel call in this process, timed by the watchdog, with the process
+// state (plugin_detail::ProcessState) taken before and restored after: a
+// kernel that changed it fails.
+int call_in_process(const plugin_detail::RawCall& raw, const std::string& who, const void* x, void* y,
+                    double timeout_s) {
+  plugin_detail::ProcessState state;
+  const std::uint64_t id = timeout_s > 0 ? CallWatchdog::instance().begin(who, timeout_s) : 0;
+  int rc = 0;
+  try {
+    rc = raw(x, y);
+  } catch (...) {
+    if (timeout_s > 0) CallWatchdog::instance().end(id);
+    (void)state.restore();
+    throw;
+  }
+  if (timeout_s > 0) CallWatchdog::instance().end(id);
+  if (const std::string changed = state.restore(); !changed.empty())
+    throw KernelFailure(who + ": left process-wide state changed: " + changed + " (restored)");
+  return rc;
+}
+
+void call_plugin(const PluginCall& c, const std::string& kernel, Format f, const PluginOptions& options,
+                 const void* x, void* y, std::int64_t rows, std::int64_t cols, double temperature) {
   std::unique_lock<std::mutex> lock;
   if (c.serial) lock = std::unique_lock(*c.serial);
   const std::string who = "plugin kernel '" + kernel + "' (" + std::string(name(c.op)) + ")";
@@ -272,7 +353,8 @@ void call_plugin(const PluginCall& c, const std::string& kernel, Format f, bool 
     return c.run(xi, yi, rows, cols, temperature, c.ctx);
   };
   const std::size_t bytes = static_cast<std::size_t>(rows * cols) * element_size(f);
-  const int rc = isolate ? plugin_detail::call_isolated(who, raw, x, y, bytes) : raw(x, y);
+  const int rc = options.isolate ? plugin_detail::call_isolated(who, raw, x, y, bytes, options.call_timeout_s)
+                                 : call_in_process(raw, who, x, y, options.call_timeout_s);
   if (rc != 0) throw KernelFailure(who + ": run returned " + std::to_string(rc));
 }
 
@@ -284,7 +366,8 @@ std::string unsupported_ops(const std::vector<const Decoded*>& group) {
   return s;
 }
 
-Kernel make_plugin_kernel(const std::vector<const Decoded*>& group, const std::string& label, bool isolate) {
+Kernel make_plugin_kernel(const std::vector<const Decoded*>& group, const std::string& label,
+                          const PluginOptions& options) {
   const Decoded& first = *group.front();
   Kernel k;
   k.name = first.name;
@@ -306,17 +389,18 @@ Kernel make_plugin_kernel(const std::vector<const Decoded*>& group, const std::s
   } else if (!unsupported.empty()) {
     k.description += " (also declares " + unsupported + ": not supported by this softcheck version)";
   }
-  k.run = [calls, kname = k.name, f = k.format, isolate](Op op, const void* x, void* y, std::int64_t rows,
+  k.run = [calls, kname = k.name, f = k.format, options](Op op, const void* x, void* y, std::int64_t rows,
                                                         std::int64_t cols, double temperature) {
     const auto c = std::find_if(calls.begin(), calls.end(), [&](const PluginCall& pc) { return pc.op == op; });
     if (c == calls.end()) throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
-    call_plugin(*c, kname, f, isolate, x, y, rows, cols, temperature);
+    call_plugin(*c, kname, f, options, x, y, rows, cols, temperature);
   };
   return k;
 }
 
 // Descriptors grouped by name, in order of first appearance, into Kernels.
-std::vector<Kernel> make_kernels(const std::vector<Decoded>& ds, const std::string& label, bool isolate) {
+std::vector<Kernel> make_kernels(const std::vector<Decoded>& ds, const std::string& label,
+                                 const PluginOptions& options) {
   std::vector<std::string> names;
   for (const Decoded& d : ds)
     if (std::find(names.begin(), names.end(), d.name) == names.end()) names.push_back(d.name);
@@ -325,7 +409,7 @@ std::vector<Kernel> make_kernels(const std::vector<Decoded>& ds, const std::stri
     std::vector<const Decoded*> group;
     for (const Decoded& d : ds)
       if (d.name == n) group.push_back(&d);
-    out.push_back(make_plugin_kernel(group, label, isolate));
+    out.push_back(make_plugin_kernel(group, label, options));
   }
   return out;
 }
@@ -333,8 +417,18 @@ std::vector<Kernel> make_kernels(const std::vector<Decoded>& ds, const std::stri
 }  // namespace
 
 Plugin load_plugin(const std::string& path, const PluginOptions& options, const std::vector<const Kernel*>& taken) {
+  if (!(options.call_timeout_s >= 0) || !std::isfinite(options.call_timeout_s))
+    throw PluginError("call time limit must be finite and >= 0 (0: no limit)");
+  // A library's constructors and entry point run here: what they change in
+  // the process (a -ffast-math build's crtfastmath turns FTZ/DAZ on, a
+  // setlocale, a chdir) is put back before softcheck computes anything.
+  plugin_detail::ProcessState state;
   void* handle = open_library(path);  // never closed: descriptors and ctx live as long as the process
   const std::span<const softcheck_kernel> raw = call_entry_point(find_entry_point(handle, path), path);
+  if (const std::string changed = state.restore(); !changed.empty())
+    std::fprintf(stderr, "softcheck: warning: plugin '%s' changed process-wide state while loading: %s "
+                         "(restored: its kernels run in softcheck's environment)\n",
+                 path.c_str(), changed.c_str());
   Problems problems;
   std::vector<Decoded> decoded;
   for (std::size_t i = 0; i < raw.size(); ++i)
@@ -342,7 +436,7 @@ Plugin load_plugin(const std::string& path, const PluginOptions& options, const 
   check_together(raw, decoded, taken, problems);
   if (!problems.empty()) problems.raise(path);
   const std::string label = "plugin:" + std::filesystem::path(path).filename().string();
-  return {path, make_kernels(decoded, label, options.isolate)};
+  return {path, make_kernels(decoded, label, options)};
 }
 
 std::vector<Plugin> load_plugins(const std::vector<std::string>& paths, const PluginOptions& options) {

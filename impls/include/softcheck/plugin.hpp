@@ -33,6 +33,11 @@ struct PluginOptions {
   // a crash (SIGSEGV, abort, ...) is a KernelFailure of that kernel instead of
   // the end of the harness. Without it a crashing kernel takes softcheck down.
   bool isolate = false;
+  // Longest a single kernel call may take, in seconds; 0: no limit. Isolated:
+  // the child is killed and the kernel fails ("timed out after N s"), and the
+  // run goes on. In-process the call cannot be abandoned: softcheck reports
+  // the kernel and ends with the harness-error status (2).
+  double call_timeout_s = 60;
 };
 
 struct Plugin {

@@ -17,22 +17,7 @@
 
 #include <softcheck/softcheck_plugin.h>
 
-/* Max-shifted softmax / log-softmax in f32; masked rows give zeros / -inf. */
-static void shifted(const float* x, float* y, int64_t rows, int64_t cols, double temperature, int log_form) {
-  const float t = (float)temperature;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* in = x + r * cols;
-    float* out = y + r * cols;
-    float a = -INFINITY, sum = 0;
-    for (int64_t i = 0; i < cols; ++i) a = in[i] / t > a ? in[i] / t : a;
-    if (a == -INFINITY) a = 0;
-    for (int64_t i = 0; i < cols; ++i) sum += expf(in[i] / t - a);
-    for (int64_t i = 0; i < cols; ++i)
-      out[i] = log_form ? (in[i] / t - a) - logf(sum) : expf(in[i] / t - a) / sum;
-    if (sum == 0)
-      for (int64_t i = 0; i < cols; ++i) out[i] = log_form ? -INFINITY : 0.0f;
-  }
-}
+#include "shifted_f32.h"
 
 static int ok_softmax(const void* x, void* y, int64_t rows, int64_t cols, double temperature, void* ctx) {
   (void)ctx;
