@@ -1,6 +1,12 @@
 // softcheck list: the registry with each kernel's declarations.
-#include <array>
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -8,6 +14,7 @@
 #include "kernel_selection.hpp"
 #include "softcheck/families.hpp"
 #include "softcheck/kernel.hpp"
+#include "text_table.hpp"
 
 namespace softcheck::cli {
 
@@ -38,7 +45,12 @@ std::string status_text(const Kernel& k) {
   return k.test_only ? "test-only (deliberately broken)" : "available";
 }
 
-void print_table(const std::vector<const Kernel*>& ks) {
+constexpr std::string_view contract_legend =
+    "n = row length, R = range and M = largest magnitude of the contributing x/T (docs/kernels.md); "
+    "[T!=1] applies when the temperature is not 1.";
+
+// `list --wide`: every column in full, however wide.
+void print_wide_table(const std::vector<const Kernel*>& ks) {
   // Every column as wide as its longest entry (at least its header's), so no
   // two run together: rows of (kernel, algorithm, fmt, policy, op, contract, status).
   using Row = std::array<std::string, 7>;
@@ -59,8 +71,76 @@ void print_table(const std::vector<const Kernel*>& ks) {
     for (std::size_t c = 0; c + 1 < r.size(); ++c) line += fmt::format("{:<{}} ", r[c], width[c]);
     fmt::print("{}{}\n", line, r.back());
   }
-  fmt::print("\nn = row length, R = range and M = largest magnitude of the contributing x/T "
-             "(docs/kernels.md); [T!=1] applies when the temperature is not 1.\n");
+  fmt::print("\n{}\n", contract_legend);
+}
+
+// A coefficient in 3 significant digits, rounded up: the short form of a
+// contract never promises less error than the contract itself.
+std::string short_coefficient(double v) {
+  if (!(v > 0) || !std::isfinite(v)) return fmt::format("{:g}", v);
+  const double scale = std::pow(10.0, 2 - std::floor(std::log10(v)));
+  // (1 - 1e-12): a product a hair above an integer is that integer, not the next.
+  return fmt::format("{:.3g}", std::ceil(v * scale * (1 - 1e-12)) / scale);
+}
+
+// "2 + n + 2R + 4M[T!=1]": formula() without the '*' and with short coefficients.
+std::string short_formula(const Contract& c) {
+  if (!c.declared) return "none";
+  std::string out = short_coefficient(c.a);
+  const auto term = [&](double v, std::string_view var) {
+    if (v != 0) out += fmt::format(" + {}{}", v == 1 ? "" : short_coefficient(v), var);
+  };
+  term(c.b, "n");
+  term(c.c, "R");
+  term(c.d, "M");
+  term(c.t, "M[T!=1]");
+  return out;
+}
+
+// The table that fits terminal_width (text_table.hpp): the algorithm column
+// left out (the kernel name without its format, or a plugin's "plugin:<file>",
+// which `--wide` shows), short contracts, a reason of unavailability once per
+// group of kernels as a note.
+void print_table(const std::vector<const Kernel*>& ks) {
+  TextTable table({{"kernel"}, {"fmt"}, {"policy"}, {"op"}, {"status"}, {"contract (max ULP)"}});
+  ReasonNotes unavailable;
+  bool test_only = false;
+  std::vector<std::string> shown;
+  for (const Kernel* k : ks) {
+    shown.push_back(k->name);
+    test_only = test_only || k->test_only;
+    if (!k->available) unavailable.add(k->name, k->unavailable_reason);
+    const std::string status = !k->available ? "unavailable" : k->test_only ? "test-only" : "available";
+    const auto add = [&](std::string_view op, std::string contract) {
+      table.add({k->name, std::string(name(k->format)), std::string(name(k->masked_policy)), std::string(op), status,
+                 std::move(contract)});
+    };
+    if (k->ops.empty()) add("-", "-");  // e.g. a plugin kernel whose op this version cannot run
+    for (const OpDecl& d : k->ops) add(name(d.op), short_formula(d.contract));
+  }
+  const std::string notes = unavailable.render(shown, "unavailable");
+  fmt::print("{}{}{}", table.render(), notes.empty() ? "" : "\n", notes);
+  fmt::print("\n{}", wrapped(std::string(contract_legend) +
+                             " Coefficients rounded up to 3 digits; `softcheck list --wide` gives them exactly, "
+                             "with each kernel's algorithm and status in full.",
+                             ""));
+  if (test_only) fmt::print("{}", wrapped("test-only: a deliberately broken kernel (the mutation self-test).", ""));
+  // Which library each plugin kernel comes from: one line per library.
+  std::vector<std::pair<std::string, std::string>> libraries;  // "plugin:<file>", its kernels
+  for (const Kernel* k : ks) {
+    if (!k->algorithm.starts_with("plugin:")) continue;
+    auto it = std::find_if(libraries.begin(), libraries.end(), [&](const auto& l) { return l.first == k->algorithm; });
+    if (it == libraries.end()) it = libraries.insert(libraries.end(), {k->algorithm, ""});
+    it->second += (it->second.empty() ? "" : ", ") + k->name;
+  }
+  for (const auto& [library, names] : libraries) fmt::print("{}", wrapped(library + ": " + names));
+}
+
+void print_families() {
+  for (const Family& f : families()) {
+    const std::vector<std::string> lines = wrap_words(f.description, terminal_width - 23);
+    for (std::size_t i = 0; i < lines.size(); ++i) fmt::print("{:<22} {}\n", i == 0 ? f.name : "", lines[i]);
+  }
 }
 
 }  // namespace
@@ -71,7 +151,11 @@ Command add_list(CLI::App& app) {
   auto fams = std::make_shared<bool>(false);
   auto mutants = std::make_shared<bool>(false);
   auto sparse = std::make_shared<bool>(false);
+  auto wide = std::make_shared<bool>(false);
   sub->add_flag("--json", *json, "Machine-readable output");
+  sub->add_flag("--wide", *wide,
+                "Every column in full (algorithm, exact contract coefficients, each unavailable reason on its "
+                "row) instead of a table that fits 100 columns");
   sub->add_flag("--families", *fams, "List the input families of the run suite instead");
   sub->add_flag("--mutants", *mutants, "Include the deliberately broken test-only kernels");
   sub->add_flag("--sparse", *sparse, "Include the sparse kernels (sparsemax, entmax, top-k, threshold; docs/sparse.md)");
@@ -85,7 +169,7 @@ Command add_list(CLI::App& app) {
           a.push_back({{"name", f.name}, {"description", f.description}, {"fixed_cols", f.fixed_cols}});
         fmt::print("{}\n", a.dump(2));
       } else {
-        for (const Family& f : families()) fmt::print("{:<22} {}\n", f.name, f.description);
+        print_families();
       }
       return exit_ok;
     }
@@ -99,6 +183,8 @@ Command add_list(CLI::App& app) {
       nlohmann::ordered_json a = nlohmann::ordered_json::array();
       for (const Kernel* k : ks) a.push_back(kernel_json(*k));
       fmt::print("{}\n", a.dump(2));
+    } else if (*wide) {
+      print_wide_table(ks);
     } else {
       print_table(ks);
     }

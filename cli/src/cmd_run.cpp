@@ -12,6 +12,7 @@
 #include "property_verdicts.hpp"
 #include "run_suite.hpp"
 #include "softcheck/kernel.hpp"
+#include "text_table.hpp"
 
 namespace softcheck::cli {
 
@@ -59,22 +60,38 @@ void draw_bar(Bar& b, std::size_t done, std::size_t total) {
   if (done == total) fmt::print(stderr, "\n");
 }
 
+// The table fits 100 columns (text_table.hpp): the verdict column holds a word
+// and markers; what used to follow it on the row (NaN/inf flags, broken
+// masked-row policy, a kernel's failure, sparse support mismatches) is a note
+// under the table, and a reason of unavailability one note per group.
 void print_summary(const Report& r) {
-  fmt::print("{:<22} {:<11} {:>6} {:>10} {:>10} {:>8} {:>8} {}\n", "kernel", "op", "cases", "max ULP",
-             "mean ULP", "max bits", "NaN/inf", "contract");
+  TextTable table({{"kernel"}, {"op"}, {"cases", true}, {"max ULP", true}, {"mean ULP", true}, {"max bits", true},
+                   {"NaN/inf", true}, {"contract"}});
+  ReasonNotes unavailable;
+  std::string notes;
+  std::vector<std::string> shown;
   for (const KernelSummary& k : r.kernels) {
+    if (shown.empty() || shown.back() != k.kernel) shown.push_back(k.kernel);
     std::string verdict = k.status == "held"          ? "held"
                           : k.status == "violated"    ? "VIOLATED"
-                          : k.status == "unavailable" ? "unavailable: " + k.unavailable_reason
+                          : k.status == "unavailable" ? "unavailable"
                                                       : "none";
-    if (k.status != "unavailable" && k.nonfinite > 0) verdict += "  FLAGGED: NaN/inf on finite input";
-    if (k.policy_violations > 0) verdict += fmt::format("  masked-row policy broken in {} rows", k.policy_violations);
-    if (k.worst.exact.starts_with(kernel_failure_prefix)) verdict += "  " + k.worst.exact;
+    if (k.status == "unavailable") unavailable.add(k.kernel, k.unavailable_reason);
+    const auto note = [&](std::string_view marker, const std::string& text) {
+      if (!marker.empty()) verdict += fmt::format(" {}", marker);
+      notes += labelled(fmt::format("{} {}:", k.kernel, k.op), text);
+    };
+    if (k.status != "unavailable" && k.nonfinite > 0) note("FLAGGED", "FLAGGED: NaN/inf on finite input");
+    if (k.policy_violations > 0)
+      note("POLICY", fmt::format("masked-row policy broken in {} rows", k.policy_violations));
+    if (k.worst.exact.starts_with(kernel_failure_prefix)) note("FAILED", k.worst.exact);
     if (const auto op = parse_op(k.op); op && is_sparse(*op))
-      verdict += fmt::format("  support: {} false zeros, {} false non-zeros", k.false_zeros, k.false_nonzeros);
-    fmt::print("{:<22} {:<11} {:>6} {:>10} {:>10} {:>8} {:>8} {}\n", k.kernel, k.op, k.cases,
-               fmt_num(k.max_ulp), fmt_num(k.mean_ulp), fmt_num(k.max_bits), k.nonfinite, verdict);
+      note("", fmt::format("support: {} false zeros, {} false non-zeros", k.false_zeros, k.false_nonzeros));
+    table.add({k.kernel, k.op, std::to_string(k.cases), fmt_num(k.max_ulp), fmt_num(k.mean_ulp),
+               fmt_num(k.max_bits), std::to_string(k.nonfinite), verdict});
   }
+  const std::string below = notes + unavailable.render(shown, "unavailable");
+  fmt::print("{}{}{}", table.render(), below.empty() ? "" : "\n", below);
 }
 
 }  // namespace
@@ -145,10 +162,11 @@ Command add_run(CLI::App& app) {
     write_files_atomically(report_files(report, out));
     if (!a->quiet) {
       print_summary(report);
-      fmt::print("\n{} in {:.1f} s with {} jobs; oracle {}: {} of {} rows needed MPFR; wrote report.json, "
-                 "report.md and report.html in {}\n",
-                 report.all_held() ? "every declared contract held" : "CONTRACT VIOLATED", secs, opt.jobs,
-                 report.oracle.mode, report.oracle.mpfr_rows, report.oracle.rows, out.string());
+      fmt::print("\n{}", wrapped(fmt::format("{} in {:.1f} s with {} jobs; oracle {}: {} of {} rows needed MPFR; "
+                                             "wrote report.json, report.md and report.html in {}",
+                                             report.all_held() ? "every declared contract held" : "CONTRACT VIOLATED",
+                                             secs, opt.jobs, report.oracle.mode, report.oracle.mpfr_rows,
+                                             report.oracle.rows, out.string())));
     }
     return report.all_held() ? exit_ok : exit_violation;
   };

@@ -21,6 +21,7 @@
 #include "softcheck/oracle.hpp"
 #include "softcheck/storage.hpp"
 #include "sweep.hpp"
+#include "text_table.hpp"
 
 namespace softcheck {
 
@@ -262,38 +263,71 @@ std::string sweep_json(const SweepReport& r) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// The repro command indented by 4, continued with " \\" before an option where
+// it would pass the terminal's width: still one command to paste.
+std::string repro_lines(const std::string& command) {
+  std::string out, line = "    ";
+  std::size_t i = 0;
+  while (i < command.size()) {
+    std::size_t next = command.find(" --", i + 1);
+    if (next == std::string::npos) next = command.size();
+    const std::string piece = command.substr(i, next - i);  // " --opt value" (the first: "softcheck sweep")
+    if (line.size() > 4 && line.size() + piece.size() + 2 > cli::terminal_width) {
+      out += line + " \\\n";
+      line = "      " + piece.substr(1);
+    } else {
+      line += piece;
+    }
+    i = next;
+  }
+  return out + line + "\n";
+}
+
+}  // namespace
+
 std::string sweep_table(const SweepReport& r) {
   std::string row_text = "[x";
   for (double v : r.context) row_text += fmt::format(", {}", v);
   row_text += "]";
-  std::string out = fmt::format(
-      "sweep {}: x over {} finite values in the row {} (T = 1)\n"
-      "oracle ({} bits, once per row, shared by every kernel): {:.2f} s CPU, {:.1f} us per row\n\n",
-      name(r.format), r.rows, row_text, r.oracle_bits, r.oracle_seconds, r.oracle_us_per_row());
-  out += fmt::format("{:<22} {:<11} {:>9} {:>9} {:>8} {:>10} {:>8}  {}\n", "kernel", "op", "max ULP", "mean ULP",
-                     "NaN/inf", "contract", "CPU s", "worst x (pattern)");
+  std::string out =
+      cli::wrapped(fmt::format("sweep {}: x over {} finite values in the row {} (T = 1)", name(r.format), r.rows,
+                               row_text)) +
+      cli::wrapped(fmt::format("oracle ({} bits, once per row, shared by every kernel): {:.2f} s CPU, {:.1f} us "
+                               "per row",
+                               r.oracle_bits, r.oracle_seconds, r.oracle_us_per_row())) +
+      "\n";
+  // 100 columns at most (text_table.hpp): x itself and the worst row's values
+  // are under "worst rows", where each has a line of its own.
+  cli::TextTable table({{"kernel"}, {"op"}, {"max ULP", true}, {"mean ULP", true}, {"NaN/inf", true},
+                        {"contract"}, {"CPU s", true}, {"worst x"}});
   for (const SweepResult& s : r.results) {
     const std::string verdict = s.status() == "held"       ? fmt::format("held<={:.4g}", s.worst.bound)
                                 : s.status() == "violated" ? fmt::format("VIOLATED:{}", s.violations)
                                                            : "none";
-    const std::string worst = s.worst.present ? fmt::format("{} ({})", hex_row(&s.worst.x, 1), pattern_hex(s.worst.pattern)) : "-";
-    out += fmt::format("{:<22} {:<11} {:>9.4g} {:>9.4g} {:>8} {:>10} {:>8.2f}  {}\n", s.kernel, name(s.op),
-                       s.max_ulp, s.mean_ulp, s.nonfinite + s.special_mismatch, verdict,
-                       s.kernel_seconds + s.compare_seconds, worst);
+    table.add({s.kernel, std::string(name(s.op)), fmt::format("{:.4g}", s.max_ulp), fmt::format("{:.4g}", s.mean_ulp),
+               std::to_string(s.nonfinite + s.special_mismatch), verdict,
+               fmt::format("{:.2f}", s.kernel_seconds + s.compare_seconds),
+               s.worst.present ? pattern_hex(s.worst.pattern) : "-"});
   }
+  out += table.render();
   out += "(contract: \"held<=B\" gives the bound B on the worst row)\n";
   for (const SweepResult& s : r.results)
     if (s.vacuous_rows > 0)
-      out += fmt::format("note: {} {}: the bound is infinite (K u >= 1) on {} rows (large |x| inflates R by "
-                         "2^-50 M in row_shape)\n",
-                         s.kernel, name(s.op), s.vacuous_rows);
+      out += cli::wrapped(fmt::format("note: {} {}: the bound is infinite (K u >= 1) on {} rows (large |x| inflates "
+                                      "R by 2^-50 M in row_shape)",
+                                      s.kernel, name(s.op), s.vacuous_rows));
   out += "\nworst rows:\n";
   for (const SweepResult& s : r.results)
-    if (s.worst.present)
-      out += fmt::format("  {} {}: element {} got {} exact {} ({} ulp)\n    {}\n", s.kernel, name(s.op),
-                         s.worst.element, hex_row(&s.worst.got, 1), s.worst.exact,
-                         std::isfinite(s.worst.ulp) ? fmt::format("{:.4g}", s.worst.ulp) : "NaN/inf",
-                         s.worst.repro);
+    if (s.worst.present) {
+      out += cli::wrapped(fmt::format("  {} {}: x = {} ({}), element {}: {} ulp", s.kernel, name(s.op),
+                                      hex_row(&s.worst.x, 1), pattern_hex(s.worst.pattern), s.worst.element,
+                                      std::isfinite(s.worst.ulp) ? fmt::format("{:.4g}", s.worst.ulp) : "NaN/inf"),
+                          "      ");
+      out += cli::wrapped(fmt::format("    got {} exact {}", hex_row(&s.worst.got, 1), s.worst.exact), "      ");
+      out += repro_lines(s.worst.repro);
+    }
   out += fmt::format("\n{} in {:.1f} s ({:.1f} s CPU, one thread)\n",
                      r.all_held() ? "every declared contract held" : "CONTRACT VIOLATED", r.total_seconds,
                      r.total_cpu_seconds);

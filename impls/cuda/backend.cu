@@ -1,6 +1,7 @@
 // The CUDA backend: availability (decided once, at the first registry use)
 // and the host-buffer run function of the registry entries.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <string>
 
@@ -15,14 +16,43 @@ void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw KernelFailure(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
+std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+// What is missing, in words: cudaGetDeviceCount's own message for a machine
+// without a driver ("CUDA driver version is insufficient for CUDA runtime
+// version") reads as if the driver were merely old.
+std::string no_device_reason(cudaError_t e) {
+  if (e == cudaErrorNoDevice) return "no CUDA device: no NVIDIA GPU found";
+  if (e == cudaErrorInsufficientDriver) {
+    // The runtime reports a missing driver library and an old one alike; the
+    // library itself tells them apart, and says which CUDA it supports.
+    void* libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!libcuda) return "no CUDA device: no NVIDIA driver (libcuda.so.1) found";
+    using DriverGetVersion = int (*)(int*);
+    const auto driver_get_version = reinterpret_cast<DriverGetVersion>(dlsym(libcuda, "cuDriverGetVersion"));
+    int driver_version = 0, runtime_version = 0;
+    const bool known = driver_get_version && driver_get_version(&driver_version) == 0 && driver_version > 0;
+    dlclose(libcuda);
+    (void)cudaRuntimeGetVersion(&runtime_version);
+    if (!known) return "no CUDA device: libcuda.so.1 found, but it is no NVIDIA driver (no cuDriverGetVersion)";
+    if (driver_version < runtime_version)
+      return "no CUDA device: NVIDIA driver too old for this CUDA runtime (driver: CUDA " +
+             cuda_version(driver_version) + ", runtime: CUDA " + cuda_version(runtime_version) + ")";
+    return "no CUDA device: the NVIDIA driver refused this CUDA runtime (driver: CUDA " +
+           cuda_version(driver_version) + ", runtime: CUDA " + cuda_version(runtime_version) +
+           "): " + cudaGetErrorString(e);
+  }
+  return std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")";
+}
+
 std::string probe() {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();  // not sticky, but leave no error behind
-    return std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")";
+    return no_device_reason(e);
   }
-  if (count == 0) return "no CUDA device";
+  if (count == 0) return no_device_reason(cudaErrorNoDevice);
   if (const cudaError_t k = probe_kernels(); k != cudaSuccess) {
     (void)cudaGetLastError();
     return std::string("no kernel image for this CUDA device (") + cudaGetErrorString(k) + ")";

@@ -32,8 +32,10 @@ inline constexpr Variant all_variants[] = {Variant::tiled_f32,      Variant::til
                                            Variant::tiled_expf_f32, Variant::tiled_fastexp_f32};
 
 // "" when the kernels can run; otherwise why not: "built without CUDA", or
-// "no CUDA device (...)" when cudaGetDeviceCount fails or finds none.
-// Evaluated once.
+// "no CUDA device: " and what is missing (no NVIDIA GPU found, no NVIDIA
+// driver (libcuda.so.1) found, NVIDIA driver too old for this CUDA runtime
+// (driver: CUDA x.y, runtime: CUDA x.y), ...) when cudaGetDeviceCount fails or
+// finds none, or "no kernel image for this CUDA device (...)". Evaluated once.
 std::string unavailable_reason();
 
 // Runs a variant on host buffers (cudaMalloc / cudaMemcpy round trip; x and y
