@@ -2,8 +2,17 @@
 # Installs what is missing (Debian 12 packages), configures and builds into build/.
 # Idempotent: a second run installs nothing, reconfigures nothing and rebuilds
 # only what changed. Nothing is downloaded at build time.
+#   scripts/bootstrap.sh                    install, configure, build
+#   scripts/bootstrap.sh --print-packages   the package list, one per line, and nothing else
+#                                           (scripts/check-deps.sh takes its closure)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+print_packages=false
+case "${1:-}" in
+  "") ;;
+  --print-packages) print_packages=true ;;
+  *) echo "usage: scripts/bootstrap.sh [--print-packages]" >&2; exit 2 ;;
+esac
 
 # Each package and why it is here:
 packages=(
@@ -22,8 +31,12 @@ packages=(
   libxnnpack-dev              # XNNPACK: the xnnpack_* peer kernels (softmax_nc f32)
   libpthreadpool-dev          # pthreadpool.h, which xnnpack.h includes (libxnnpack-dev does not pull it in)
   clang-14 libclang-rt-14-dev # libFuzzer, ASan, UBSan for the fuzzers (fuzz/smoke.sh, docs/fuzzing.md)
-  python3                     # JSON checks in the end-to-end tests (cli/tests/*.sh)
+  python3                     # JSON checks in the end-to-end tests (cli/tests/*.sh); scripts/check-deps.sh
 )
+if $print_packages; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do
