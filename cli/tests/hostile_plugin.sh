@@ -53,19 +53,24 @@ SOFTCHECK_HOSTILE=loop "$bin" run --plugin "$plugin" "${few[@]}" --isolate --cal
   >/dev/null 2>&1 &
 victim=$!
 sleep 2
+# softcheck, the command's process and the isolated call: the test means nothing without them.
+running=$(pgrep -fc "$tmp/orphan")
 kill -KILL "$victim"
 wait "$victim" 2>/dev/null
 sleep 1
-if still_running; then echo "FAIL orphan_isolate: a child outlived SIGKILL of softcheck"; pgrep -af "$tmp/orphan"
+if ((running < 3)); then echo "FAIL orphan_isolate_setup: $running processes before the kill, wanted 3"; failures=$((failures + 1))
+elif still_running; then echo "FAIL orphan_isolate: a child outlived SIGKILL of softcheck"; pgrep -af "$tmp/orphan"
   pkill -KILL -f "$tmp/orphan"; failures=$((failures + 1)); else pass=$((pass + 1)); fi
 SOFTCHECK_HOSTILE=loop "$bin" check --plugin "$plugin" --impl hostile_f32 --impl shifted_f32 --jobs 2 --tests 5 \
   --call-timeout 0 --seed 4242 >/dev/null 2>&1 &
 victim=$!
 sleep 2
+running=$(pgrep -fc -- "--seed 4242")  # softcheck, the command's process, the worker on hostile_f32
 kill -KILL "$victim"
 wait "$victim" 2>/dev/null
 sleep 1
-if pgrep -f -- "--seed 4242" >/dev/null; then echo "FAIL orphan_workers: a check worker outlived softcheck"
+if ((running < 3)); then echo "FAIL orphan_workers_setup: $running processes before the kill, wanted 3"; failures=$((failures + 1))
+elif pgrep -f -- "--seed 4242" >/dev/null; then echo "FAIL orphan_workers: a check worker outlived softcheck"
   pkill -KILL -f -- "--seed 4242"; failures=$((failures + 1)); else pass=$((pass + 1)); fi
 
 # ---- SIGTERM / SIGINT: exit 2, no report and no temporary left.
