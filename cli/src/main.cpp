@@ -1,6 +1,7 @@
 // softcheck: numerical verification and fuzzing harness for softmax kernels.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,21 +14,30 @@ namespace {
 
 using namespace softcheck::cli;
 
-// One line per subcommand: the first line of its description.
+// A subcommand's description up to its first ". ", ": " or "; " (the rest
+// is for its own --help), on one line of at most `width` columns.
+std::string summary_of(std::string d, std::size_t width) {
+  std::replace(d.begin(), d.end(), '\n', ' ');
+  std::size_t end = d.size();
+  for (const char* stop : {". ", ": ", "; "}) end = std::min(end, d.find(stop));
+  d.resize(end);
+  if (d.size() > width) d = d.substr(0, d.rfind(' ', width - 4)) + " ...";
+  return d;
+}
+
+// One line per subcommand, within 100 columns.
 std::string subcommand_lines(const CLI::App& app) {
   std::string out;
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    const std::string& d = sub->get_description();
-    out += fmt::format("  {:<8} {}\n", sub->get_name(), d.substr(0, d.find('\n')));
-  }
+  for (const CLI::App* sub : app.get_subcommands({}))
+    out += fmt::format("  {:<8} {}\n", sub->get_name(), summary_of(sub->get_description(), 100 - 11));
   return out;
 }
 
 std::string short_help(const CLI::App& app) {
   return fmt::format("usage: softcheck SUBCOMMAND [OPTIONS]   (softcheck SUBCOMMAND --help for its options)\n\n"
                      "Subcommands:\n{}\n"
-                     "Exit status: 0 every declared contract held, 1 a contract was violated, 2 usage or harness "
-                     "error (nothing written); `repro` uses 3 for \"not applicable\".\n",
+                     "Exit status: 0 every declared contract held, 1 a contract was violated, 2 usage or\n"
+                     "harness error (nothing written); `repro` uses 3 for \"not applicable\".\n",
                      subcommand_lines(app));
 }
 

@@ -100,6 +100,11 @@ capture list_mutants "$tmp/mutants.txt" "$bin" list --sparse --mutants
 capture list_families "$tmp/families.txt" "$bin" list --families
 capture list_json "$tmp/list.json" "$bin" list --sparse --mutants --json
 fits list "$tmp/list.txt"
+# The top-level help: one line per subcommand, bare `softcheck` the same text on stderr (exit 2).
+"$bin" --help >"$tmp/help.txt"
+fits help "$tmp/help.txt"
+check help_one_line_each 0 '' -- test "$(grep -cE '^  (list|run|oracle|check|repro|report|gate|bench|sweep) ' "$tmp/help.txt")" -eq 9
+check bare_help 2 'Subcommands:' -- "$bin"
 fits list_sparse "$tmp/sparse.txt"
 fits list_mutants "$tmp/mutants.txt"
 fits list_families "$tmp/families.txt"
