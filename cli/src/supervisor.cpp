@@ -123,7 +123,7 @@ int verdict_of(int status, int announced) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     if (sig == forwarded)
-      fmt::print(stderr, "softcheck: interrupted by {}: no verdict, no report written\n", signal_text(sig));
+      fmt::print(stderr, "softcheck: interrupted by {}: no verdict (no report set is left half-written)\n", signal_text(sig));
     else
       fmt::print(stderr, "softcheck: error: the run was ended by {} before it gave a verdict\n", signal_text(sig));
     return exit_error;
