@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "supervisor.hpp"
+#include "text_table.hpp"
 #include "version.hpp"
 
 namespace {
@@ -25,11 +26,11 @@ std::string summary_of(std::string d, std::size_t width) {
   return d;
 }
 
-// One line per subcommand, within 100 columns.
+// One line per subcommand, within the terminal's width (text_table.hpp).
 std::string subcommand_lines(const CLI::App& app) {
   std::string out;
   for (const CLI::App* sub : app.get_subcommands({}))
-    out += fmt::format("  {:<8} {}\n", sub->get_name(), summary_of(sub->get_description(), 100 - 11));
+    out += fmt::format("  {:<8} {}\n", sub->get_name(), summary_of(sub->get_description(), terminal_width - 11));
   return out;
 }
 

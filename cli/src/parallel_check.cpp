@@ -122,11 +122,9 @@ std::vector<std::vector<props::PropertyVerdict>> check_in_workers(const std::vec
   for (unsigned w = 0; w < jobs; ++w) {
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error(std::string("property checks: pipe: ") + std::strerror(errno));
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
+    const pid_t pid = fork_child();
     if (pid < 0) throw std::runtime_error(std::string("property checks: fork: ") + std::strerror(errno));
     if (pid == 0) {  // worker: every jobs-th kernel from w
-      die_with_parent(parent);
       ::close(fds[0]);
       Json doc = Json::array();
       try {

@@ -21,8 +21,6 @@ namespace softcheck::cli {
 
 namespace {
 
-constexpr int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP};
-
 // ---------------------------------------------------------------- the child
 
 // SIGINT / SIGTERM / SIGHUP in the command's process: remove the report
@@ -32,13 +30,6 @@ void interrupted(int sig) {
   remove_temporaries_in_flight();
   ::signal(sig, SIG_DFL);
   ::raise(sig);
-}
-
-void install_interrupt_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = interrupted;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : forwarded_signals) ::sigaction(sig, &sa, nullptr);
 }
 
 int run_command(const std::function<int()>& command) {
@@ -70,17 +61,9 @@ void forward(int sig) {
   if (child_pid > 0) ::kill(static_cast<pid_t>(child_pid), sig);
 }
 
-void install_forwarders() {
-  struct sigaction sa {};
-  sa.sa_handler = forward;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : forwarded_signals) ::sigaction(sig, &sa, nullptr);
-}
-
 std::string signal_text(int sig) {
-  const char* name = sigabbrev_np(sig);
-  return name ? fmt::format("signal {} (SIG{})", sig, name) : fmt::format("signal {}", sig);
+  const std::string name = signal_name(sig);
+  return name.starts_with("SIG") ? fmt::format("signal {} ({})", sig, name) : name;
 }
 
 // Waits for the child; a child that stopped itself (SIGSTOP from inside a
@@ -166,17 +149,15 @@ int run_supervised(const std::function<int()>& command) {
   std::cout.flush();
   std::fflush(stdout);
   std::fflush(stderr);
-  const pid_t parent = ::getpid();
-  install_forwarders();  // before fork: a signal between fork and waitpid is passed on, not lost
-  const pid_t pid = ::fork();
+  handle_interrupts(forward, SA_RESTART);  // before fork: a signal between fork and waitpid is passed on, not lost
+  const pid_t pid = fork_child();
   if (pid < 0) {
     fmt::print(stderr, "softcheck: error: fork: {}\n", std::strerror(errno));
     return exit_error;
   }
   if (pid == 0) {
     ::close(fds[0]);
-    die_with_parent(parent);
-    install_interrupt_handlers();
+    handle_interrupts(interrupted);
     const int status = run_command(command);
     announce(fds[1], status);
     return status;  // main returns it: exit handlers (a plugin's too) run after the announcement

@@ -7,16 +7,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <optional>
-#include <thread>
-
-#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <system_error>
+#include <thread>
 
 #include "softcheck/child_process.hpp"
 #include "softcheck/kernel_failure.hpp"
@@ -61,27 +60,23 @@ std::optional<int> wait_for(pid_t pid, double timeout_s) {
       clock::now() + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(timeout_s));
   // pidfd (Linux 5.3) makes the wait a poll(2) with a timeout; without it,
   // waitpid(WNOHANG) in a loop whose pause grows from 50 us to 10 ms.
-  const int pidfd = timeout_s > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)) : -1;
+  struct PidFd {
+    int fd;
+    ~PidFd() {
+      if (fd >= 0) ::close(fd);
+    }
+  } const pidfd{timeout_s > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)) : -1};
   auto pause = std::chrono::microseconds(50);
   for (;;) {
     int status = 0;
     const pid_t r = ::waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
-    if (r == pid) {
-      if (pidfd >= 0) ::close(pidfd);
-      return status;
-    }
-    if (r < 0 && errno != EINTR) {
-      if (pidfd >= 0) ::close(pidfd);
-      throw std::system_error(errno, std::generic_category(), "waitpid for --isolate");
-    }
+    if (r == pid) return status;
+    if (r < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "waitpid for --isolate");
     if (r < 0 || timeout_s <= 0) continue;
     const clock::duration left = deadline - clock::now();
-    if (left <= clock::duration::zero()) {
-      if (pidfd >= 0) ::close(pidfd);
-      return std::nullopt;
-    }
-    if (pidfd >= 0) {
-      pollfd p{pidfd, POLLIN, 0};
+    if (left <= clock::duration::zero()) return std::nullopt;
+    if (pidfd.fd >= 0) {
+      pollfd p{pidfd.fd, POLLIN, 0};
       const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
       (void)::poll(&p, 1, static_cast<int>(std::min<long long>(ms, 1000)));
     } else {
@@ -99,31 +94,15 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
-std::string signal_name(int sig) {
-  switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGTRAP: return "SIGTRAP";
-    default: return "signal " + std::to_string(sig);
-  }
-}
-
 int call_isolated(const std::string& who, const RawCall& call, const void* x, void* y, std::size_t y_bytes,
                   double timeout_s) {
   SharedMemory shared(report_bytes + y_bytes);
   new (shared.report()) ChildReport{};
   std::memcpy(shared.data(), y, y_bytes);
   const void* x_in = x == y ? shared.data() : x;
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_child();
   if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork for --isolate");
   if (pid == 0) {  // child: run, report, leave without running the parent's exit handlers
-    die_with_parent(parent);
     shared.report()->rc = call(x_in, shared.data());
     shared.report()->returned = 1;
     ::_exit(0);

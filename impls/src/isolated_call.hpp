@@ -22,7 +22,4 @@ using RawCall = std::function<int(const void* x, void* y)>;
 int call_isolated(const std::string& who, const RawCall& call, const void* x, void* y, std::size_t y_bytes,
                   double timeout_s);
 
-// "SIGSEGV" for 11, ..., "signal N" for a number without a name here.
-std::string signal_name(int sig);
-
 }  // namespace softcheck::plugin_detail

@@ -7,16 +7,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
+#include <thread>
 
 #include "isolated_call.hpp"
 #include "process_state.hpp"
@@ -279,6 +279,22 @@ class CallWatchdog {
     static CallWatchdog* w = new CallWatchdog;  // never destroyed: its thread runs until exit
     return *w;
   }
+  // One call in flight while it lives; a limit of 0 watches nothing.
+  class Watch {
+   public:
+    Watch(const std::string& who, double timeout_s)
+        : id_(timeout_s > 0 ? std::optional(instance().begin(who, timeout_s)) : std::nullopt) {}
+    ~Watch() {
+      if (id_) instance().end(*id_);
+    }
+    Watch(const Watch&) = delete;
+    Watch& operator=(const Watch&) = delete;
+
+   private:
+    std::optional<std::uint64_t> id_;
+  };
+
+ private:
   std::uint64_t begin(const std::string& who, double timeout_s) {
     std::lock_guard lock(mutex_);
     if (!started_) {
@@ -296,7 +312,6 @@ class CallWatchdog {
     calls_.erase(id);
   }
 
- private:
   struct Call {
     std::chrono::steady_clock::time_point deadline;
     std::string who;
@@ -329,16 +344,14 @@ class CallWatchdog {
 int call_in_process(const plugin_detail::RawCall& raw, const std::string& who, const void* x, void* y,
                     double timeout_s) {
   plugin_detail::ProcessState state;
-  const std::uint64_t id = timeout_s > 0 ? CallWatchdog::instance().begin(who, timeout_s) : 0;
   int rc = 0;
   try {
+    const CallWatchdog::Watch watch(who, timeout_s);
     rc = raw(x, y);
   } catch (...) {
-    if (timeout_s > 0) CallWatchdog::instance().end(id);
     (void)state.restore();
     throw;
   }
-  if (timeout_s > 0) CallWatchdog::instance().end(id);
   if (const std::string changed = state.restore(); !changed.empty())
     throw KernelFailure(who + ": left process-wide state changed: " + changed + " (restored)");
   return rc;

@@ -6,6 +6,8 @@
 
 #include <clocale>
 #include <cstring>
+
+#include "softcheck/child_process.hpp"
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
@@ -97,8 +99,7 @@ std::string ProcessState::restore() {
     struct sigaction now {};
     ::sigaction(watched_signals[i], nullptr, &now);
     if (!same_action(now, handlers_[i])) {
-      const char* abbrev = sigabbrev_np(watched_signals[i]);
-      add(changed, std::string("the handler of SIG") + (abbrev ? abbrev : "?"));
+      add(changed, "the handler of " + signal_name(watched_signals[i]));
       ::sigaction(watched_signals[i], &handlers_[i], nullptr);
     }
   }
