@@ -85,16 +85,9 @@ std::string short_coefficient(double v) {
 
 // "2 + n + 2R + 4M[T!=1]": formula() without the '*' and with short coefficients.
 std::string short_formula(const Contract& c) {
-  if (!c.declared) return "none";
-  std::string out = short_coefficient(c.a);
-  const auto term = [&](double v, std::string_view var) {
-    if (v != 0) out += fmt::format(" + {}{}", v == 1 ? "" : short_coefficient(v), var);
-  };
-  term(c.b, "n");
-  term(c.c, "R");
-  term(c.d, "M");
-  term(c.t, "M[T!=1]");
-  return out;
+  return c.formula([](double v, std::string_view var) {
+    return (var.empty() || v != 1 ? short_coefficient(v) : "") + std::string(var);
+  });
 }
 
 // The table that fits terminal_width (text_table.hpp): the algorithm column

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "softcheck/kernel.hpp"
 
@@ -95,14 +97,19 @@ double Contract::bound_ulps(const RowShape& s, Format f) const {
   return K / (1 - K * u);       // Higham's gamma_K in units of u
 }
 
-std::string Contract::formula() const {
+std::string Contract::formula(const std::function<std::string(double, std::string_view)>& term) const {
   if (!declared) return "none";
-  std::string out = coefficient(a);
-  if (b != 0) out += " + " + coefficient(b) + "*n";
-  if (c != 0) out += " + " + coefficient(c) + "*R";
-  if (d != 0) out += " + " + coefficient(d) + "*M";
-  if (t != 0) out += " + " + coefficient(t) + "*M[T!=1]";
+  std::string out = term(a, "");
+  const std::pair<double, std::string_view> terms[] = {{b, "n"}, {c, "R"}, {d, "M"}, {t, "M[T!=1]"}};
+  for (const auto& [v, var] : terms)
+    if (v != 0) out += " + " + term(v, var);
   return out;
+}
+
+std::string Contract::formula() const {
+  return formula([](double v, std::string_view var) {
+    return var.empty() ? coefficient(v) : coefficient(v) + "*" + std::string(var);
+  });
 }
 
 }  // namespace softcheck

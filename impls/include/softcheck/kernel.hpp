@@ -55,7 +55,10 @@ struct Contract {
   std::string why;  // derivation or, when none, why there is no useful bound
 
   double bound_ulps(const RowShape& s, Format f) const;  // +inf when K*u >= 1
-  std::string formula() const;                             // e.g. "2 + 1n + 2R (+4M if T!=1)"
+  std::string formula() const;                             // e.g. "2 + 1*n + 2*R + 4*M[T!=1]"
+  // The same terms, each non-zero one written by `term(coefficient, variable)`
+  // (the constant's variable is ""), joined by " + "; "none" when undeclared.
+  std::string formula(const std::function<std::string(double, std::string_view)>& term) const;
 };
 
 // Batched interface: rows x cols, row-major, x and y point to elements of
