@@ -16,22 +16,31 @@ using text::num;
 
 bool ascii_alnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-// Text that comes from a plugin, the user or a report file (names,
-// descriptions, reasons, "why" texts), as literal inline Markdown, the way
-// the HTML report escapes it for HTML: no markup, links, raw HTML or table
-// cells of its own. Line breaks and other control characters become spaces
-// (a newline would end a table row or start a new block). '_' between two
-// letters or digits cannot open or close emphasis, so `shifted_f32` stays as
-// it reads.
-std::string md(std::string_view s) {
+// Line breaks and other control characters as spaces (a newline would end a
+// table row or start a new block); CR LF as one space.
+std::string one_line(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      if (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') continue;
-      out += ' ';
-    } else if (c == '&') {
+    if (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') continue;
+    out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
+  }
+  return out;
+}
+
+// Text that comes from a plugin, the user or a report file (names,
+// descriptions, reasons, "why" texts), as literal inline Markdown, the way
+// the HTML report escapes it for HTML: no markup, links, raw HTML or table
+// cells of its own, on one line (one_line). '_' between two letters or digits
+// cannot open or close emphasis, so `shifted_f32` stays as it reads.
+std::string md(std::string_view text) {
+  const std::string s = one_line(text);
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '&') {
       out += "&amp;";
     } else if (c == '<') {
       out += "&lt;";
@@ -67,17 +76,13 @@ std::string md_paragraph(std::string_view s) {
 // A code span whose content is shown verbatim whatever backticks it holds:
 // the fence is one backtick longer than the longest run inside. In a table
 // cell '|' still ends the cell inside a code span (GFM), so it is escaped there.
-std::string md_code(std::string_view s, bool in_table) {
+std::string md_code(std::string_view text, bool in_table) {
   std::string body;
   std::size_t run = 0, longest = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
+  for (const char c : one_line(text)) {
     run = c == '`' ? run + 1 : 0;
     longest = std::max(longest, run);
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      if (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') continue;
-      body += ' ';
-    } else if (c == '|' && in_table) {
+    if (c == '|' && in_table) {
       body += "\\|";
     } else {
       body += c;
