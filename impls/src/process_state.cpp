@@ -39,11 +39,6 @@ std::string current_locale() {
   return l ? l : "";
 }
 
-bool same_file(int fd_a, int fd_b) {
-  struct stat a {}, b {};
-  return ::fstat(fd_a, &a) == 0 && ::fstat(fd_b, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 bool same_action(const struct sigaction& a, const struct sigaction& b) {
   return a.sa_handler == b.sa_handler && a.sa_flags == b.sa_flags;
 }
@@ -58,6 +53,14 @@ ProcessState::ProcessState() {
   mxcsr_ = read_mxcsr();
   locale_ = current_locale();
   cwd_fd_ = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct stat st {};
+  if (cwd_fd_ >= 0 && ::fstat(cwd_fd_, &st) == 0) {
+    cwd_dev_ = st.st_dev;
+    cwd_ino_ = st.st_ino;
+  } else if (cwd_fd_ >= 0) {
+    ::close(cwd_fd_);  // not comparable: the working directory goes unwatched
+    cwd_fd_ = -1;
+  }
   for (std::size_t i = 0; i < std::size(watched_signals); ++i) ::sigaction(watched_signals[i], nullptr, &handlers_[i]);
 }
 
@@ -88,12 +91,11 @@ std::string ProcessState::restore() {
     std::setlocale(LC_ALL, locale_.c_str());
   }
   if (cwd_fd_ >= 0) {
-    const int now = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (now < 0 || !same_file(now, cwd_fd_)) {
+    struct stat now {};
+    if (::stat(".", &now) != 0 || now.st_dev != cwd_dev_ || now.st_ino != cwd_ino_) {
       add(changed, "the working directory");
       (void)!::fchdir(cwd_fd_);
     }
-    if (now >= 0) ::close(now);
   }
   for (std::size_t i = 0; i < std::size(watched_signals); ++i) {
     struct sigaction now {};

@@ -8,6 +8,8 @@
 // files and verdict never depend on what a kernel left behind.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cfenv>
 #include <csignal>
 #include <string>
@@ -32,7 +34,9 @@ class ProcessState {
   int rounding_ = 0;
   unsigned mxcsr_ = 0;
   std::string locale_;
-  int cwd_fd_ = -1;
+  int cwd_fd_ = -1;  // to return to: the directory itself, whatever its name now
+  dev_t cwd_dev_ = 0;
+  ino_t cwd_ino_ = 0;
   struct sigaction handlers_[sizeof watched_signals / sizeof watched_signals[0]]{};
 };
 
