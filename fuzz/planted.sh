@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Planted regression (issue 7; docs/fuzzing.md): with a deliberately broken,
+# Planted regression (docs/fuzzing.md): with a deliberately broken,
 # test-only kernel selected (SOFTCHECK_FUZZ_PLANTED, never set in the normal
 # smoke), fuzz_nan_inf must find a crash from an empty corpus within
 # PLANTED_SECONDS (default 60), and the saved crash must replay:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI fuzz smoke (issue 7; docs/fuzzing.md). Builds the fuzzers with clang-14
+# CI fuzz smoke (docs/fuzzing.md). Builds the fuzzers with clang-14
 # (-fsanitize=fuzzer,address,undefined; fuzz/build.sh), runs every target for
 # FUZZ_SECONDS (default 60) at the same time, from the committed corpus (new
 # inputs go to a scratch corpus, the committed one is never touched), then

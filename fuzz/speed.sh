@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Speed of the fuzz targets (issue 7: >= 10,000 executions per second on one
+# Speed of the fuzz targets (target: >= 10,000 executions per second on one
 # core for rows up to 256; measured and reported in docs/fuzzing.md, never
 # asserted). One target at a time, one process, a fixed number of runs from an
 # empty scratch corpus plus the committed one (read-only), the target's

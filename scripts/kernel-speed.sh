@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The SIMD kernels against oneDNN (issue 10), as the table in docs/kernels.md:
+# The SIMD kernels against oneDNN, as the table in docs/measurements.md ("SIMD kernels against oneDNN"):
 # `build/softcheck_bench --paired`, which times each kernel and its oneDNN
 # peer in alternating bursts a few milliseconds apart on the same rows
 # (shifted_simd and online_simd against oneDNN pinned to one OpenMP thread,

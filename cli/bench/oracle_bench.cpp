@@ -1,6 +1,6 @@
 // oracle_bench: rows per second of the MPFR oracle and of the tiered oracle
-// (docs/oracle.md) on the quick suite's f32 rows, measured in the same run
-// (issue 10). The rows are exactly those `softcheck run` feeds the f32
+// (docs/oracle.md) on the quick suite's f32 rows, measured in the same run.
+// The rows are exactly those `softcheck run` feeds the f32
 // kernels (same families, sizes, temperatures, seed 1).
 //
 //   oracle/mpfr          exact_row per row
@@ -22,8 +22,8 @@
 #include <span>
 #include <vector>
 
-#include "run_suite.hpp"
-#include "softcheck/families.hpp"
+#include "softcheck/run_suite.hpp"
+#include "softcheck/input_families.hpp"
 #include "softcheck/fast_oracle.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/metrics.hpp"

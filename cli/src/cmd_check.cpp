@@ -85,7 +85,7 @@ Command add_repro(CLI::App& app) {
   sub->add_option("--impl", a->impl, "Kernel")->required();
   add_plugin_options(*sub, a->plugins);
   std::vector<std::string> op_names;
-  for (Op op : all_ops) op_names.emplace_back(name(op));
+  for (const OpSpec& o : op_table) op_names.emplace_back(o.name);
   sub->add_option("--op", a->op, "softmax, log_softmax or a sparse op (docs/sparse.md)")
       ->check(CLI::IsMember(op_names))->capture_default_str();
   sub->add_option("--property", a->property, "Property name (see docs/properties.md)")->required();

@@ -8,7 +8,7 @@
 #include "commands.hpp"
 #include "kernel_selection.hpp"
 #include "property_verdicts.hpp"
-#include "run_suite.hpp"
+#include "softcheck/run_suite.hpp"
 #include "softcheck/gate.hpp"
 #include "softcheck/kernel.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "commands.hpp"
 #include "kernel_selection.hpp"
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 #include "softcheck/kernel.hpp"
 #include "text_table.hpp"
 
@@ -130,7 +130,7 @@ void print_table(const std::vector<const Kernel*>& ks) {
 }
 
 void print_families() {
-  for (const Family& f : families()) {
+  for (const InputFamily& f : input_families()) {
     const std::vector<std::string> lines = wrap_words(f.description, terminal_width - 23);
     for (std::size_t i = 0; i < lines.size(); ++i) fmt::print("{:<22} {}\n", i == 0 ? f.name : "", lines[i]);
   }
@@ -158,7 +158,7 @@ Command add_list(CLI::App& app) {
     if (*fams) {
       if (*json) {
         nlohmann::ordered_json a = nlohmann::ordered_json::array();
-        for (const Family& f : families())
+        for (const InputFamily& f : input_families())
           a.push_back({{"name", f.name}, {"description", f.description}, {"fixed_cols", f.fixed_cols}});
         fmt::print("{}\n", a.dump(2));
       } else {

@@ -1,5 +1,5 @@
-// softcheck oracle: exact softmax / log-softmax of one row, or one of the
-// sparse ops (sparsemax, entmax15, entmax --alpha, topk_softmax --k,
+// softcheck oracle: the exact value of any op of the op table on one row
+// (softmax, log-softmax, lse, entropy, and the sparse ops (sparsemax, entmax15, entmax --alpha, topk_softmax --k,
 // threshold_softmax --threshold; docs/sparse.md), for scripting.
 #include <fmt/format.h>
 
@@ -32,22 +32,24 @@ struct OracleArgs {
 // uses it, refused by every other op (a parameter silently ignored would hide
 // a typo in a script).
 OpParams op_params(Op op, const OracleArgs& a, bool has_alpha, bool has_k, bool has_threshold) {
-  auto refuse = [&](bool given, const char* flag, Op wanted) {
-    if (given && op != wanted)
-      throw std::invalid_argument(fmt::format("{} applies to --op {} only", flag, name(wanted)));
-    if (!given && op == wanted)
-      throw std::invalid_argument(fmt::format("--op {} needs {}", name(wanted), flag));
+  const auto refuse = [&](bool given, const char* flag, OpParam param) {
+    std::string users;  // the ops that take this parameter (op table)
+    for (const OpSpec& o : op_table)
+      if (o.param == param) users += (users.empty() ? "" : ", ") + std::string(o.name);
+    if (given && spec(op).param != param)
+      throw std::invalid_argument(fmt::format("{} applies to --op {} only", flag, users));
+    if (!given && spec(op).param == param)
+      throw std::invalid_argument(fmt::format("--op {} needs {}", name(op), flag));
   };
-  refuse(has_alpha, "--alpha", Op::entmax);
-  refuse(has_k, "--k", Op::topk_softmax);
-  refuse(has_threshold, "--threshold", Op::threshold_softmax);
-  OpParams p;
-  if (op == Op::entmax && !(std::isfinite(a.alpha) && a.alpha > 1))
+  refuse(has_alpha, "--alpha", OpParam::alpha);
+  refuse(has_k, "--k", OpParam::k);
+  refuse(has_threshold, "--threshold", OpParam::threshold);
+  if (has_alpha && !(std::isfinite(a.alpha) && a.alpha > 1))
     throw std::invalid_argument(fmt::format("--alpha must be finite and > 1, got {}", a.alpha));
-  if (op == Op::topk_softmax && a.k < 1)
-    throw std::invalid_argument(fmt::format("--k must be >= 1, got {}", a.k));
-  if (op == Op::threshold_softmax && !(a.threshold >= 0 && a.threshold <= 1))
+  if (has_k && a.k < 1) throw std::invalid_argument(fmt::format("--k must be >= 1, got {}", a.k));
+  if (has_threshold && !(a.threshold >= 0 && a.threshold <= 1))
     throw std::invalid_argument(fmt::format("--threshold must be in [0, 1], got {}", a.threshold));
+  OpParams p;
   p.alpha = a.alpha;
   p.k = a.k;
   p.threshold = a.threshold;
@@ -91,7 +93,7 @@ std::string shortest(double v, Format f) {
 Command add_oracle(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "oracle",
-      "Print the exact softmax (or log-softmax) of the values X1 X2 ..., one element per line:\n"
+      "Print the exact op (default softmax) of the values X1 X2 ..., one element per line:\n"
       "  <exact value, D significant digits> <correctly rounded value in --dtype>\n"
       "Each X is parsed as decimal (or hex float) and rounded ONCE to --dtype first; that\n"
       "rounded row is what the oracle sees. -inf masks an entry (put `--` before values\n"
@@ -99,11 +101,13 @@ Command add_oracle(CLI::App& app) {
       "NaN and +inf are rejected (the result is undefined); so is an all -inf row.\n"
       "Sparse ops (docs/sparse.md) print the same two columns: --op sparsemax, entmax15,\n"
       "entmax --alpha A (A > 1; exact for 2 and 1.5, else certified bisection),\n"
-      "topk_softmax --k K (ties at the K-th value all kept), threshold_softmax --threshold P.");
+      "topk_softmax --k K (ties at the K-th value all kept), threshold_softmax --threshold P.\n"
+      "--op lse and --op entropy print one line: log sum exp(x / T), and -sum p log p of\n"
+      "p = softmax(x / T).");
   auto a = std::make_shared<OracleArgs>();
   std::vector<std::string> op_names;
-  for (Op op : all_ops) op_names.emplace_back(name(op));
-  sub->add_option("--op", a->op, "softmax, log_softmax, sparsemax, entmax15, entmax, topk_softmax or threshold_softmax")
+  for (const OpSpec& o : op_table) op_names.emplace_back(o.name);
+  sub->add_option("--op", a->op, softcheck::op_names())
       ->check(CLI::IsMember(op_names))->capture_default_str();
   auto* alpha_opt = sub->add_option("--alpha", a->alpha, "entmax's alpha (> 1), --op entmax only");
   auto* k_opt = sub->add_option("--k", a->k, "entries kept by --op topk_softmax (>= 1)");
@@ -134,9 +138,8 @@ Command add_oracle(CLI::App& app) {
     if (status == oracle::RowStatus::all_masked)
       throw std::invalid_argument(fmt::format("every entry is -inf: the {} is undefined (each kernel declares its own masked-row policy)", name(op)));
     if (status != oracle::RowStatus::ok) throw std::invalid_argument(fmt::format("the row has no exact {}", name(op)));
-    const std::vector<oracle::Real>& values = op == Op::softmax       ? exact.softmax
-                                              : op == Op::log_softmax ? exact.log_softmax
-                                                                      : sparse.p;
+    const std::span<const oracle::Real> values =
+        is_sparse(op) ? std::span<const oracle::Real>(sparse.p) : oracle::exact_values(exact, spec(op).output);
     std::string out;
     for (const oracle::Real& v : values)
       out += fmt::format("{} {}\n", oracle::to_string(v, a->digits), shortest(oracle::round_to(v, f), f));

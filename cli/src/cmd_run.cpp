@@ -10,7 +10,7 @@
 #include "commands.hpp"
 #include "kernel_selection.hpp"
 #include "property_verdicts.hpp"
-#include "run_suite.hpp"
+#include "softcheck/run_suite.hpp"
 #include "softcheck/kernel.hpp"
 #include "text_table.hpp"
 

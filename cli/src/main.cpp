@@ -9,7 +9,7 @@
 #include "commands.hpp"
 #include "supervisor.hpp"
 #include "text_table.hpp"
-#include "version.hpp"
+#include "softcheck/version.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peers in `softcheck run`'s report (issue 9; docs/peers.md): every oneDNN and
+# Peers in `softcheck run`'s report (docs/peers.md): every oneDNN and
 # XNNPACK kernel appears with what was measured on the peers' own input
 # families (benchdnn, XNNPACK's U(90, 100)) plus masks and N(0, 10) — or, when
 # the library or the format is missing, as unavailable with the reason, never

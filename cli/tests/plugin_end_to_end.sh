@@ -90,4 +90,14 @@ check_all sparsemax_listed 0 "unavailable: op sparsemax not supported by this so
 check_all sparsemax_no_part 0 "kernel tp_sparsemax_f32 takes no part" \
   -- "$bin" run --plugin "$(lib misbehaving)" --impl tp_sparsemax_f32 --size 8 --out "$tmp/sparse"
 
+# ABI version 2 (operands): an lse kernel next to softmax, run in-process and
+# isolated, both ops held; the version-1 example above still runs unchanged.
+check_all v2_listed 0 "v2test_shifted_f64" "lse" -- "$bin" list --plugin "$(lib lse_v2)"
+check_all v2_run 0 '"op": "lse"' '"status": "held"' -- bash -c \
+  "\"\$0\" run --plugin \"\$1\" --impl v2test_shifted_f64 --size 8 --size 1000 --out \"\$2\" --quiet && cat \"\$2/report.json\"" \
+  "$bin" "$(lib lse_v2)" "$tmp/v2"
+check_all v2_run_isolated 0 '"op": "lse"' -- bash -c \
+  "\"\$0\" run --plugin \"\$1\" --impl v2test_shifted_f64 --size 8 --isolate --out \"\$2\" --quiet && cat \"\$2/report.json\"" \
+  "$bin" "$(lib lse_v2)" "$tmp/v2iso"
+
 finish

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
 #include "softcheck/storage.hpp"
@@ -135,14 +135,14 @@ TEST(Sweep, Bf16SubsetHolds) {
 Kernel planted_bug(std::uint16_t needle) {
   Kernel k = kernel("f16_shifted_f32acc");
   k.name = "test_planted_bug";
-  k.run = [inner = k.run, needle](Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols,
+  k.compute = single_operand([inner = k, needle](Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols,
                                    double t) {
-    inner(op, xv, yv, rows, cols, t);
+    inner.run(op, xv, yv, rows, cols, t);
     const auto* x = static_cast<const std::uint16_t*>(xv);
     auto* y = static_cast<std::uint16_t*>(yv);
     for (std::int64_t r = 0; r < rows; ++r)
       if (x[r * cols] == needle && op == Op::softmax) y[r * cols] = static_cast<std::uint16_t>(y[r * cols] + 4);
-  };
+  });
   return k;
 }
 
@@ -196,9 +196,9 @@ TEST(Sweep, RejectsWhatItCannotSweep) {
 // ------------------------------------------------ families in f16 and bf16
 
 TEST(LowPrecisionFamilies, MasksLowestAndXnnpackRangePerFormat) {
-  const Family* masks = find_family("mask_neg_1e9");
-  const Family* benchdnn = find_family("benchdnn");
-  const Family* xnn16 = find_family("xnnpack_f16_u15_20");
+  const InputFamily* masks = find_input_family("mask_neg_1e9");
+  const InputFamily* benchdnn = find_input_family("benchdnn");
+  const InputFamily* xnn16 = find_input_family("xnnpack_f16_u15_20");
   ASSERT_TRUE(masks && benchdnn && xnn16);
   // -1e9 overflows f16 (past -65520) to -inf; in bf16 it is -998244352
   // (1e9 / 2^22 = 238.4 -> 238 * 2^22).

@@ -110,7 +110,8 @@ fits list_mutants "$tmp/mutants.txt"
 fits list_families "$tmp/families.txt"
 # --sparse has the longest names (bf16_threshold_softmax_t0p01_f32acc).
 aligned list_sparse_fmt "$tmp/sparse.txt" fmt '(f16|bf16|f32|f64)'
-ops='(softmax|log_softmax|sparsemax|entmax15|entmax|topk_softmax|threshold_softmax|-)'
+# The op names from the op table, as `oracle --help` lists them ({softmax,log_softmax,...}).
+ops="($("$bin" oracle --help | sed -n 's/.*--op TEXT:{\([^}]*\)}.*/\1/p' | tr ',' '|')|-)"
 aligned list_sparse_op "$tmp/sparse.txt" op "$ops"
 aligned list_mutants_status "$tmp/mutants.txt" status '(available|test-only|unavailable)'
 once list_reasons_once "$tmp/mutants.txt" "$tmp/list.json"

@@ -4,10 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "invariants.hpp"
-#include "softcheck/fast_oracle.hpp"
+#include "softcheck/judge.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
 
@@ -202,42 +203,26 @@ bool clearly_within(std::span<const double> x, std::span<const double> y, const 
   return true;
 }
 
-namespace {
-
-// Whether one fast tier (its row computed by `tier` into thread-local storage)
-// proves y within B even at the top of its uncertainty.
-template <class FastRow_>
-bool tier_proves_within(std::span<const double> y, std::span<const double> x, double temperature, const Kernel& k,
-                        Op op, void (*tier)(std::span<const double>, double, FastRow_&)) {
-  thread_local FastRow_ fast;  // storage reused input to input
-  thread_local oracle::FastRowError e;
-  tier(x, temperature, fast);
-  if (fast.status != oracle::RowStatus::ok || !fast.usable) return false;
-  if (!oracle::compare_row_fast(y, fast, k.format, op, e)) return false;
-  if (e.error.nonfinite > 0 || e.error.special_mismatch > 0) return false;
-  const double bound = k.find(op)->contract.bound_ulps(row_shape(x, temperature, k.format), k.format);
-  return e.error.max_ulp + e.max_ulp_err <= bound;
-}
-
-}  // namespace
-
-// The tiers in the order softcheck run tries them (docs/oracle.md): f64
-// results by the double-double tier, the others by double then long double.
+// Stages 2 and 3 are the row judge's tiers (oracle/judge.hpp): the fast
+// tiers in the order softcheck run tries them, then MPFR.
 bool within_contract_fast(std::span<const double> y, std::span<const double> x, double temperature,
                           const Kernel& k, Op op) {
-  if (op != Op::softmax && op != Op::log_softmax) return false;
-  if (k.format == Format::f64) return tier_proves_within(y, x, temperature, k, op, oracle::dd_fast_row);
-  return tier_proves_within(y, x, temperature, k, op, oracle::double_fast_row) ||
-         tier_proves_within(y, x, temperature, k, op, oracle::fast_row);
+  thread_local std::map<Format, oracle::RowJudge> judges;  // the tiers' storage reused input to input
+  auto it = judges.find(k.format);
+  if (it == judges.end()) it = judges.emplace(k.format, oracle::RowJudge(k.format, oracle::JudgeOptions::fast_only())).first;
+  oracle::RowJudge& judge = it->second;
+  judge.set_row(x, temperature);
+  const oracle::RowVerdict v = judge.judge(*k.find(op), k.masked_policy, y);
+  return v.status == oracle::RowStatus::ok && v.tier != oracle::Tier::none && !v.broken &&
+         v.error.max_ulp <= v.bound;
 }
 
 bool within_contract_exact(std::span<const double> y, std::span<const double> x, double temperature,
                            const Kernel& k, Op op) {
-  const oracle::ExactRow ex = oracle::exact_row(x, temperature);
-  if (ex.status != oracle::RowStatus::ok) return true;  // no exact value: out of the contract's scope
-  const RowError e = compare_row(y, op == Op::softmax ? ex.softmax : ex.log_softmax, k.format, op);
-  if (e.nonfinite > 0 || e.special_mismatch > 0) return false;
-  return e.max_ulp <= k.find(op)->contract.bound_ulps(row_shape(x, temperature, k.format), k.format);
+  oracle::RowJudge judge(x, temperature, k.format, oracle::JudgeOptions::exact_only());
+  const oracle::RowVerdict v = judge.judge(*k.find(op), k.masked_policy, y);
+  if (v.status != oracle::RowStatus::ok) return true;  // no exact value: out of the contract's scope
+  return !v.broken && v.error.max_ulp <= v.bound;
 }
 
 namespace {

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 #include "softcheck/format.hpp"
 #include "softcheck/gate.hpp"
 #include "softcheck/kernel.hpp"
@@ -200,7 +200,7 @@ void fuzz_names(std::string_view text) {
   (void)softcheck::parse_op(s);
   (void)softcheck::find_kernel(s);
   (void)softcheck::props::find_property(s);
-  (void)softcheck::find_family(s);
+  (void)softcheck::find_input_family(s);
 }
 
 // Runs parse(text): a ReportFormatError (or invalid_argument) must carry a

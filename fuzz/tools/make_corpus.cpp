@@ -17,7 +17,7 @@
 
 #include "fuzz_case.hpp"
 #include "pool.hpp"
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 #include "softcheck/generators.hpp"
 #include "softcheck/properties.hpp"
 #include "softcheck/report.hpp"
@@ -102,7 +102,7 @@ void numeric_seeds(const fs::path& dir, OpChoice choice, std::uint8_t partner) {
     write_file(dir / ("seed-" + stem + "-" + s.kernel->name + "-" + std::string(name(s.op))),
                fuzz::encode(c, pool, choice, partner));
   };
-  for (const Family& fam : families()) {
+  for (const InputFamily& fam : input_families()) {
     const std::int64_t cols = fam.fixed_cols > 0 ? fam.fixed_cols : 24;
     emit("family-" + fam.name, fill_rows(fam, Format::f64, 1, cols, 7));
   }

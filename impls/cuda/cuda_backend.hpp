@@ -8,6 +8,7 @@
 #include <string>
 
 #include "softcheck/format.hpp"
+#include "softcheck/op.hpp"
 #include "softcheck/online_state.hpp"
 
 namespace softcheck::cuda {

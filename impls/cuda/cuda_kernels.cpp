@@ -62,10 +62,10 @@ Kernel cuda_kernel(const CudaSpec& s, const std::string& reason) {
                   (s.portable_exp ? " (bit-exact)" : " (same order, different exp)");
   k.available = reason.empty();
   k.unavailable_reason = reason;
-  k.run = [variant = s.variant](Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols,
+  k.compute = single_operand([variant = s.variant](Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols,
                                 double temperature) {
     cuda::run(variant, op, x, y, rows, cols, temperature);
-  };
+  });
   return k;
 }
 

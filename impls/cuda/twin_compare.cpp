@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/storage.hpp"
 #include "tiled_online.hpp"
@@ -100,7 +100,7 @@ std::vector<Rows> cases(Format f, std::uint64_t seed, bool quick) {
   const std::vector<std::int64_t> sizes = quick ? std::vector<std::int64_t>{3, 1025, 65536}
                                                 : std::vector<std::int64_t>{1, 3, 31, 1000, 1023, 1024, 1025,
                                                                             4097, 65536, 300000};
-  for (const Family& fam : families())
+  for (const InputFamily& fam : input_families())
     for (double t : {1.0, 0.7})
       for (std::int64_t cols : sizes) {
         if (fam.fixed_cols > 0 && cols != sizes.front()) continue;

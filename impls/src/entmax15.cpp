@@ -52,7 +52,7 @@ Contract entmax15_contract() {
 
 }  // namespace
 
-Family entmax15_family() {
+KernelFamily entmax15_family() {
   return {
       .algorithm = "entmax15",
       .description = "exact sort-based 1.5-entmax (Peters et al. 2019, deep-spin/entmax)",

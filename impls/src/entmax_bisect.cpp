@@ -77,7 +77,7 @@ std::string alpha_label(double alpha) {
 
 }  // namespace
 
-Family entmax_bisect_family(double alpha, int iterations) {
+KernelFamily entmax_bisect_family(double alpha, int iterations) {
   if (!std::isfinite(alpha) || !(alpha > 1))
     throw std::invalid_argument("entmax_bisect: alpha must be finite and > 1, got " + std::to_string(alpha));
   if (iterations < 0) throw std::invalid_argument("entmax_bisect: iterations must be >= 0");

@@ -145,6 +145,26 @@ void log_softmax_shifted(std::span<T> v, T a, T log_sum) {
   for (T& e : v) e = (e - a) - log_sum;
 }
 
+// lse = a + log(sum): the shift back of a shifted log-sum-exp. A fully masked
+// row has lse = log 0 = -inf (FlashAttention-4's rule, REFERENCE.md
+// "Attention rows"), whatever shift the kernel used for it.
+template <class T>
+T lse_from_shift(T a, T log_sum, bool masked) {
+  return masked ? minus_inf<T> : a + log_sum;
+}
+
+// sum_i p_i (a - z_i) with p_i = exp(z_i - a) / denom: the mean distance below
+// the max, the non-negative part of the entropy H = log(denom) + this
+// (every term >= 0, no cancellation). Masked entries (p_i = 0, a - z_i = inf)
+// add 0.
+template <class T>
+T mean_gap_below_max(std::span<const T> z, T a, T denom) {
+  T s = 0;
+  for (T v : z)
+    if (v != minus_inf<T>) s += (exp_of(v - a) / denom) * (a - v);
+  return s;
+}
+
 // --------------------------------------------------- online normaliser state
 
 // d * exp(m_old - m_new): the running sum d = sum exp(z_i - m_old) re-expressed
@@ -198,47 +218,55 @@ inline Contract no_contract(std::string why) {
   return k;
 }
 
-// A core: z in, result out, in place on one row.
+// A core: z in, result out, in place on one row (ops whose output is a row).
 template <class T>
 using Core = std::function<void(Op, std::span<T>)>;
+// A reduction core: z in (it may be overwritten), the row's one output value
+// returned (ops whose output is a scalar per row: lse, entropy).
+template <class T>
+using ReduceCore = std::function<T(Op, std::span<T>)>;
 // The first step of every row: x -> z (scale_by_temperature for real kernels).
 template <class T>
 using ScaleFn = void (*)(std::span<const T>, T, std::span<T>);
 
 // One algorithm, both formats: what registry.cpp turns into NAME_f32/NAME_f64.
-struct Family {
+struct KernelFamily {
   std::string algorithm;
   std::string description;
   MaskedRowPolicy masked_policy = MaskedRowPolicy::nan;
   std::vector<OpDecl> ops;
   Core<float> f32;
   Core<double> f64;
+  ReduceCore<float> reduce_f32 = nullptr;  // set when `ops` has a scalar-output op
+  ReduceCore<double> reduce_f64 = nullptr;
 };
 
 // The families (one per kernel file).
-Family naive_family();
-Family shifted_family();
-Family shifted_log1p_family();
-Family lse_alt_family();
-Family online_family();
+KernelFamily naive_family();
+KernelFamily shifted_family();
+KernelFamily shifted_log1p_family();
+KernelFamily lse_alt_family();
+KernelFamily online_family();
 // Sparse families (docs/sparse.md), parametrised where the op has a parameter.
-Family sparsemax_family();
-Family entmax15_family();
-Family entmax_bisect_family(double alpha, int iterations);
-Family topk_softmax_family(std::int64_t k);
-Family threshold_softmax_family(double threshold);
+KernelFamily sparsemax_family();
+KernelFamily entmax15_family();
+KernelFamily entmax_bisect_family(double alpha, int iterations);
+KernelFamily topk_softmax_family(std::int64_t k);
+KernelFamily threshold_softmax_family(double threshold);
 
 template <class T>
 constexpr Format format_of() {
   return std::is_same_v<T, float> ? Format::f32 : Format::f64;
 }
 
-// Kernel in format T: run casts x/y to T*, rounds the temperature to T and,
-// for every row, scales x into y and runs the core on y in place.
+// Kernel in format T: compute casts x and the output to T*, rounds the
+// temperature to T and, for every row, scales x into a row of z (the output
+// row itself when the op's output is a row) and runs the core on it in place,
+// or the reduction core for an op with one output per row.
 template <class T>
 Kernel make_kernel(std::string kernel_name, std::string algorithm, std::string description,
                    MaskedRowPolicy policy, std::vector<OpDecl> ops, Core<T> core,
-                   ScaleFn<T> scale = &scale_by_temperature<T>) {
+                   ScaleFn<T> scale = &scale_by_temperature<T>, ReduceCore<T> reduce = nullptr) {
   Kernel k;
   k.name = std::move(kernel_name);
   k.algorithm = std::move(algorithm);
@@ -248,35 +276,48 @@ Kernel make_kernel(std::string kernel_name, std::string algorithm, std::string d
   k.description = std::move(description);
   std::vector<Op> provided;
   for (const OpDecl& d : k.ops) provided.push_back(d.op);
-  k.run = [core = std::move(core), scale, provided, kname = k.name](
-              Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols,
+  k.compute = single_operand([core = std::move(core), reduce = std::move(reduce), scale, provided, kname = k.name](
+              Op op, const void* xv, void* outv, std::int64_t rows, std::int64_t cols,
               double temperature) {
     if (std::find(provided.begin(), provided.end(), op) == provided.end())
       throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
     const T* x = static_cast<const T*>(xv);
-    T* y = static_cast<T*>(yv);
+    T* out = static_cast<T*>(outv);
     const T t = static_cast<T>(temperature);
     const auto n = static_cast<std::size_t>(cols);
+    if (spec(op).scalar_output()) {
+      std::vector<T> z(n);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        scale(std::span<const T>(x + r * cols, n), t, z);
+        out[r] = reduce(op, z);
+      }
+      return;
+    }
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::span<const T> x_row(x + r * cols, n);
-      const std::span<T> y_row(y + r * cols, n);
+      const std::span<T> y_row(out + r * cols, n);
       scale(x_row, t, y_row);
       core(op, y_row);
     }
-  };
+  });
   return k;
 }
 
 // NAME_f32 / NAME_f64 from a family.
 template <class T>
-Kernel make_kernel(const Family& f) {
+Kernel make_kernel(const KernelFamily& f) {
   Core<T> core;
-  if constexpr (std::is_same_v<T, float>)
+  ReduceCore<T> reduce;
+  if constexpr (std::is_same_v<T, float>) {
     core = f.f32;
-  else
+    reduce = f.reduce_f32;
+  } else {
     core = f.f64;
+    reduce = f.reduce_f64;
+  }
   return make_kernel<T>(f.algorithm + "_" + std::string(name(format_of<T>())), f.algorithm,
-                        f.description, f.masked_policy, f.ops, std::move(core));
+                        f.description, f.masked_policy, f.ops, std::move(core), &scale_by_temperature<T>,
+                        std::move(reduce));
 }
 
 }  // namespace softcheck::kernels

@@ -96,8 +96,12 @@ Kernel make_kernel16(std::string kernel_name, std::string algorithm, Format stor
   k.masked_policy = policy;
   k.description = std::move(description);
   std::vector<Op> provided;
-  for (const OpDecl& d : k.ops) provided.push_back(d.op);
-  k.run = [core = std::move(core), storage, provided, kname = k.name](
+  for (const OpDecl& d : k.ops) {
+    if (spec(d.op).scalar_output())
+      throw std::invalid_argument("make_kernel16: " + std::string(name(d.op)) + " has one output per row");
+    provided.push_back(d.op);
+  }
+  k.compute = single_operand([core = std::move(core), storage, provided, kname = k.name](
               Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols,
               double temperature) {
     if (std::find(provided.begin(), provided.end(), op) == provided.end())
@@ -114,7 +118,7 @@ Kernel make_kernel16(std::string kernel_name, std::string algorithm, Format stor
       core(op, zy);
       for (std::size_t i = 0; i < n; ++i) y[base + i] = encode16(static_cast<double>(zy[i]), storage);
     }
-  };
+  });
   return k;
 }
 

@@ -37,7 +37,7 @@ Contract softmax_contract() {
 
 }  // namespace
 
-Family lse_alt_family() {
+KernelFamily lse_alt_family() {
   return {
       .algorithm = "lse_alt",
       .description = "exp(z_j - lse), lse = a + log(sum exp(z - a)); log-softmax z_j - lse",

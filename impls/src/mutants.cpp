@@ -11,10 +11,10 @@ namespace softcheck {
 namespace {
 
 using kernels::Core;
-using kernels::Family;
+using kernels::KernelFamily;
 
 // The ops (with the correct kernel's contracts) a mutant claims.
-std::vector<OpDecl> claimed(const Family& original, std::initializer_list<Op> ops) {
+std::vector<OpDecl> claimed(const KernelFamily& original, std::initializer_list<Op> ops) {
   std::vector<OpDecl> out;
   for (Op op : ops)
     for (const OpDecl& d : original.ops)
@@ -22,7 +22,7 @@ std::vector<OpDecl> claimed(const Family& original, std::initializer_list<Op> op
   return out;
 }
 
-Kernel mutant(std::string name, const Family& original, std::initializer_list<Op> ops,
+Kernel mutant(std::string name, const KernelFamily& original, std::initializer_list<Op> ops,
               std::string description, Core<float> core,
               kernels::ScaleFn<float> scale = &kernels::scale_by_temperature<float>) {
   Kernel k = kernels::make_kernel<float>(std::move(name), "mutant of " + original.algorithm,
@@ -53,10 +53,10 @@ void multiply_by_temperature(std::span<const float> x, float temperature, std::s
 }
 
 std::vector<Kernel> make_mutants() {
-  const Family shifted = kernels::shifted_family();
-  const Family log1p = kernels::shifted_log1p_family();
-  const Family online = kernels::online_family();
-  const Family naive = kernels::naive_family();
+  const KernelFamily shifted = kernels::shifted_family();
+  const KernelFamily log1p = kernels::shifted_log1p_family();
+  const KernelFamily online = kernels::online_family();
+  const KernelFamily naive = kernels::naive_family();
   std::vector<Kernel> out;
 
   out.push_back(mutant("mutant_no_max_shift", shifted, {Op::softmax},

@@ -7,14 +7,25 @@ namespace softcheck::kernels {
 namespace {
 
 template <class T>
-void naive_core(Op /*softmax only*/, std::span<T> zy) {
+void naive_core(Op /*softmax; entropy's p*/, std::span<T> zy) {
   exp_each(zy);                 // e_i = exp(z_i)
   divide_by(zy, sum<T>(zy));    // y_j = e_j / sum e
 }
 
+// The textbook entropy from the naive softmax: p = exp(z) / sum exp(z),
+// H = -sum p_j log p_j with 0 log 0 = 0.
+template <class T>
+T naive_entropy(Op, std::span<T> z) {
+  naive_core(Op::softmax, z);
+  T h = 0;
+  for (T p : z)
+    if (p != T(0)) h -= p * std::log(p);
+  return h;
+}
+
 }  // namespace
 
-Family naive_family() {
+KernelFamily naive_family() {
   return {
       .algorithm = "naive",
       .description = "exp(z_j) / sum exp(z_i) without a max shift (overflows past z ~ 88.7 in f32)",
@@ -25,9 +36,16 @@ Family naive_family() {
                            "(~88.7 in f32, ~709.8 in f64) and underflows to 0 for z < ~-103 "
                            "(f32), so the output is NaN or 0/0 on ordinary rows; the bound "
                            "n + 3 of Blanchard-Higham-Higham holds only without "
-                           "overflow/underflow. A baseline, reported but never gated.")}},
+                           "overflow/underflow. A baseline, reported but never gated.")},
+              {Op::entropy,
+               no_contract("p from the naive softmax (NaN past z ~ 88.7 in f32) and -sum p log p: "
+                           "each p_j's (n + 3)u relative error costs |log p_j + 1| p_j, and the sum "
+                           "of n terms (n - 1)u H, an error growing like n log n u; a baseline, "
+                           "reported but never gated.")}},
       .f32 = naive_core<float>,
       .f64 = naive_core<double>,
+      .reduce_f32 = naive_entropy<float>,
+      .reduce_f64 = naive_entropy<double>,
   };
 }
 

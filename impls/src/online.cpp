@@ -16,6 +16,16 @@ void online_core(Op /*softmax only*/, std::span<T> zy) {
   divide_by(zy, s.d);
 }
 
+// lse = m_n + log d_n from the same one-pass state (what a tiled or
+// split-KV kernel carries between passes, REFERENCE.md "FlashAttention
+// tiling"). A fully masked row keeps (-inf, 0): -inf + log 0 = -inf.
+template <class T>
+T online_lse(Op, std::span<T> z) {
+  OnlineNormaliser<T> s;
+  for (T v : z) s.push(v);
+  return lse_from_shift(s.m, std::log(s.d), s.m == minus_inf<T>);
+}
+
 // Softmax contract, first order in u:
 //  - d_n is a chain of n - 1 additions ((n - 1)u) and of rescales; each
 //    rescale with m_j != m_{j-1} multiplies by fl(exp(fl(m_{j-1} - m_j))):
@@ -36,17 +46,30 @@ Contract softmax_contract() {
                            "temperature 4uM");
 }
 
+// Lse contract, absolute error in units of u: d_n's relative error (above)
+// (n - 1)2.502 + 2R + 0.502 becomes absolute through log; log's 2u log n <=
+// 0.74nu; m + log d rounds by u(M + log n) <= u(M + 0.37n). Total
+// 3.61n - 2 + 2R + M <= 4n + 2R + M; temperature 2uM (as shifted's lse).
+Contract lse_contract() {
+  return declared_contract(0, 4, 2, 1, 2,
+                           "absolute, units of u: d_n relative 2.502(n - 1) + 2R + 0.502 becomes absolute "
+                           "through log; log 2u log n; m + log d rounds by u(M + log n): "
+                           "3.61n + 2R + M; temperature 2uM");
+}
+
 }  // namespace
 
-Family online_family() {
+KernelFamily online_family() {
   return {
       .algorithm = "online",
       .description = "Milakov-Gimelshein one-pass (max, sum) with rescaling, then "
                      "exp(z_j - m) / d",
       .masked_policy = MaskedRowPolicy::nan,
-      .ops = {{Op::softmax, softmax_contract()}},
+      .ops = {{Op::softmax, softmax_contract()}, {Op::lse, lse_contract()}},
       .f32 = online_core<float>,
       .f64 = online_core<double>,
+      .reduce_f32 = online_lse<float>,
+      .reduce_f64 = online_lse<double>,
   };
 }
 

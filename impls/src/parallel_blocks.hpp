@@ -1,7 +1,7 @@
 // A persistent pool of worker threads for the row-parallel kernels
 // (shifted_simd_mt_f32, online_simd_mt_f32): starting std::threads on every
 // call cost tens of microseconds per thread, more than a 4096 x 128 batch's
-// share of work (issue 10).
+// share of work.
 #pragma once
 
 #include <functional>

@@ -101,7 +101,7 @@ std::string library_version() {
 // it made per format and op: a benchmark or a suite calls one shape many times
 // in a row, and making a primitive (even from oneDNN's primitive cache) costs
 // more than running it on a small row, which would charge oneDNN with set-up
-// the built-in kernels do not have (issue 10 compares them side by side).
+// the built-in kernels do not have (the speed comparison runs them side by side).
 const dnnl::softmax_v2_forward& cached_primitive(const std::string& who, Format f, Op op, std::int64_t rows,
                                                  std::int64_t cols) {
   struct Entry {
@@ -159,11 +159,11 @@ void attach_library(Kernel& k) {
     }
   }
   k.description = library_version() + " (" + impl + "): " + k.description;
-  k.run = [name = k.name, f = k.format](Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols,
+  k.compute = single_operand([name = k.name, f = k.format](Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols,
                                         double temperature) {
     if (op != Op::softmax && op != Op::log_softmax) throw std::invalid_argument(name + ": unknown op");
     run_onednn(name, f, op, x, y, rows, cols, temperature);
-  };
+  });
 }
 
 #else

@@ -46,9 +46,9 @@ std::vector<unsigned char> scaled_copy(Format f, const void* x, std::size_t coun
 void mark_unavailable(Kernel& k, std::string reason) {
   k.available = false;
   k.unavailable_reason = std::move(reason);
-  k.run = [name = k.name, why = k.unavailable_reason](Op, const void*, void*, std::int64_t, std::int64_t, double) {
+  k.compute = single_operand([name = k.name, why = k.unavailable_reason](Op, const void*, void*, std::int64_t, std::int64_t, double) {
     throw std::logic_error(name + " is unavailable: " + why);
-  };
+  });
 }
 
 }  // namespace softcheck::peers

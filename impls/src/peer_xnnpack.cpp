@@ -105,10 +105,10 @@ std::string missing_support(Format f) {
 
 void attach_library(Kernel& k) {
   if (const std::string why = missing_support(k.format); !why.empty()) return mark_unavailable(k, why);
-  k.run = [name = k.name](Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols, double temperature) {
+  k.compute = single_operand([name = k.name](Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols, double temperature) {
     if (op != Op::softmax) throw std::invalid_argument(name + " does not provide " + std::string(softcheck::name(op)));
     run_xnnpack_f32(name, x, y, rows, cols, temperature);
-  };
+  });
 }
 
 #else

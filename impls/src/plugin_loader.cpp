@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <thread>
+#include <type_traits>
 
 #include "isolated_call.hpp"
 #include "process_state.hpp"
@@ -60,6 +61,31 @@ softcheck_plugin_kernels_fn find_entry_point(void* handle, const std::string& pa
   return entry;
 }
 
+// The version-2 entry point, or nullptr when the plugin exports none.
+softcheck_plugin_kernels_v2_fn find_entry_point_v2(void* handle) {
+  ::dlerror();
+  void* symbol = ::dlsym(handle, SOFTCHECK_PLUGIN_ENTRY_POINT_V2);
+  if (!symbol) return nullptr;
+  softcheck_plugin_kernels_v2_fn entry;
+  static_assert(sizeof entry == sizeof symbol);
+  std::memcpy(&entry, &symbol, sizeof entry);
+  return entry;
+}
+
+std::span<const softcheck_kernel_v2> call_entry_point_v2(softcheck_plugin_kernels_v2_fn entry,
+                                                         const std::string& path) {
+  const softcheck_kernel_v2* array = nullptr;
+  int count = -1;
+  const int rc = entry(SOFTCHECK_PLUGIN_ABI_VERSION_2, &array, &count);
+  if (rc > 0)
+    fail(path, SOFTCHECK_PLUGIN_ENTRY_POINT_V2 " speaks ABI version " + std::to_string(rc) +
+                   ", softcheck version 2 there (rebuild it against this softcheck_plugin.h)");
+  if (rc < 0) fail(path, SOFTCHECK_PLUGIN_ENTRY_POINT_V2 " failed with code " + std::to_string(rc));
+  if (!array || count < 0) fail(path, SOFTCHECK_PLUGIN_ENTRY_POINT_V2 " returned no descriptor array");
+  if (count == 0) fail(path, "declares no kernels");
+  return {array, static_cast<std::size_t>(count)};
+}
+
 std::span<const softcheck_kernel> call_entry_point(softcheck_plugin_kernels_fn entry, const std::string& path) {
   const softcheck_kernel* array = nullptr;
   int count = -1;
@@ -84,7 +110,8 @@ struct Decoded {
   Format format = Format::f32;
   MaskedRowPolicy policy = MaskedRowPolicy::nan;
   Contract contract;
-  softcheck_run_fn run = nullptr;
+  softcheck_run_fn run = nullptr;          // version 1
+  softcheck_compute_fn compute = nullptr;  // version 2
   void* ctx = nullptr;
   bool serial = false;
 };
@@ -92,9 +119,9 @@ struct Decoded {
 // Problems found in one plugin, each "descriptor [i] 'name': what".
 class Problems {
  public:
-  void add(const softcheck_kernel& d, std::size_t index, const std::string& what) {
+  void add(const char* name, std::size_t index, const std::string& what) {
     std::string where = "descriptor [" + std::to_string(index) + "]";
-    if (d.name) where += " '" + std::string(d.name) + "'";
+    if (name) where += " '" + std::string(name) + "'";
     list_.push_back(where + ": " + what);
   }
   bool empty() const { return list_.empty(); }
@@ -126,22 +153,23 @@ bool valid_name(const std::string& n) {
   });
 }
 
-// The op in softcheck's vocabulary; sparsemax and entmax are valid in the ABI
-// but have no Op yet (the caller lists such kernels as unavailable).
-bool decode_op(const softcheck_kernel& d, Decoded& out, std::string& problem) {
-  switch (d.op) {
-    case SOFTCHECK_OP_SOFTMAX: out.op = Op::softmax; out.op_label = "softmax"; return true;
-    case SOFTCHECK_OP_LOG_SOFTMAX: out.op = Op::log_softmax; out.op_label = "log_softmax"; return true;
-    case SOFTCHECK_OP_SPARSEMAX: out.op_label = "sparsemax"; return true;
-    case SOFTCHECK_OP_ENTMAX:
-      if (!std::isfinite(d.entmax_alpha) || d.entmax_alpha <= 1) {
-        problem = "entmax_alpha must be finite and > 1 (got " + number(d.entmax_alpha) + ")";
-        return false;
-      }
-      out.op_label = "entmax(alpha=" + number(d.entmax_alpha) + ")";
-      return true;
-    default: problem = bad_enum("op", d.op, SOFTCHECK_OP_ENTMAX); return false;
+// The op in softcheck's vocabulary (the op table's plugin codes); the sparse
+// ops are valid in the ABI but not run from plugins yet (the caller lists
+// such kernels as unavailable). Version 1 knows codes 1..4, version 2 1..6.
+template <class Descriptor>
+bool decode_op(const Descriptor& d, int last_code, Decoded& out, std::string& problem) {
+  const std::optional<Op> op = d.op <= last_code ? op_of_plugin_code(d.op) : std::nullopt;
+  if (!op) {
+    problem = bad_enum("op", d.op, last_code);
+    return false;
   }
+  if (*op == Op::entmax && (!std::isfinite(d.entmax_alpha) || d.entmax_alpha <= 1)) {
+    problem = "entmax_alpha must be finite and > 1 (got " + number(d.entmax_alpha) + ")";
+    return false;
+  }
+  out.op_label = *op == Op::entmax ? "entmax(alpha=" + number(d.entmax_alpha) + ")" : std::string(name(*op));
+  if (!is_sparse(*op)) out.op = *op;
+  return true;
 }
 
 std::optional<Format> decode_format(std::int32_t f) {
@@ -187,12 +215,22 @@ Contract decode_contract(const softcheck_contract& c) {
 }
 
 // One descriptor on its own; problems go to `problems`.
-std::optional<Decoded> decode(const softcheck_kernel& d, std::size_t index, Problems& problems) {
+// One descriptor, version 1 (softcheck_kernel: run) or 2 (softcheck_kernel_v2: compute).
+template <class Descriptor>
+std::optional<Decoded> decode(const Descriptor& d, std::size_t index, Problems& problems) {
+  constexpr bool v2 = std::is_same_v<Descriptor, softcheck_kernel_v2>;
   bool ok = true;
   auto problem = [&](const std::string& what) {
-    problems.add(d, index, what);
+    problems.add(d.name, index, what);
     ok = false;
   };
+  if constexpr (v2) {
+    if (d.struct_size != sizeof(softcheck_kernel_v2)) {
+      problem("struct_size is " + std::to_string(d.struct_size) + ", expected sizeof(softcheck_kernel_v2) = " +
+              std::to_string(sizeof(softcheck_kernel_v2)));
+      return std::nullopt;  // the other fields may lie elsewhere
+    }
+  }
   Decoded out;
   out.index = index;
   if (!d.name) {
@@ -203,19 +241,26 @@ std::optional<Decoded> decode(const softcheck_kernel& d, std::size_t index, Prob
   }
   out.description = d.description ? d.description : "";
   std::string op_problem;
-  if (!decode_op(d, out, op_problem)) problem(op_problem);
+  if (!decode_op(d, v2 ? SOFTCHECK_OP_ENTROPY : SOFTCHECK_OP_ENTMAX, out, op_problem)) problem(op_problem);
   const std::optional<Format> format = decode_format(d.format);
   if (!format) problem(bad_enum("format", d.format, SOFTCHECK_FORMAT_BF16));
   const std::optional<MaskedRowPolicy> policy = decode_policy(d.masked_policy);
   if (!policy) problem(bad_enum("masked_policy", d.masked_policy, SOFTCHECK_MASKED_UNIFORM));
   if (const std::string c = check_contract(d.contract); !c.empty()) problem(c);
-  if (!d.run) problem("run is NULL");
+  if constexpr (v2) {
+    if (!d.compute) problem("compute is NULL");
+  } else {
+    if (!d.run) problem("run is NULL");
+  }
   if ((d.flags & ~SOFTCHECK_KERNEL_NOT_THREAD_SAFE) != 0) problem("unknown flags " + std::to_string(d.flags));
   if (!ok) return std::nullopt;
   out.format = *format;
   out.policy = *policy;
   out.contract = decode_contract(d.contract);
-  out.run = d.run;
+  if constexpr (v2)
+    out.compute = d.compute;
+  else
+    out.run = d.run;
   out.ctx = d.ctx;
   out.serial = (d.flags & SOFTCHECK_KERNEL_NOT_THREAD_SAFE) != 0;
   return out;
@@ -236,11 +281,10 @@ std::string owner_of(const std::string& name, const std::vector<const Kernel*>& 
 
 // Checks across descriptors: names against the registry and `taken`, same
 // name and op twice, one kernel's descriptors disagreeing on format or policy.
-void check_together(std::span<const softcheck_kernel> raw, const std::vector<Decoded>& ds,
-                    const std::vector<const Kernel*>& taken, Problems& problems) {
+void check_together(const std::vector<Decoded>& ds, const std::vector<const Kernel*>& taken, Problems& problems) {
   const auto at = [](std::size_t index) { return "descriptor [" + std::to_string(index) + "]"; };
   for (auto d = ds.begin(); d != ds.end(); ++d) {
-    const auto add = [&](const std::string& what) { problems.add(raw[d->index], d->index, what); };
+    const auto add = [&](const std::string& what) { problems.add(d->name.c_str(), d->index, what); };
     const auto same_name = [&](const Decoded& e) { return e.name == d->name; };
     const auto first = std::find_if(ds.begin(), d, same_name);
     if (first == d) {  // the first descriptor of this kernel
@@ -263,7 +307,8 @@ void check_together(std::span<const softcheck_kernel> raw, const std::vector<Dec
 // One op of a plugin kernel, ready to call.
 struct PluginCall {
   Op op;
-  softcheck_run_fn run;
+  softcheck_run_fn run;          // version 1
+  softcheck_compute_fn compute;  // version 2
   void* ctx;
   std::shared_ptr<std::mutex> serial;  // set for SOFTCHECK_KERNEL_NOT_THREAD_SAFE
 };
@@ -362,10 +407,16 @@ void call_plugin(const PluginCall& c, const std::string& kernel, Format f, const
   std::unique_lock<std::mutex> lock;
   if (c.serial) lock = std::unique_lock(*c.serial);
   const std::string who = "plugin kernel '" + kernel + "' (" + std::string(name(c.op)) + ")";
+  // Every op so far has one input and one output: the call's x and y.
   const plugin_detail::RawCall raw = [&](const void* xi, void* yi) {
-    return c.run(xi, yi, rows, cols, temperature, c.ctx);
+    if (!c.compute) return c.run(xi, yi, rows, cols, temperature, c.ctx);
+    const void* const in[] = {xi};
+    void* const out[] = {yi};
+    const softcheck_call call{spec(c.op).plugin_code, 1, 1, in, out, rows, cols, temperature};
+    return c.compute(&call, c.ctx);
   };
-  const std::size_t bytes = static_cast<std::size_t>(rows * cols) * element_size(f);
+  const std::int64_t out_cols = spec(c.op).scalar_output() ? 1 : cols;
+  const std::size_t bytes = static_cast<std::size_t>(rows * out_cols) * element_size(f);
   const int rc = options.isolate ? plugin_detail::call_isolated(who, raw, x, y, bytes, options.call_timeout_s)
                                  : call_in_process(raw, who, x, y, options.call_timeout_s);
   if (rc != 0) throw KernelFailure(who + ": run returned " + std::to_string(rc));
@@ -393,7 +444,7 @@ Kernel make_plugin_kernel(const std::vector<const Decoded*>& group, const std::s
   for (const Decoded* d : group) {
     if (!d->op) continue;
     k.ops.push_back({*d->op, d->contract});
-    calls.push_back({*d->op, d->run, d->ctx, d->serial ? std::make_shared<std::mutex>() : nullptr});
+    calls.push_back({*d->op, d->run, d->compute, d->ctx, d->serial ? std::make_shared<std::mutex>() : nullptr});
   }
   const std::string unsupported = unsupported_ops(group);
   if (k.ops.empty()) {
@@ -402,12 +453,12 @@ Kernel make_plugin_kernel(const std::vector<const Decoded*>& group, const std::s
   } else if (!unsupported.empty()) {
     k.description += " (also declares " + unsupported + ": not supported by this softcheck version)";
   }
-  k.run = [calls, kname = k.name, f = k.format, options](Op op, const void* x, void* y, std::int64_t rows,
+  k.compute = single_operand([calls, kname = k.name, f = k.format, options](Op op, const void* x, void* y, std::int64_t rows,
                                                         std::int64_t cols, double temperature) {
     const auto c = std::find_if(calls.begin(), calls.end(), [&](const PluginCall& pc) { return pc.op == op; });
     if (c == calls.end()) throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
     call_plugin(*c, kname, f, options, x, y, rows, cols, temperature);
-  };
+  });
   return k;
 }
 
@@ -437,16 +488,21 @@ Plugin load_plugin(const std::string& path, const PluginOptions& options, const 
   // setlocale, a chdir) is put back before softcheck computes anything.
   plugin_detail::ProcessState state;
   void* handle = open_library(path);  // never closed: descriptors and ctx live as long as the process
-  const std::span<const softcheck_kernel> raw = call_entry_point(find_entry_point(handle, path), path);
+  Problems problems;
+  std::vector<Decoded> decoded;
+  const auto decode_all = [&](auto raw) {
+    for (std::size_t i = 0; i < raw.size(); ++i)
+      if (auto d = decode(raw[i], i, problems)) decoded.push_back(std::move(*d));
+  };
+  if (const softcheck_plugin_kernels_v2_fn v2 = find_entry_point_v2(handle))
+    decode_all(call_entry_point_v2(v2, path));
+  else
+    decode_all(call_entry_point(find_entry_point(handle, path), path));
   if (const std::string changed = state.restore(); !changed.empty())
     std::fprintf(stderr, "softcheck: warning: plugin '%s' changed process-wide state while loading: %s "
                          "(restored: its kernels run in softcheck's environment)\n",
                  path.c_str(), changed.c_str());
-  Problems problems;
-  std::vector<Decoded> decoded;
-  for (std::size_t i = 0; i < raw.size(); ++i)
-    if (auto d = decode(raw[i], i, problems)) decoded.push_back(std::move(*d));
-  check_together(raw, decoded, taken, problems);
+  check_together(decoded, taken, problems);
   if (!problems.empty()) problems.raise(path);
   const std::string label = "plugin:" + std::filesystem::path(path).filename().string();
   return {path, make_kernels(decoded, label, options)};

@@ -14,7 +14,7 @@ namespace softcheck {
 namespace {
 
 // NAME_f32 then NAME_f64 from one templated family.
-void register_both_formats(std::vector<Kernel>& out, const kernels::Family& f) {
+void register_both_formats(std::vector<Kernel>& out, const kernels::KernelFamily& f) {
   out.push_back(kernels::make_kernel<float>(f));
   out.push_back(kernels::make_kernel<double>(f));
 }
@@ -25,11 +25,6 @@ const Kernel* find_in(const std::vector<Kernel>& ks, std::string_view name) {
 }
 
 }  // namespace
-
-const OpDecl* Kernel::find(Op op) const {
-  const auto it = std::find_if(ops.begin(), ops.end(), [&](const OpDecl& d) { return d.op == op; });
-  return it == ops.end() ? nullptr : &*it;
-}
 
 const std::vector<Kernel>& builtin_kernels() {
   static const std::vector<Kernel> registry = [] {
@@ -69,7 +64,7 @@ const std::vector<Kernel>& sparse_kernels() {
     // sparse_bounds.hpp hold with the 16-bit u (the f32 error plus one
     // rounding of a value <= 1 is below them).
     for (Format storage : {Format::f16, Format::bf16})
-      for (const kernels::Family& f : {kernels::sparsemax_family(), kernels::entmax15_family(),
+      for (const kernels::KernelFamily& f : {kernels::sparsemax_family(), kernels::entmax15_family(),
                                        kernels::entmax_bisect_family(1.5, 30), kernels::topk_softmax_family(8),
                                        kernels::threshold_softmax_family(0.01)}) {
         std::vector<OpDecl> ops = f.ops;

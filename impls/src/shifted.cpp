@@ -2,6 +2,7 @@
 // softmax" with the max term kept in the sum):
 //   a = max_i z_i;  e_i = exp(z_i - a);  y_j = e_j / sum_i e_i
 //   log-softmax_j = (z_j - a) - log(sum_i e_i)
+//   lse = a + log(sum_i e_i)   (two passes; "shifted LSE" with the max term kept)
 #include "kernel_util.hpp"
 
 namespace softcheck::kernels {
@@ -16,6 +17,13 @@ void shifted_core(Op op, std::span<T> zy) {
   } else {
     log_softmax_shifted(zy, a, std::log(sum_exp_shifted<T>(zy, a)));
   }
+}
+
+// lse, the two-pass shifted form: a + log(sum_i exp(z_i - a)).
+template <class T>
+T shifted_lse(Op, std::span<T> z) {
+  const T a = reduce_max<T>(z);
+  return lse_from_shift(a, std::log(sum_exp_shifted<T>(z, a)), a == minus_inf<T>);
 }
 
 // Softmax contract, first order in u (Blanchard-Higham-Higham "shifted
@@ -45,9 +53,27 @@ Contract softmax_contract() {
                            "|dz| <= 2u|z| moves softmax by <= 4uM; ulp(v) > u|v|");
 }
 
+// Lse contract, absolute error in units of u (the op's metric), first order:
+//  - S = sum_i exp(z_i - a) in [1, n]: each term (0.502 + R)u relative
+//    (exp and its argument z_i - a), n - 1 additions: S(1 + e) with
+//    |e| <= (n - 0.498 + R)u, so log S moves by at most |e| (absolute);
+//  - log's own rounding (glibc, < 1 ulp <= 2u relative) on log S <= log n:
+//    2u log n <= 0.74nu (log n <= n/e);
+//  - a + log S rounds once: u|lse| <= u(M + log n) <= u(M + 0.37n)
+//    (a is a contributing entry, so |a| <= M).
+//  Total n - 0.498 + R + 1.11n + M <= 3n + R + M.
+//  - temperature: |dz_i| <= 2u|z_i| <= 2uM moves lse by sum_i p_i dz_i, at
+//    most 2uM: t = 2.
+Contract lse_contract() {
+  return declared_contract(0, 3, 1, 1, 2,
+                           "absolute, units of u: S = sum exp(z_i - a) has relative error (n - 0.498 + R)u, "
+                           "which log turns into absolute; log 2u log n <= 0.74nu; a + log S rounds by "
+                           "u(M + log n): 2.11n + R + M; temperature 2uM");
+}
+
 }  // namespace
 
-Family shifted_family() {
+KernelFamily shifted_family() {
   return {
       .algorithm = "shifted",
       .description = "three passes: a = max z, e = exp(z - a), y = e / sum e; log-softmax "
@@ -60,9 +86,12 @@ Family shifted_family() {
                            "while the exact value is ~ -s': the dominant entry's "
                            "log-softmax (~ -s') comes out as exactly 0, an unbounded ULP "
                            "error (Blanchard-Higham-Higham's reason for log1p, see "
-                           "shifted_log1p)")}},
+                           "shifted_log1p)")},
+              {Op::lse, lse_contract()}},
       .f32 = shifted_core<float>,
       .f64 = shifted_core<double>,
+      .reduce_f32 = shifted_lse<float>,
+      .reduce_f64 = shifted_lse<double>,
   };
 }
 

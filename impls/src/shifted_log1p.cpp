@@ -3,8 +3,10 @@
 //   a = z_k = max_i z_i (k the first max);  s' = sum_{i != k} exp(z_i - a)
 //   softmax_j     = exp(z_j - a) / (1 + s')
 //   log-softmax_j = (z_j - a) - log1p(s')
+//   lse           = a + log1p(s')
+//   entropy       = log1p(s') + sum_{i != k} softmax_i (a - z_i)
 // Fully masked rows follow FlashAttention (shift by 0 when the max is -inf):
-// softmax 0, log-softmax -inf.
+// softmax 0, log-softmax -inf, lse -inf, entropy 0.
 #include "shifted_log1p_core.hpp"
 
 namespace softcheck::kernels {
@@ -45,17 +47,70 @@ Contract log_softmax_contract() {
                            "|v_j| >= ln 2 otherwise: 6uM relative");
 }
 
+// lse = a + log1p(s'), and the entropy in its stable form: H = lse - sum p_i
+// z_i rewritten around the max so that nothing cancels,
+//   H = log1p(s') + sum_{i != k} p_i (a - z_i),  p_i = exp(z_i - a) / (1 + s'),
+// both parts >= 0 (the naive -sum p log p is the naive kernel's).
+template <class T>
+T shifted_log1p_reduce(Op op, std::span<T> z) {
+  const std::size_t k = index_of_max<T>(z);
+  const bool masked = z[k] == minus_inf<T>;
+  const T a = max_or_zero_if_masked(z[k]);
+  const T s = sum_exp_shifted_except<T>(z, a, k);
+  if (op == Op::lse) return lse_from_shift(a, log1p_of(s), masked);
+  return log1p_of(s) + mean_gap_below_max<T>(z, a, T(1) + s);
+}
+
+// Lse contract, absolute error in units of u, first order:
+//  - s' has relative error (n - 2 + 0.502 + R)u, which log1p turns into at
+//    most as much absolute error (d log1p(s') = ds' / (1 + s'));
+//  - log1p's own 2 ulp <= 4u on log1p(s') <= log n: <= 1.48nu (log n <= n/e);
+//  - a + log1p(s') rounds once: u(M + log n) <= u(M + 0.37n).
+//  Total 2.85n - 1.5 + R + M <= 3n + R + M; temperature 2uM as for shifted.
+Contract lse_contract() {
+  return declared_contract(0, 3, 1, 1, 2,
+                           "absolute, units of u: s' relative (n - 1.498 + R)u becomes absolute through "
+                           "log1p; log1p 4u log n <= 1.48nu; a + log1p(s') rounds by u(M + log n): "
+                           "2.85n + R + M; temperature 2uM");
+}
+
+// Entropy contract, absolute error in units of u, first order. With
+// D = 1 + s', d_i = a - z_i and S = sum_{i != k} p_i d_i (so H = log D + S):
+//  - p_i = e_i / D: e_i (0.502 + d_i)u, D (n - 0.498 + R)u, division u;
+//    the term p_i d_i adds u (d_i) + u (multiply): n + 3.004 + R + d_i;
+//  - the sum of n - 1 terms adds (n - 2)u S. So |dS| <= u[S(2n + 1.004 + R)
+//    + sum p_i d_i^2], and p_i d_i^2 <= max e^-d d^2 = 4/e^2 = 0.541;
+//  - S <= H <= log n <= 13.87 for every row softcheck makes (n <= 2^20,
+//    the suite's limit): S(2n + 1.004 + R) <= 27.74n + 13.93 + 13.87R;
+//  - log1p(s'): (n - 1.498 + R)u + 4u log n; the final addition u H <= 0.37nu.
+//  Total 31.13n + 13.93 + 14.87R <= 14 + 32n + 15R.
+//  - temperature: dH/dz_i = -p_i (log p_i + H), so |dz_i| <= 2u|z_i| moves H
+//    by <= 2uM sum p_i |log p_i + H| <= 4uM H <= 55.5uM: t = 56.
+// The worst case of recursive summation: measured errors sit far below it
+// (max_bound_ratio in the report).
+Contract entropy_contract() {
+  return declared_contract(14, 32, 15, 0, 56,
+                           "absolute, units of u: p_i d_i carries n + 3.004 + R + d_i, the sum (n - 2)u S, "
+                           "so S(2n + 1 + R) + 0.541n with S <= log n <= 13.87 (n <= 2^20); log1p(s') "
+                           "(n + R)u + 4u log n: 31.13n + 13.93 + 14.87R; temperature 4uM log n");
+}
+
 }  // namespace
 
-Family shifted_log1p_family() {
+KernelFamily shifted_log1p_family() {
   return {
       .algorithm = "shifted_log1p",
       .description = "Blanchard-Higham-Higham: exp(z_j - a) / (1 + s') and (z_j - a) - "
                      "log1p(s'), s' = sum of the non-max terms; masked rows give 0",
       .masked_policy = MaskedRowPolicy::zeros,
-      .ops = {{Op::softmax, softmax_contract()}, {Op::log_softmax, log_softmax_contract()}},
+      .ops = {{Op::softmax, softmax_contract()},
+              {Op::log_softmax, log_softmax_contract()},
+              {Op::lse, lse_contract()},
+              {Op::entropy, entropy_contract()}},
       .f32 = shifted_log1p_core<float>,
       .f64 = shifted_log1p_core<double>,
+      .reduce_f32 = shifted_log1p_reduce<float>,
+      .reduce_f64 = shifted_log1p_reduce<double>,
   };
 }
 

@@ -4,8 +4,8 @@
 // The arithmetic is written once, on 16-lane vectors (GCC/Clang vector
 // extensions), and compiled three times with target attributes: AVX-512 (one
 // zmm), AVX2 (two ymm) and baseline x86-64 (four xmm); the kernels pick the
-// best the CPU has at first use (__builtin_cpu_supports). Every lane does the
-// same IEEE operations in the same order on every ISA: nothing is contracted
+// best the CPU has at first use (softcheck/isa_dispatch.hpp). Every lane does
+// the same IEEE operations in the same order on every ISA: nothing is contracted
 // (-ffp-contract=off), and the fused multiply-adds, in exp16, are fma lane
 // by lane (vfmadd with FMA, glibc's correctly rounded fma without), so the
 // three give the same bits (tested) and the contracts below do not depend on
@@ -468,14 +468,21 @@ struct ExpBody {
   }
 };
 
+// What the kernels' code for each level needs of the CPU: the levels' own
+// features (isa_features) and FMA, which both levels' code is compiled with
+// (the ",fma" of on_avx512's and on_avx2's targets: exp16's fma becomes
+// vfmadd). A CPU or VM that exposes AVX2 without FMA3 gets the baseline code
+// instead of an illegal instruction.
+constexpr IsaNeeds kKernelNeeds{isa_features.avx2 | cpu_feature::fma, isa_features.avx512 | cpu_feature::fma};
+
 // Body::run compiled for each ISA, and the entry point of one.
 #if defined(__x86_64__)
 template <class Body, class... Args>
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,fma"))) void on_avx512(Args... args) {
+__attribute__((target(SOFTCHECK_TARGET_AVX512 ",fma"))) void on_avx512(Args... args) {
   Body::template run<SimdIsa::avx512>(args...);
 }
 template <class Body, class... Args>
-__attribute__((target("avx2,fma"))) void on_avx2(Args... args) {
+__attribute__((target(SOFTCHECK_TARGET_AVX2 ",fma"))) void on_avx2(Args... args) {
   Body::template run<SimdIsa::avx2>(args...);
 }
 #endif
@@ -559,41 +566,11 @@ Contract online_contract() {
 
 }  // namespace
 
-std::string_view name(SimdIsa isa) {
-  switch (isa) {
-    case SimdIsa::avx512:
-      return "avx512";
-    case SimdIsa::avx2:
-      return "avx2";
-    case SimdIsa::baseline:
-      return "baseline";
-  }
-  return "?";
-}
+std::string_view name(SimdIsa isa) { return isa_name(isa); }
 
-bool simd_isa_supported(SimdIsa isa) {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  switch (isa) {
-    case SimdIsa::avx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-    case SimdIsa::avx2:
-      return __builtin_cpu_supports("avx2");
-    case SimdIsa::baseline:
-      return true;
-  }
-  return false;
-#else
-  return isa == SimdIsa::baseline;
-#endif
-}
+bool simd_isa_supported(SimdIsa isa) { return isa_supported(isa, kKernelNeeds); }
 
-SimdIsa best_simd_isa() {
-  for (SimdIsa isa : {SimdIsa::avx512, SimdIsa::avx2})
-    if (simd_isa_supported(isa)) return isa;
-  return SimdIsa::baseline;
-}
+SimdIsa best_simd_isa() { return best_isa(kKernelNeeds); }
 
 unsigned simd_threads_used(std::int64_t rows, std::int64_t cols, unsigned threads) {
   // Waking a pool thread and waiting for it costs some microseconds, about
@@ -657,13 +634,13 @@ std::vector<Kernel> simd_kernels() {
                                         " threads (the same bits as one)"
                                   : std::string()) +
                     here;
-    k.run = [kname = k.name, algorithm = a, threads, isa = best_simd_isa()](
+    k.compute = single_operand([kname = k.name, algorithm = a, threads, isa = best_simd_isa()](
                 Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double temperature) {
       if (op != Op::softmax)
         throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
       simd_softmax(algorithm, isa, static_cast<const float*>(xv), static_cast<float*>(yv), rows, cols,
                    static_cast<float>(temperature), threads);
-    };
+    });
     out.push_back(std::move(k));
   }
   return out;

@@ -8,12 +8,17 @@
 #include <string_view>
 #include <vector>
 
+#include "softcheck/isa_dispatch.hpp"
 #include "softcheck/kernel.hpp"
 
 namespace softcheck::kernels {
 
-enum class SimdIsa { avx512, avx2, baseline };
+// The kernels' code paths are isa_dispatch.hpp's levels (baseline, avx2,
+// avx512), named as it names them.
+using SimdIsa = Isa;
 std::string_view name(SimdIsa isa);
+// Whether this CPU can run the kernels' code for `isa`, and the best it can
+// (what the kernels run and the kernel list reports).
 bool simd_isa_supported(SimdIsa isa);
 SimdIsa best_simd_isa();
 

@@ -46,7 +46,7 @@ Contract sparsemax_contract() {
 
 }  // namespace
 
-Family sparsemax_family() {
+KernelFamily sparsemax_family() {
   return {
       .algorithm = "sparsemax",
       .description = "sort-based sparsemax (Martins & Astudillo 2016) on z - max",

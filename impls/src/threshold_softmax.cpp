@@ -59,7 +59,7 @@ std::string theta_label(double t) {
 
 }  // namespace
 
-Family threshold_softmax_family(double threshold) {
+KernelFamily threshold_softmax_family(double threshold) {
   if (!(threshold >= 0 && threshold <= 1))
     throw std::invalid_argument("threshold_softmax: threshold must be in [0, 1], got " + theta_label(threshold));
   OpDecl decl{Op::threshold_softmax, threshold_contract()};

@@ -231,7 +231,7 @@ Kernel f32_statistics_kernel(std::string algorithm, Format format, std::string d
   k.description = std::move(description);
   std::vector<Op> provided;
   for (const OpDecl& d : k.ops) provided.push_back(d.op);
-  k.run = [row = std::move(row), provided, format, kname = k.name](
+  k.compute = single_operand([row = std::move(row), provided, format, kname = k.name](
               Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols,
               double temperature) {
     if (std::find(provided.begin(), provided.end(), op) == provided.end())
@@ -246,7 +246,7 @@ Kernel f32_statistics_kernel(std::string algorithm, Format format, std::string d
       row(op, zy);
       for (std::size_t i = 0; i < n; ++i) store_value(y, base + i, zy[i], format);
     }
-  };
+  });
   return k;
 }
 

@@ -42,7 +42,7 @@ Contract topk_contract() {
 
 }  // namespace
 
-Family topk_softmax_family(std::int64_t k) {
+KernelFamily topk_softmax_family(std::int64_t k) {
   if (k < 1) throw std::invalid_argument("topk_softmax: k must be >= 1, got " + std::to_string(k));
   OpDecl decl{Op::topk_softmax, topk_contract()};
   decl.params.k = k;

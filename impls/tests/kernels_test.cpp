@@ -22,13 +22,15 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 std::vector<double> run(const Kernel& k, Op op, const std::vector<double>& x, std::int64_t rows = 1,
                         double temperature = 1.0) {
   const auto cols = static_cast<std::int64_t>(x.size()) / rows;
+  // One output per input for a row op, one per row for lse / entropy (op table).
+  const auto outputs = static_cast<std::size_t>(spec(op).scalar_output() ? rows : rows * cols);
   if (k.format == Format::f32) {
-    std::vector<float> xf(x.begin(), x.end()), yf(x.size());
+    std::vector<float> xf(x.begin(), x.end()), yf(outputs);
     for (std::size_t i = 0; i < x.size(); ++i) xf[i] = static_cast<float>(x[i]);
     k.run(op, xf.data(), yf.data(), rows, cols, temperature);
     return {yf.begin(), yf.end()};
   }
-  std::vector<double> y(x.size());
+  std::vector<double> y(outputs);
   k.run(op, x.data(), y.data(), rows, cols, temperature);
   return y;
 }
@@ -199,18 +201,21 @@ TEST_P(EveryKernel, FullyMaskedRowFollowsDeclaredPolicy) {
     const std::vector<double> x(n, -inf);
     for (const OpDecl& d : k.ops) {
       const auto y = run(k, d.op, x);
-      for (double v : y) {
+      ASSERT_EQ(y.size(), spec(d.op).scalar_output() ? 1u : n);
+      for (double v : y)  // the policy's values (op.hpp), written out for the row ops
         switch (k.masked_policy) {
-          case MaskedRowPolicy::nan: EXPECT_TRUE(std::isnan(v)) << name(d.op); break;
+          case MaskedRowPolicy::nan:
+            EXPECT_TRUE(std::isnan(v) || (d.op == Op::lse && v == -inf)) << name(d.op);
+            break;
           case MaskedRowPolicy::zeros:
-            EXPECT_EQ(v, d.op == Op::softmax ? 0.0 : -inf) << name(d.op);
+            EXPECT_EQ(v, d.op == Op::log_softmax || d.op == Op::lse ? -inf : 0.0) << name(d.op);
             break;
           case MaskedRowPolicy::uniform:
-            EXPECT_NEAR(v, d.op == Op::softmax ? 1.0 / static_cast<double>(n) : -std::log(n),
-                        4 * eps(k));
+            EXPECT_TRUE(is_masked_row_value(v, spec(d.op).output, k.masked_policy, static_cast<double>(n),
+                                            unit_roundoff(k.format)))
+                << name(d.op) << " " << v;
             break;
         }
-      }
     }
   }
 }
@@ -227,11 +232,12 @@ TEST_P(EveryKernel, BatchedRowsAreIndependent) {
   for (std::int64_t j = 0; j < cols; ++j) x[3 * cols + j] = -inf;  // a fully masked row
   for (const OpDecl& d : k.ops) {
     const auto batched = run(k, d.op, x, rows);
+    const std::int64_t out_cols = spec(d.op).scalar_output() ? 1 : cols;
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::vector<double> row(x.begin() + r * cols, x.begin() + (r + 1) * cols);
       const auto single = run(k, d.op, row);
-      for (std::int64_t j = 0; j < cols; ++j) {
-        const double b = batched[r * cols + j], s = single[j];
+      for (std::int64_t j = 0; j < out_cols; ++j) {
+        const double b = batched[r * out_cols + j], s = single[j];
         EXPECT_TRUE(b == s || (std::isnan(b) && std::isnan(s))) << r << "," << j;
       }
     }
@@ -336,7 +342,7 @@ TEST(Registry, EveryKernelDeclaresItself) {
       EXPECT_TRUE(names.insert(k.name).second) << "duplicate name";
       EXPECT_FALSE(k.algorithm.empty());
       EXPECT_FALSE(k.description.empty());
-      EXPECT_TRUE(k.run);
+      EXPECT_TRUE(k.compute);
       EXPECT_TRUE(k.available || !k.unavailable_reason.empty()) << "an unavailable kernel says why";
       ASSERT_FALSE(k.ops.empty());
       ASSERT_NE(k.find(Op::softmax), nullptr) << "every kernel provides softmax";
@@ -349,6 +355,9 @@ TEST(Registry, EveryKernelDeclaresItself) {
           // final rounding, the f32 terms (temperature included) scaled by u32/u_f.
           EXPECT_GE(d.contract.a, 0.5) << "the final rounding alone is 0.5 ulp";
           EXPECT_GT(d.contract.t, 0) << "fl(x / T) in f32 moves softmax by up to 4 u32 M";
+        } else if (d.contract.declared && spec(d.op).metric == Metric::absolute) {
+          // lse, entropy: absolute error in units of u (docs/ops.md); no subnormal ulps to cover.
+          EXPECT_GE(d.contract.t, 2) << "fl(x / T) moves lse by up to 2uM (entropy by 4uM log n)";
         } else if (d.contract.declared) {
           EXPECT_GE(d.contract.a, 1) << "a >= 1 covers subnormal / non-contributing outputs";
           EXPECT_GE(d.contract.t, 4) << "fl(x / T) moves softmax by up to 4uM";

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "softcheck/kernel_failure.hpp"
+#include "softcheck/oracle.hpp"
 #include "softcheck/plugin.hpp"
 
 namespace softcheck {
@@ -276,6 +277,35 @@ TEST(ExamplePlugin, TwoF32SoftmaxKernelsWithTheShiftedContract) {
   const std::vector<float> big = {1000, 1001, 1002};
   EXPECT_NEAR(run_row(p.kernels[0], Op::softmax, big)[2], 0.6652, 1e-4);
   EXPECT_TRUE(std::isnan(run_row(p.kernels[1], Op::softmax, big)[2]));  // the flaw: inf / inf
+}
+
+// ------------------------------------------------------------ ABI version 2
+
+TEST(PluginAbiV2, LseKernelLoadsAndRunsThroughItsOperands) {
+  const Plugin p = load_plugin(LSE_V2_PLUGIN_PATH, {});
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const Kernel& k = p.kernels[0];
+  EXPECT_EQ(k.name, "v2test_shifted_f64");
+  ASSERT_EQ(k.ops.size(), 2u);
+  ASSERT_NE(k.find(Op::lse), nullptr);
+  EXPECT_EQ(k.find(Op::lse)->contract.formula(), "3*n + 1*R + 1*M + 2*M[T!=1]");
+  // Two rows of three: one lse per row; the second row fully masked (-inf).
+  const double x[] = {1, 2, 3, -INFINITY, -INFINITY, -INFINITY};
+  double lse[2] = {0, 0};
+  k.run(Op::lse, x, lse, 2, 3, 1.0);
+  const oracle::ExactRow exact = oracle::exact_row(std::vector<double>{1, 2, 3});
+  EXPECT_NEAR(lse[0], oracle::round_to(exact.lse, Format::f64), 4e-15);
+  EXPECT_EQ(lse[1], -INFINITY);
+  // The same kernel's softmax through the same compute function.
+  double y[3];
+  k.run(Op::softmax, x, y, 1, 3, 1.0);
+  EXPECT_NEAR(y[2], oracle::round_to(exact.softmax[2], Format::f64), 1e-15);
+  // Isolated: the child returns one value per row, not a row.
+  const Plugin isolated = load_plugin(LSE_V2_PLUGIN_PATH, {.isolate = true});
+  double lse_isolated[2] = {0, 0};
+  isolated.kernels[0].run(Op::lse, x, lse_isolated, 2, 3, 1.0);
+  EXPECT_EQ(lse_isolated[0], lse[0]);
+  EXPECT_EQ(lse_isolated[1], lse[1]);
 }
 
 }  // namespace

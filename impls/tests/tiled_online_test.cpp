@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "cuda_backend.hpp"
-#include "run_suite.hpp"
+#include "softcheck/run_suite.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/kernel_failure.hpp"
 #include "softcheck/metrics.hpp"

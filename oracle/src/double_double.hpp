@@ -1,5 +1,5 @@
 // Double-word ("double-double") numbers for the oracle's DD tier
-// (fast_oracle.cpp): a value hi + lo with |lo| <= ulp(hi)/2, and the few
+// (fast_arith.hpp, fast_rows.cpp): a value hi + lo with |lo| <= ulp(hi)/2, and the few
 // operations the tier needs. Private to oracle/.
 //
 // The algorithms and their error bounds are those of Joldes, Muller &

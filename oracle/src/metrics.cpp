@@ -210,6 +210,12 @@ ElementError compare_element(double result, const oracle::Real& exact, Format f)
   return finite_errors(result, v, f);
 }
 
+ElementError compare_element(double result, const oracle::Real& exact, Format f, Op op) {
+  ElementError e = compare_element(result, exact, f);
+  if (spec(op).metric == Metric::absolute && e.cls == ElementClass::finite) e.ulp = e.abs / unit_roundoff(f);
+  return e;
+}
+
 RowError compare_row(std::span<const double> result, std::span<const oracle::Real> exact, Format f,
                      Op op) {
   if (result.size() != exact.size())
@@ -218,7 +224,7 @@ RowError compare_row(std::span<const double> result, std::span<const oracle::Rea
   row.elements = result.size();
   WorstTracker worst;
   for (std::size_t i = 0; i < result.size(); ++i) {
-    const ElementError e = compare_element(result[i], exact[i], f);
+    const ElementError e = compare_element(result[i], exact[i], f, op);
     switch (e.cls) {
       case ElementClass::finite:
         accumulate(row, e);
@@ -235,7 +241,7 @@ RowError compare_row(std::span<const double> result, std::span<const oracle::Rea
     }
   }
   row.worst_index = worst.index();
-  if (op == Op::softmax) row.normwise = normwise(row.max_abs, exact, f);
+  if (spec(op).normwise) row.normwise = normwise(row.max_abs, exact, f);
   return row;
 }
 

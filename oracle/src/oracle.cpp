@@ -129,6 +129,8 @@ ExactRow undefined_row(RowStatus status, unsigned bits) {
   ExactRow row;
   row.status = status;
   row.lse = real_with_bits(bits);
+  row.entropy = real_with_bits(bits);
+  mpfr_set_nan(raw(row.entropy));
   // log sum exp over an all -inf row is log 0 = -inf; +inf/NaN rows have none.
   if (status == RowStatus::all_masked)
     mpfr_set_inf(raw(row.lse), -1);
@@ -168,7 +170,11 @@ std::string_view name(RowStatus s) {
 //   e_i = exp(d_i)                  (e_k = 1 exactly; masked entries 0 exactly)
 //   r = sum_{i != k} e_i            (mpfr_sum: correctly rounded)
 //   log s = log1p(r), s = 1 + r     (log1p keeps log s accurate when r is tiny)
-//   softmax_i = e_i / s,  log_softmax_i = d_i - log s,  lse = x_k / T + log s.
+//   softmax_i = e_i / s,  log_softmax_i = d_i - log s,  lse = x_k / T + log s,
+//   entropy = -sum p_i log p_i = log s + (sum_i e_i (-d_i)) / s.
+// The entropy form is shift-free and sums non-negative terms (d_i <= 0), so no
+// cancellation: each e_i (-d_i) carries the relative error of e_i, and the
+// exact sum (mpfr_sum) keeps it. Masked entries (e_i = 0, d_i = -inf) add 0.
 // Every output has relative error a few units of 2^-bits, except lse, whose
 // error is of the order (|x_k / T| + log s) 2^-w.
 ExactRow exact_row(std::span<const double> x, double temperature, unsigned bits) {
@@ -212,7 +218,33 @@ ExactRow exact_row(std::span<const double> x, double temperature, unsigned bits)
   row.lse = real_with_bits(bits);
   mpfr_div_d(d.v, xk.v, temperature, MPFR_RNDN);  // a = x_k / T
   mpfr_add(raw(row.lse), d.v, log_s.v, MPFR_RNDN);
+
+  // e_i (-d_i) into e_i's storage (e is not needed any more); masked entries
+  // and the max (d_k = 0) contribute 0.
+  std::vector<mpfr_ptr> terms;
+  terms.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i == k || std::isinf(x[i])) continue;
+    shifted_logit(d.v, x[i], xk.v, temperature);
+    mpfr_mul(raw(e[i]), raw(e[i]), d.v, MPFR_RNDN);
+    mpfr_neg(raw(e[i]), raw(e[i]), MPFR_RNDN);
+    terms.push_back(raw(e[i]));
+  }
+  mpfr_sum(rest.v, terms.data(), terms.size(), MPFR_RNDN);
+  mpfr_div(rest.v, rest.v, s.v, MPFR_RNDN);
+  row.entropy = real_with_bits(bits);
+  mpfr_add(raw(row.entropy), log_s.v, rest.v, MPFR_RNDN);
   return row;
+}
+
+std::span<const Real> exact_values(const ExactRow& row, OutputKind kind) {
+  switch (kind) {
+    case OutputKind::probabilities: return row.softmax;
+    case OutputKind::log_probabilities: return row.log_softmax;
+    case OutputKind::log_sum_exp: return {&row.lse, 1};
+    case OutputKind::entropy: return {&row.entropy, 1};
+  }
+  throw std::invalid_argument("exact_values: unknown output kind");
 }
 
 // ---------------------------------------------------------------- rounding

@@ -489,8 +489,7 @@ SparseRow exact_sparse(Op op, const OpParams& params, std::span<const double> x,
       if (params.k < 1) throw std::invalid_argument("exact_sparse: topk_softmax needs k >= 1");
       return exact_topk_softmax(x, static_cast<std::size_t>(params.k), temperature, bits);
     case Op::threshold_softmax: return exact_threshold_softmax(x, params.threshold, temperature, bits);
-    case Op::softmax:
-    case Op::log_softmax: break;
+    default: break;  // the dense ops (op table: Reference::dense)
   }
   throw std::invalid_argument("exact_sparse: " + std::string(name(op)) +
                               " is not a sparse op (use exact_row)");

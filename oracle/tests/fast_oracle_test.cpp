@@ -1,4 +1,4 @@
-// Soundness of the oracle's fast tiers (issue 10), the double one and the
+// Soundness of the oracle's fast tiers, the double one and the
 // extended one alike: on every row generator of
 // properties/ (the extreme ones included: huge, subnormal, -1e9 and lowest
 // masks, overflow and underflow edges, fully masked, +inf/NaN rows) and on
@@ -26,7 +26,7 @@
 #include "softcheck/oracle.hpp"
 
 namespace softcheck::oracle::detail {
-int& fast_tier_vectors();  // fast_oracle.cpp: 0 best vectors, 1 baseline, 2 scalar code, 3 AVX2 at most
+int& fast_tier_vectors();  // fast_rows.cpp: 0 best vectors, 1 baseline, 2 scalar code, 3 AVX2 at most
 }
 
 using namespace softcheck;
@@ -169,7 +169,7 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 
 // The double tier's vectors (baseline x86-64, AVX2 and AVX-512 where the CPU
 // has them) give the scalar code's rows and decisions bit for bit
-// (fast_oracle.cpp, "4 lanes").
+// (fast_vectors.hpp, fast_compare.cpp "4 lanes").
 void check_vector_paths(const std::vector<double>& x, double temperature, Format f, const std::vector<int>& steps,
                         const oracle::ExactRow& exact) {
   struct Path {

@@ -509,6 +509,77 @@ TEST(ExactRow, RejectsBadArguments) {
   EXPECT_NO_THROW(exact_row(x, DBL_MIN * DBL_EPSILON));  // the smallest positive temperature
 }
 
+// Entropy: known values, and the definition -sum p log p evaluated
+// independently (MPFR at 4096 bits, straight from x) on rows where the
+// oracle's shift-free form and the definition take different paths.
+TEST(ExactRow, EntropyKnownValues) {
+  // Uniform rows: H = log n exactly, whatever the common value and T.
+  for (double n : {1.0, 2.0, 7.0, 1000.0}) {
+    const std::vector<double> x(static_cast<std::size_t>(n), -3.25);
+    const ExactRow e = exact_row(x, 0.7);
+    EXPECT_EQ(round_to(e.entropy, Format::f64), std::log(n)) << n;
+  }
+  // One finite entry among masks: p = (1, 0, ...), H = 0 exactly.
+  EXPECT_EQ(round_to(exact_row(std::vector<double>{-inf, 5.0, -inf}).entropy, Format::f64), 0.0);
+  // Two entries d apart: p = 1 / (1 + e^-d), H = log(1 + e^-d) + d e^-d / (1 + e^-d).
+  const double d = 3.0;
+  const double h2 = std::log1p(std::exp(-d)) + d * std::exp(-d) / (1 + std::exp(-d));
+  EXPECT_NEAR(round_to(exact_row(std::vector<double>{d, 0.0}).entropy, Format::f64), h2, 4e-16);
+  // A fully masked row has no entropy (NaN); lse is log 0 = -inf.
+  const ExactRow masked = exact_row(std::vector<double>{-inf, -inf});
+  EXPECT_TRUE(std::isnan(round_to(masked.entropy, Format::f64)));
+  EXPECT_EQ(round_to(masked.lse, Format::f64), -inf);
+}
+
+TEST(ExactRow, EntropyMatchesTheDefinition) {
+  const std::vector<std::vector<double>> rows = {
+      {1, 2, 3}, {0.5, -inf, 1e-3, 17, -40}, {1e3, 1e3 - 1e-9, -1e3}, {-700, -710, -705.5, 0x1p-30}};
+  for (const auto& x : rows)
+    for (double t : {1.0, 0.37, 25.0}) {
+      const ExactRow e = exact_row(x, t, 600);
+      // The definition at 4096 bits straight from x: log p_i = z_i - lse by
+      // subtraction (log of a rounded p_i ~ 1 - 1e-304 would lose its term).
+      constexpr mpfr_prec_t w = 4096;  // resolves p_k = 1 - e^-1892 of the last row at T = 0.37
+      Mp lse(w), z(w), sum(w, 0.0), h(w, 0.0), term(w), lg(w);
+      for (double v : x) {
+        if (std::isinf(v)) continue;
+        mpfr_set_d(z.v, v, MPFR_RNDN);
+        mpfr_div_d(z.v, z.v, t, MPFR_RNDN);
+        mpfr_exp(term.v, z.v, MPFR_RNDN);
+        mpfr_add(sum.v, sum.v, term.v, MPFR_RNDN);
+      }
+      mpfr_log(lse.v, sum.v, MPFR_RNDN);
+      for (double v : x) {
+        if (std::isinf(v)) continue;  // 0 log 0 = 0
+        mpfr_set_d(z.v, v, MPFR_RNDN);
+        mpfr_div_d(z.v, z.v, t, MPFR_RNDN);
+        mpfr_sub(lg.v, z.v, lse.v, MPFR_RNDN);  // log p_i
+        mpfr_exp(term.v, lg.v, MPFR_RNDN);
+        mpfr_mul(term.v, term.v, lg.v, MPFR_RNDN);
+        mpfr_sub(h.v, h.v, term.v, MPFR_RNDN);
+      }
+      // Relative difference below 2^-500: both are exact to far more than any format.
+      mpfr_sub(term.v, h.v, raw(e.entropy), MPFR_RNDN);
+      mpfr_abs(term.v, term.v, MPFR_RNDN);
+      mpfr_mul_2si(lg.v, h.v, -500, MPFR_RNDN);
+      EXPECT_LE(mpfr_cmp(term.v, lg.v), 0) << x[0] << " T=" << t;
+      // Shift invariance: exact_row subtracts the max before dividing by T.
+      std::vector<double> shifted = x;
+      for (double& v : shifted) v += 0x1p-2;  // exact for these magnitudes
+      const ExactRow es = exact_row(shifted, t, 600);
+      EXPECT_EQ(round_to(es.entropy, Format::f64), round_to(e.entropy, Format::f64));
+    }
+}
+
+TEST(ExactRow, ExactValuesFollowTheOutputKind) {
+  const ExactRow e = exact_row(std::vector<double>{1, 2, 3});
+  using softcheck::OutputKind;
+  EXPECT_EQ(softcheck::oracle::exact_values(e, OutputKind::probabilities).size(), 3u);
+  EXPECT_EQ(softcheck::oracle::exact_values(e, OutputKind::log_probabilities).data(), e.log_softmax.data());
+  EXPECT_EQ(softcheck::oracle::exact_values(e, OutputKind::log_sum_exp).data(), &e.lse);
+  EXPECT_EQ(softcheck::oracle::exact_values(e, OutputKind::entropy).data(), &e.entropy);
+}
+
 TEST(ExactRow, StatusNames) {
   EXPECT_EQ(softcheck::oracle::name(RowStatus::ok), "ok");
   EXPECT_EQ(softcheck::oracle::name(RowStatus::all_masked), "all_masked");

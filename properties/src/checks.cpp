@@ -15,8 +15,9 @@
 #include <cmath>
 #include <numeric>
 
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 #include "softcheck/metrics.hpp"
+#include "softcheck/judge.hpp"
 #include "softcheck/oracle.hpp"
 #include "recipes.hpp"
 #include "support.hpp"
@@ -27,9 +28,7 @@ using oracle::Real;
 
 namespace {
 
-const std::vector<Real>& exact_of(const oracle::ExactRow& e, Op op) {
-  return op == Op::softmax ? e.softmax : e.log_softmax;
-}
+std::span<const Real> exact_of(const oracle::ExactRow& e, Op op) { return oracle::exact_values(e, spec(op).output); }
 
 std::string at(std::size_t j, double y, const Real& exact, Format f) {
   return " at index " + std::to_string(j) + " (result " + hex(y) + ", exact " +
@@ -97,19 +96,18 @@ double finite_min(std::span<const double> x) {
 // A NaN/inf result where the exact value is finite fails whatever B is.
 CaseResult accuracy_core(const Kernel& k, Op op, const Case& c) {
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
-  const oracle::ExactRow ex = oracle::exact_row(c.row, c.temperature);
-  if (auto na = exact_or_na(ex)) return *na;
-  const std::vector<Real>& exact = exact_of(ex, op);
-  const RowError e = compare_row(y, exact, k.format, op);
-  const double bound = bound_ulps(k, op, c.row, c.temperature);
-  if (e.nonfinite > 0 || e.special_mismatch > 0) {
+  oracle::RowJudge row_judge(c.row, c.temperature, k.format, oracle::JudgeOptions::exact_only());
+  if (auto na = exact_or_na(row_judge.exact())) return *na;
+  const oracle::RowVerdict v = row_judge.judge(*k.find(op), k.masked_policy, y);
+  const std::span<const Real> exact = exact_of(row_judge.exact(), op);
+  if (v.broken) {
     const std::size_t j = first_bad_special(y, exact, k.format);
-    return fail(INFINITY, bound, "ulp",
-                std::to_string(e.nonfinite + e.special_mismatch) + " entries non-finite or wrong special value" +
+    return fail(INFINITY, v.bound, "ulp",
+                std::to_string(v.error.nonfinite + v.error.special_mismatch) + " entries non-finite or wrong special value" +
                     at(j, y[j], exact[j], k.format));
   }
-  const std::size_t w = e.worst_index;
-  return judge(e.max_ulp, bound, "ulp",
+  const std::size_t w = v.error.worst_index;
+  return judge(v.error.max_ulp, v.bound, "ulp",
                "max componentwise error" + at(w, y[w], exact[w], k.format) + "; contract " + contract_text(k, op));
 }
 
@@ -329,7 +327,7 @@ CaseResult check_underflow(const Kernel& k, Op op, const Case& c) {
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
   const oracle::ExactRow ex = oracle::exact_row(c.row, c.temperature);
   if (auto na = exact_or_na(ex)) return *na;
-  const std::vector<Real>& exact = exact_of(ex, op);
+  const std::span<const Real> exact = exact_of(ex, op);
   const double allowed = std::max(0.5, bound_ulps(k, op, c.row, c.temperature));
   double worst = 0;
   std::string what = "no spurious zero or -inf";

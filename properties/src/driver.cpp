@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "registry.hpp"
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 #include "softcheck/properties.hpp"
 #include "support.hpp"
 

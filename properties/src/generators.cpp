@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "recipes.hpp"
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 
 namespace softcheck::gen {
 

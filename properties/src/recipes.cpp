@@ -203,8 +203,8 @@ std::vector<double> overflow_edge_row(Rng& rng, Format f, std::size_t n) {
 }
 
 std::vector<double> family_row(Rng& rng, Format f, std::size_t n, RowDomain domain) {
-  std::vector<const Family*> allowed;
-  for (const Family& fam : families()) {
+  std::vector<const InputFamily*> allowed;
+  for (const InputFamily& fam : input_families()) {
     const bool fully = fam.name == "fully_masked";
     const bool masks = fam.name == "mask_neg_inf";
     bool ok = true;
@@ -217,7 +217,7 @@ std::vector<double> family_row(Rng& rng, Format f, std::size_t n, RowDomain doma
     }
     if (ok) allowed.push_back(&fam);
   }
-  const Family& fam = *allowed[index_in(rng, allowed.size())];
+  const InputFamily& fam = *allowed[index_in(rng, allowed.size())];
   const std::int64_t cols = fam.fixed_cols > 0 ? fam.fixed_cols : static_cast<std::int64_t>(n);
   std::vector<double> row = fill_rows(fam, f, 1, cols, rng.next());
   if (domain == RowDomain::finite) make_finite(row, f);

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 #include "softcheck/format.hpp"
 #include "softcheck/generators.hpp"
 

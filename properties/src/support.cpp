@@ -7,7 +7,7 @@
 #include <exception>
 #include <limits>
 
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 #include "softcheck/kernel_failure.hpp"
 #include "softcheck/storage.hpp"
 

@@ -59,7 +59,7 @@ Kernel make(std::string name, Row row, Format f = Format::f64) {
   k.ops = {{Op::softmax, reference_contract()}, {Op::log_softmax, reference_contract()}};
   k.masked_policy = MaskedRowPolicy::zeros;
   k.test_only = true;
-  k.run = [row, f](Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double t) {
+  k.compute = single_operand([row, f](Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double t) {
     const auto n = static_cast<std::size_t>(cols);
     std::vector<double> x(n), y(n);
     for (std::int64_t r = 0; r < rows; ++r) {
@@ -68,7 +68,7 @@ Kernel make(std::string name, Row row, Format f = Format::f64) {
       row(op, x, y, round_to_format(t, f));
       for (std::size_t j = 0; j < n; ++j) detail::store_value(yv, base + j, y[j], f);
     }
-  };
+  });
   return k;
 }
 
@@ -99,7 +99,7 @@ void naive_row(Op op, std::span<const double> x, std::span<double> y, double t) 
 // Shifts every row of the batch by the batch's maximum (a shared reduction).
 Kernel batch_shared_max() {
   Kernel k = make("fake_batch_shared_max", nullptr);
-  k.run = [](Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double t) {
+  k.compute = single_operand([](Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double t) {
     const auto* x = static_cast<const double*>(xv);
     auto* y = static_cast<double*>(yv);
     const auto total = static_cast<std::size_t>(rows * cols);
@@ -114,7 +114,7 @@ Kernel batch_shared_max() {
         y[r * cols + j] = op == Op::softmax ? std::exp(z) / s : z - std::log(s);
       }
     }
-  };
+  });
   return k;
 }
 
@@ -133,7 +133,7 @@ Kernel sparse_fake(const std::string& fake_name, const char* base, std::function
     k.algorithm = "entmax_bisect_a2_i60";  // sparse_abs_bound reads K = 60 from it
   }
   const Op base_op = b->ops.at(0).op;
-  k.run = [b, base_op, pre, post](Op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double t) {
+  k.compute = single_operand([b, base_op, pre, post](Op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double t) {
     const auto* x = static_cast<const double*>(xv);
     std::vector<double> x2(x, x + rows * cols);
     if (pre)
@@ -142,7 +142,7 @@ Kernel sparse_fake(const std::string& fake_name, const char* base, std::function
     auto* y = static_cast<double*>(yv);
     if (post)
       for (std::int64_t r = 0; r < rows; ++r) post({y + r * cols, static_cast<std::size_t>(cols)});
-  };
+  });
   return k;
 }
 

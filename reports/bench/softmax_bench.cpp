@@ -6,7 +6,7 @@
 // Rates are per wall-clock second (UseRealTime): a peer may run on several
 // threads, and per-CPU-second rates would credit it with the others' work.
 //
-// Threads, like with like (issue 10): the built-in kernels run on one thread,
+// Threads, like with like: the built-in kernels run on one thread,
 // their _mt twins (shifted_simd_mt_f32, online_simd_mt_f32) split the rows
 // of a batch over every core. Debian's libdnnl runs on OpenMP (libgomp):
 // oneDNN's default uses omp_get_max_threads() threads (OMP_NUM_THREADS), so

@@ -129,9 +129,13 @@ std::string summary_section(const Report& r) {
   for (const KernelSummary& k : r.kernels)
     s += "<tr>" + td(escape(k.kernel)) + td(escape(k.op)) + td(escape(k.format)) + td_count(k.cases) +
          td_num(k.max_ulp) + td_num(k.mean_ulp) + td_num(k.max_bits) +
-         (k.op == "softmax" ? td_num(k.max_normwise) : td("n/a")) + td_count(k.nonfinite) +
+         (has_normwise(k.op) ? td_num(k.max_normwise) : td("n/a")) + td_count(k.nonfinite) +
          td("<code>" + escape(k.contract_formula) + "</code>") + td(status_cell(k)) + "</tr>\n";
-  return s + "</table></section>\n";
+  s += "</table>";
+  if (std::any_of(r.kernels.begin(), r.kernels.end(), [](const KernelSummary& k) { return has_absolute_metric(k.op); }))
+    s += "<p class=\"intro\">For lse and entropy the ULP columns and the contract hold the absolute error in units "
+         "of u (2^-24 for f32, 2^-53 for f64): |got - exact| / u (the op table's metric; docs/ops.md).</p>";
+  return s + "</section>\n";
 }
 
 // A bin's lower edge: <.5 for bin 0, then .5, 1, 2 ... 512, then 2^10, 2^11 ...

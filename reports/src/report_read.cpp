@@ -63,6 +63,13 @@ class Node {
     fail(key, "'" + v + "' is not one of " + list);
   }
 
+  // An op name of the op table.
+  std::string op(const char* key) const {
+    std::string v = str(key);
+    if (!parse_op(v)) fail(key, "'" + v + "' is not one of " + op_names());
+    return v;
+  }
+
   bool boolean(const char* key) const {
     const Json& v = at(key);
     if (!v.is_boolean()) fail(key, "expected a boolean, found " + type_name(v));
@@ -356,9 +363,7 @@ KernelSummary read_kernel(const Node& k) {
   if (s.kernel.empty()) k.fail("kernel", "empty kernel name");
   s.algorithm = k.str("algorithm");
   s.format = k.str("format");
-  // softmax, log_softmax and the sparse ops (report.hpp's is_sparse_op_name; docs/sparse.md).
-  s.op = k.word("op", {"softmax", "log_softmax", "sparsemax", "entmax15", "entmax", "topk_softmax",
-                       "threshold_softmax"});
+  s.op = k.op("op");
   s.description = k.str("description");
   s.masked_policy = k.word("masked_row_policy", {"nan", "zeros", "uniform"});
   read_contract(k, s);
@@ -404,7 +409,7 @@ BenchResult read_bench_result(const Node& n) {
   BenchResult b;
   b.kernel = n.str("kernel");
   b.format = n.str("format");
-  b.op = n.word("op", {"softmax", "log_softmax"});
+  b.op = n.op("op");
   const std::string who = " (kernel '" + b.kernel + "', op " + b.op + ")";
   b.rows = n.integer_in("rows", 1, int_max, who);
   b.cols = n.integer_in("cols", 1, int_max, who);

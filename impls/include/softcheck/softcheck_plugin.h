@@ -44,7 +44,10 @@ enum softcheck_op {
   SOFTCHECK_OP_SOFTMAX = 1,
   SOFTCHECK_OP_LOG_SOFTMAX = 2,
   SOFTCHECK_OP_SPARSEMAX = 3,
-  SOFTCHECK_OP_ENTMAX = 4 /* with entmax_alpha > 1 (alpha = 1.5: entmax15) */
+  SOFTCHECK_OP_ENTMAX = 4, /* with entmax_alpha > 1 (alpha = 1.5: entmax15) */
+  /* Version 2 only (softcheck_kernel_v2): one output value per row. */
+  SOFTCHECK_OP_LSE = 5,    /* log sum_j exp(x_j / T) */
+  SOFTCHECK_OP_ENTROPY = 6 /* -sum_j p_j log p_j, p = softmax(x / T) */
 };
 
 /* Element format of x and y (both the same). f16 and bf16 elements are
@@ -105,6 +108,49 @@ typedef struct softcheck_kernel {
   uint32_t flags;           /* SOFTCHECK_KERNEL_* bits; 0 by default */
 } softcheck_kernel;
 
+/* ---- ABI version 2: operands ------------------------------------------
+ * A version-2 plugin exports softcheck_plugin_kernels_v2 (and may also export
+ * the version-1 entry point for older softcheck builds); softcheck looks for
+ * the version-2 entry point first. Version-1 plugins load and run unchanged.
+ * A version-2 kernel receives all of the op's operands in one call: in[i] and
+ * out[i] in the order of docs/plugin-abi.md's operand table, each row-major in
+ * the kernel's format; a row operand holds rows x cols elements, a scalar
+ * operand (lse, entropy) one element per row. */
+#define SOFTCHECK_PLUGIN_ABI_VERSION_2 2
+#define SOFTCHECK_PLUGIN_ENTRY_POINT_V2 "softcheck_plugin_kernels_v2"
+
+typedef struct softcheck_call {
+  int32_t op;            /* enum softcheck_op, the descriptor's */
+  int32_t n_in, n_out;   /* number of entries of in and out */
+  const void* const* in; /* inputs (x) */
+  void* const* out;      /* outputs (y, or lse / entropy: one per row) */
+  int64_t rows, cols;    /* >= 1; cols is the length of an input row */
+  double temperature;    /* finite, > 0 */
+} softcheck_call;
+
+/* Returns 0 on success; any other value fails this kernel (outputs ignored). */
+typedef int (*softcheck_compute_fn)(const softcheck_call* call, void* ctx);
+
+typedef struct softcheck_kernel_v2 {
+  uint32_t struct_size;     /* sizeof(softcheck_kernel_v2): checked at load time */
+  const char* name;         /* as in version 1 */
+  const char* description;  /* one line; may be NULL */
+  int32_t op;               /* enum softcheck_op, 1..6 */
+  double entmax_alpha;      /* SOFTCHECK_OP_ENTMAX only (> 1); ignored otherwise */
+  int32_t format;           /* enum softcheck_format */
+  int32_t masked_policy;    /* enum softcheck_masked_policy (lse: -inf under every policy, NaN also under nan;
+                               entropy: NaN, 0, log n) */
+  softcheck_contract contract; /* ULPs; for lse and entropy the absolute error in units of u */
+  softcheck_compute_fn compute; /* not NULL */
+  void* ctx;                /* passed to compute as is; owned by the plugin */
+  uint32_t flags;           /* SOFTCHECK_KERNEL_* bits; 0 by default */
+} softcheck_kernel_v2;
+
+/* With abi_version == SOFTCHECK_PLUGIN_ABI_VERSION_2: sets *out to *count
+ * descriptors and returns 0 (lifetime rules as for version 1); otherwise
+ * returns the version it speaks (> 0), or < 0 when its own set-up failed. */
+typedef int (*softcheck_plugin_kernels_v2_fn)(int abi_version, const softcheck_kernel_v2** out, int* count);
+
 /* The entry point. With abi_version == SOFTCHECK_PLUGIN_ABI_VERSION: sets
  * *out to an array of *count descriptors and returns 0. The array, its
  * strings and every ctx stay valid and unchanged until the process exits
@@ -126,6 +172,9 @@ typedef int (*softcheck_plugin_kernels_fn)(int abi_version, const softcheck_kern
 SOFTCHECK_PLUGIN_EXPORT int softcheck_plugin_kernels(int abi_version, const softcheck_kernel** out,
                                                      int* count);
 
+SOFTCHECK_PLUGIN_EXPORT int softcheck_plugin_kernels_v2(int abi_version, const softcheck_kernel_v2** out,
+                                                        int* count);
+
 #ifdef __cplusplus
 #define SOFTCHECK_PLUGIN_EXTERN_C extern "C"
 #else
@@ -138,6 +187,17 @@ SOFTCHECK_PLUGIN_EXPORT int softcheck_plugin_kernels(int abi_version, const soft
   SOFTCHECK_PLUGIN_EXTERN_C SOFTCHECK_PLUGIN_EXPORT int softcheck_plugin_kernels(               \
       int abi_version, const softcheck_kernel** out, int* count) {                              \
     if (abi_version != SOFTCHECK_PLUGIN_ABI_VERSION) return SOFTCHECK_PLUGIN_ABI_VERSION;        \
+    *out = (array);                                                                             \
+    *count = (int)(sizeof(array) / sizeof((array)[0]));                                         \
+    return 0;                                                                                   \
+  }
+
+/* The version-2 entry point for a static array of softcheck_kernel_v2:
+ * SOFTCHECK_PLUGIN_DEFINE_KERNELS_V2(my_kernels) */
+#define SOFTCHECK_PLUGIN_DEFINE_KERNELS_V2(array)                                               \
+  SOFTCHECK_PLUGIN_EXTERN_C SOFTCHECK_PLUGIN_EXPORT int softcheck_plugin_kernels_v2(            \
+      int abi_version, const softcheck_kernel_v2** out, int* count) {                           \
+    if (abi_version != SOFTCHECK_PLUGIN_ABI_VERSION_2) return SOFTCHECK_PLUGIN_ABI_VERSION_2;    \
     *out = (array);                                                                             \
     *count = (int)(sizeof(array) / sizeof((array)[0]));                                         \
     return 0;                                                                                   \

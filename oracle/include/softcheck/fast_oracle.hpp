@@ -1,4 +1,4 @@
-// The oracle's fast tiers (issue 10): softmax and log-softmax of one row with
+// The oracle's fast tiers: softmax and log-softmax of one row with
 // a rigorous running error bound per element, and the metrics of a kernel's
 // result decided from those enclosures. One algorithm, three arithmetics:
 //   - the double tier (DoubleFastRow, u = 2^-53): cheap, enough for
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "softcheck/format.hpp"
+#include "softcheck/op.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
 
@@ -78,8 +79,9 @@ void dd_fast_row(std::span<const double> x, double temperature, DDFastRow& out);
 // enclosures, or nullopt when they cannot be decided to within `tolerance`
 // ulp for every element (or tolerance 2^-20 of an element's figure when that
 // is larger; and the analogous rules for the other metrics, see
-// fast_oracle.cpp). The figures are estimates within those tolerances of
-// what compare_row against exact_row gives; counts and classes are exact.
+// oracle/src/fast_compare.cpp). The figures are estimates within those
+// tolerances of what compare_row against exact_row gives; counts and classes
+// are exact.
 // f64 results are decided by the double-double tier only (nullopt from the
 // others), and the double-double tier decides nothing but f64.
 struct FastRowError {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "softcheck/format.hpp"
+#include "softcheck/op.hpp"
 
 namespace softcheck::oracle {
 
@@ -55,7 +56,12 @@ struct ExactRow {
   std::vector<Real> softmax;      // exp(z_i - lse); masked entries exactly 0
   std::vector<Real> log_softmax;  // z_i - lse;      masked entries -inf
   Real lse;                       // log sum exp(z_i), z = x / temperature
+  Real entropy;                   // -sum p_i log p_i over p = softmax (masked entries add 0)
 };
+
+// The exact values an op's output is compared with (the op table's output
+// kind): the softmax or log-softmax entries, or the one lse or entropy value.
+std::span<const Real> exact_values(const ExactRow& row, OutputKind kind);
 
 // Exact results for softmax(x / temperature), never rounded to any working
 // format. Computed internally with guard bits beyond `bits` (see oracle.cpp) and
@@ -63,8 +69,8 @@ struct ExactRow {
 // softmax/log_softmax entries have relative error a few units of 2^-bits.
 // temperature must be finite and > 0, x non-empty, bits in [1, 2^24] (throws
 // std::invalid_argument otherwise). Safe to call from several threads. For
-// status != ok the vectors are empty and lse is -inf (all_masked) or NaN
-// (undefined).
+// status != ok the vectors are empty, lse is -inf (all_masked) or NaN
+// (undefined) and entropy NaN (p is undefined; kernels follow their policy).
 ExactRow exact_row(std::span<const double> x, double temperature = 1.0,
                    unsigned bits = default_bits);
 

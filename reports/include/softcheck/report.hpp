@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "softcheck/op.hpp"
+
 namespace softcheck {
 
 inline constexpr int report_schema_version = 1;
@@ -41,7 +43,7 @@ struct FamilySummary {
   std::uint64_t violations = 0;  // rows breaking the contract or the masked-row policy
 };
 
-// Verdict of one property (properties/, issue 3) for one (kernel, op).
+// Verdict of one property (properties/) for one (kernel, op).
 struct PropertySummary {
   std::string property;
   std::string verdict;  // passed | failed | not_claimed | skipped
@@ -72,12 +74,21 @@ inline constexpr int magnitude_min_decade = -3;
 inline constexpr int magnitude_max_decade = 10;
 int magnitude_decade(double max_abs_scaled);
 
-// The sparse ops' names (format.hpp's is_sparse; docs/sparse.md), whose
-// entries carry false_zeros / false_nonzeros. Spelled out here so that the
-// report library stays independent of the kernel vocabulary.
+// What the op table says about a report's op name (an unknown name: false).
+// Sparse ops' entries carry false_zeros / false_nonzeros.
 inline bool is_sparse_op_name(std::string_view op) {
-  return op == "sparsemax" || op == "entmax15" || op == "entmax" || op == "topk_softmax" ||
-         op == "threshold_softmax";
+  const std::optional<Op> o = parse_op(op);
+  return o && is_sparse(*o);
+}
+// Ops with Blanchard-Higham-Higham's normwise error (the others print n/a).
+inline bool has_normwise(std::string_view op) {
+  const std::optional<Op> o = parse_op(op);
+  return o && spec(*o).normwise;
+}
+// Ops whose error figures (the "ULP" columns) are absolute errors in units of u.
+inline bool has_absolute_metric(std::string_view op) {
+  const std::optional<Op> o = parse_op(op);
+  return o && spec(*o).metric == Metric::absolute;
 }
 
 struct KernelSummary {

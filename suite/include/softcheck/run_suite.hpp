@@ -9,14 +9,14 @@
 #include <string_view>
 #include <vector>
 
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/report.hpp"
 
 namespace softcheck {
 
 struct SuiteCase {
-  const Family* family = nullptr;
+  const InputFamily* family = nullptr;
   std::int64_t cols = 0;
   double temperature = 1;
   std::int64_t rows = 0;

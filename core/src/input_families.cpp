@@ -1,4 +1,4 @@
-#include "softcheck/families.hpp"
+#include "softcheck/input_families.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -121,8 +121,8 @@ void fill_seed_1e5(std::span<double> row, Format, Rng&) {
 
 }  // namespace
 
-const std::vector<Family>& families() {
-  static const std::vector<Family> all = {
+const std::vector<InputFamily>& input_families() {
+  static const std::vector<InputFamily> all = {
       {"normal_s1", "N(0, 1)", 0, fill_normal<1>},
       {"normal_s10", "N(0, 10)", 0, fill_normal<10>},
       {"normal_s100", "N(0, 100)", 0, fill_normal<100>},
@@ -147,13 +147,13 @@ const std::vector<Family>& families() {
   return all;
 }
 
-const Family* find_family(std::string_view name) {
-  for (const Family& f : families())
+const InputFamily* find_input_family(std::string_view name) {
+  for (const InputFamily& f : input_families())
     if (f.name == name) return &f;
   return nullptr;
 }
 
-std::vector<double> fill_rows(const Family& fam, Format f, std::int64_t rows, std::int64_t cols,
+std::vector<double> fill_rows(const InputFamily& fam, Format f, std::int64_t rows, std::int64_t cols,
                               std::uint64_t seed) {
   std::vector<double> out(static_cast<std::size_t>(rows * cols));
   Rng rng(seed);

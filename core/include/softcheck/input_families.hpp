@@ -33,7 +33,7 @@ class Rng {
 std::uint64_t hash_mix(std::uint64_t h, std::string_view s);
 std::uint64_t hash_mix(std::uint64_t h, std::uint64_t v);
 
-struct Family {
+struct InputFamily {
   std::string name;
   std::string description;
   std::int64_t fixed_cols = 0;  // > 0: the family is one fixed row of that length
@@ -41,11 +41,11 @@ struct Family {
   void (*fill)(std::span<double> row, Format f, Rng& rng) = nullptr;
 };
 
-const std::vector<Family>& families();
-const Family* find_family(std::string_view name);
+const std::vector<InputFamily>& input_families();
+const InputFamily* find_input_family(std::string_view name);
 
 // rows x cols values of family `fam` in format `f`, deterministic in `seed`.
-std::vector<double> fill_rows(const Family& fam, Format f, std::int64_t rows, std::int64_t cols,
+std::vector<double> fill_rows(const InputFamily& fam, Format f, std::int64_t rows, std::int64_t cols,
                               std::uint64_t seed);
 
 }  // namespace softcheck

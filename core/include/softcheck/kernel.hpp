@@ -1,5 +1,5 @@
-// A softmax kernel as the harness sees it: its declarations (what it claims)
-// and a batched run function. Adding a kernel is one small file in impls/src
+// A kernel as the harness sees it: its declarations (what it claims, per op)
+// and a batched compute function over the op's operands. Adding a kernel is one small file in impls/src
 // and one registration line in impls/src/registry.cpp.
 #pragma once
 
@@ -8,9 +8,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "softcheck/format.hpp"
+#include "softcheck/op.hpp"
 
 namespace softcheck {
 
@@ -61,11 +63,27 @@ struct Contract {
   std::string formula(const std::function<std::string(double, std::string_view)>& term) const;
 };
 
-// Batched interface: rows x cols, row-major, x and y point to elements of
-// `format` (double for f64, float for f32, uint16 bit patterns for f16/bf16).
-// cols >= 1 and rows >= 1 are guaranteed by the caller.
-using RunFn = std::function<void(Op op, const void* x, void* y, std::int64_t rows,
-                                 std::int64_t cols, double temperature)>;
+// One call of a kernel on `rows` rows of `cols` inputs (rows, cols >= 1,
+// guaranteed by the caller). in[i] and out[i] point to the op's operands in
+// op-table order (spec(op).in / .out), each in the kernel's `format` (double
+// for f64, float for f32, uint16 bit patterns for f16/bf16) and row-major:
+// a row operand holds rows x cols elements, a scalar operand one per row.
+struct OpCall {
+  Op op;
+  std::span<const void* const> in;
+  std::span<void* const> out;
+  std::int64_t rows;
+  std::int64_t cols;
+  double temperature;
+};
+using ComputeFn = std::function<void(const OpCall&)>;
+
+// The compute function of a kernel whose ops each have one input and one
+// output, from fn(op, x, out, rows, cols, temperature).
+template <class Fn>
+ComputeFn single_operand(Fn fn) {
+  return [fn = std::move(fn)](const OpCall& c) { fn(c.op, c.in[0], c.out[0], c.rows, c.cols, c.temperature); };
+}
 
 struct OpDecl {
   Op op;
@@ -80,12 +98,15 @@ struct Kernel {
   std::vector<OpDecl> ops;  // the ops it provides, each with its contract
   MaskedRowPolicy masked_policy = MaskedRowPolicy::nan;
   std::string description;
-  RunFn run;
+  ComputeFn compute;
   bool available = true;           // false: listed and reported, never run
   std::string unavailable_reason;  // e.g. "no CUDA device"
   bool test_only = false;          // deliberately broken kernels for mutation tests
 
   const OpDecl* find(Op op) const;
+  // The call of an op with one input and one output (every op so far): x in,
+  // `out` its output operand (rows x cols elements, or rows for a scalar op).
+  void run(Op op, const void* x, void* out, std::int64_t rows, std::int64_t cols, double temperature) const;
 };
 
 // The registry of built-in kernels (in registration order).

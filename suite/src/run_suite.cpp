@@ -1,4 +1,4 @@
-#include "run_suite.hpp"
+#include "softcheck/run_suite.hpp"
 
 #include <fmt/format.h>
 
@@ -13,13 +13,13 @@
 #include <stdexcept>
 #include <thread>
 
-#include "softcheck/fast_oracle.hpp"
+#include "softcheck/judge.hpp"
 #include "softcheck/kernel_failure.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
 #include "softcheck/sparse_oracle.hpp"
 #include "softcheck/storage.hpp"
-#include "version.hpp"
+#include "softcheck/version.hpp"
 
 namespace softcheck {
 
@@ -60,19 +60,19 @@ std::vector<SuiteCase> build_suite(const SuiteSelection& sel) {
   const auto& sizes = sel.sizes.empty() ? shape.sizes : sel.sizes;
   const auto& temps = sel.temperatures.empty() ? shape.temperatures : sel.temperatures;
 
-  std::vector<const Family*> fams;
+  std::vector<const InputFamily*> fams;
   if (sel.families.empty()) {
-    for (const Family& f : families()) fams.push_back(&f);
+    for (const InputFamily& f : input_families()) fams.push_back(&f);
   } else {
     for (const std::string& name : sel.families) {
-      const Family* f = find_family(name);
+      const InputFamily* f = find_input_family(name);
       if (!f) throw std::invalid_argument("unknown family '" + name + "' (see `softcheck list --families`)");
       fams.push_back(f);
     }
   }
 
   std::vector<SuiteCase> cases;
-  for (const Family* fam : fams)
+  for (const InputFamily* fam : fams)
     for (double t : temps) {
       if (fam->fixed_cols > 0) {
         cases.push_back({fam, fam->fixed_cols, t, 1});
@@ -159,11 +159,11 @@ double max_abs_scaled(const double* x, std::int64_t n, double temperature) {
 
 using UlpHistogram = std::array<std::uint64_t, ulp_histogram_bins>;
 
-// ULP error of every measured element of a row (the elements compare_row
-// measures: class finite), into log2 bins.
-void add_elements(UlpHistogram& h, const double* y, const std::vector<oracle::Real>& ref, Format f) {
+// Error of every measured element of a row in the op's metric (the elements
+// compare_row measures: class finite), into log2 bins.
+void add_elements(UlpHistogram& h, const double* y, std::span<const oracle::Real> ref, Format f, Op op) {
   for (std::size_t i = 0; i < ref.size(); ++i) {
-    const ElementError e = compare_element(y[i], ref[i], f);
+    const ElementError e = compare_element(y[i], ref[i], f, op);
     if (e.cls == ElementClass::finite) h[ulp_histogram_bin(e.ulp)]++;
   }
 }
@@ -188,27 +188,16 @@ struct Accum {
   UlpHistogram histogram{};
 };
 
-// Does an all -inf row's output follow the declared policy?
-// (format.hpp: nan -> NaN; zeros -> 0 / -inf; uniform -> 1/n / -log n.)
-bool follows_policy(MaskedRowPolicy p, Op op, const double* y, std::int64_t n, Format f) {
-  const double u = unit_roundoff(f), dn = static_cast<double>(n);
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double v = y[i];
-    bool ok = false;
-    switch (p) {
-      case MaskedRowPolicy::nan: ok = std::isnan(v); break;
-      // Every op but log_softmax outputs probabilities (softmax and the sparse ops).
-      case MaskedRowPolicy::zeros: ok = op != Op::log_softmax ? v == 0 : v == -INFINITY; break;
-      case MaskedRowPolicy::uniform:
-        // 1/n and log n rounded in the kernel's format: within a few u.
-        ok = op != Op::log_softmax ? std::fabs(v * dn - 1) <= 4 * u
-                                   : std::fabs(v + std::log(dn)) <= 4 * u * std::max(1.0, std::log(dn));
-        break;
-    }
-    if (!ok) return false;
-  }
+// Does an all -inf row's output (out_cols values) follow the declared policy
+// (op.hpp, MaskedRowPolicy and is_masked_row_value)?
+bool follows_policy(MaskedRowPolicy p, Op op, const double* y, std::int64_t out_cols, std::int64_t cols, Format f) {
+  for (std::int64_t i = 0; i < out_cols; ++i)
+    if (!is_masked_row_value(y[i], spec(op).output, p, static_cast<double>(cols), unit_roundoff(f))) return false;
   return true;
 }
+
+// Output values per row: the row's length, or 1 for an op with one value per row.
+std::int64_t output_cols(Op op, std::int64_t cols) { return spec(op).scalar_output() ? 1 : cols; }
 
 std::string repro_line(const Kernel& k, Op op, const SuiteCase& c, std::uint64_t seed,
                        const double* x) {
@@ -298,7 +287,7 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
 // with, and for a sparse op the support (entries off it are exactly 0).
 struct RowReference {
   oracle::RowStatus status = oracle::RowStatus::ok;
-  const std::vector<oracle::Real>* values = nullptr;
+  std::span<const oracle::Real> values;
   const std::vector<bool>* support = nullptr;  // sparse ops only
 };
 
@@ -320,7 +309,7 @@ Measured on_support(Accum& a, const double* y, const RowReference& ref, std::int
   for (std::size_t i = 0; i < static_cast<std::size_t>(cols); ++i) {
     const bool exact_on = (*ref.support)[i];
     const bool kernel_on = y[i] != 0;
-    if (std::isfinite(y[i]) && exact_on && !kernel_on && oracle::round_to((*ref.values)[i], f) != 0) {
+    if (std::isfinite(y[i]) && exact_on && !kernel_on && oracle::round_to(ref.values[i], f) != 0) {
       a.false_zeros++;
       continue;
     }
@@ -329,73 +318,63 @@ Measured on_support(Accum& a, const double* y, const RowReference& ref, std::int
       continue;  // both 0: exact, nothing to measure
     }
     m.y.push_back(y[i]);
-    m.exact.push_back((*ref.values)[i]);
+    m.exact.push_back(ref.values[i]);
     m.index.push_back(i);
   }
   return m;
 }
 
-void evaluate_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
-                  const double* y, const RowReference& ref_row, std::uint64_t seed) {
+// A fully masked row: counted, and a policy violation when `follows` is false.
+void record_masked_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
+                       const double* y, bool follows, std::uint64_t seed) {
+  a.rows++;
+  a.elements += static_cast<std::uint64_t>(c.cols);
+  a.policy_rows++;
+  if (follows) return;
+  a.policy_violations++;
+  WorstCase w;
+  w.got = y[0];
+  w.exact = "undefined (fully masked row, policy " + std::string(name(t.kernel->masked_policy)) + ")";
+  w.bound = INFINITY;
+  keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, row, x, seed);
+}
+
+// A sparse op's row against exact_sparse (the dense ops go through RowJudge).
+void evaluate_sparse_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
+                         const double* y, const RowReference& ref_row, std::uint64_t seed) {
   const Kernel& k = *t.kernel;
   const Op op = t.decl->op;
   if (ref_row.status == oracle::RowStatus::all_masked) {
-    a.rows++;
-    a.elements += static_cast<std::uint64_t>(c.cols);
-    a.policy_rows++;
-    if (follows_policy(k.masked_policy, op, y, c.cols, k.format)) return;
-    a.policy_violations++;
-    WorstCase w;
-    w.got = y[0];
-    w.exact = "undefined (fully masked row, policy " + std::string(name(k.masked_policy)) + ")";
-    w.bound = INFINITY;
-    keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, row, x, seed);
+    record_masked_row(a, t, c, row, x, y, follows_policy(k.masked_policy, op, y, output_cols(op, c.cols), c.cols, k.format),
+                      seed);
     return;
   }
-  Measured sub;
-  if (ref_row.support) sub = on_support(a, y, ref_row, c.cols, k.format);
-  const std::vector<oracle::Real>& ref = ref_row.support ? sub.exact : *ref_row.values;
-  const std::span<const double> ys =
-      ref_row.support ? std::span<const double>(sub.y) : std::span<const double>(y, static_cast<std::size_t>(c.cols));
-  const RowError e = compare_row(ys, ref, k.format, op);
-  add_elements(a.histogram, ys.data(), ref, k.format);
+  const Measured sub = on_support(a, y, ref_row, c.cols, k.format);
+  const RowError e = compare_row(sub.y, sub.exact, k.format, op);
+  add_elements(a.histogram, sub.y.data(), sub.exact, k.format, op);
   const double bound = row_bound(t, c, x);
-  const bool worse = !ref.empty() && row_key(t, e, bound) > a.worst_key;
-  record_measured_row(a, t, c, row, x, ys.data(), e, bound, worse ? oracle::to_string(ref[e.worst_index], 21) : "",
-                      seed, ref_row.support ? &sub.index : nullptr);
+  const bool worse = !sub.exact.empty() && row_key(t, e, bound) > a.worst_key;
+  record_measured_row(a, t, c, row, x, sub.y.data(), e, bound,
+                      worse ? oracle::to_string(sub.exact[e.worst_index], 21) : "", seed, &sub.index);
 }
 
-// The fast tier's version of evaluate_row for a row with a finite entry.
-// Returns false, leaving `a` untouched, when the enclosures cannot decide
-// what the report needs: every element's ULP error to within 1/1000 ulp and
-// the other metrics by compare_row_fast's rules, each element's histogram
-// bin, and the contract verdict (max_ulp against the bound).
-template <class R>
-bool evaluate_row_fast(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
-                       const double* y, const oracle::BasicFastRow<R>& fast, const RunOptions& opt) {
-  const Kernel& k = *t.kernel;
-  const Op op = t.decl->op;
-  thread_local oracle::FastRowError fe;  // storage reused row to row
-  if (!oracle::compare_row_fast({y, static_cast<std::size_t>(c.cols)}, fast, k.format, op, fe, 1e-3, opt.oracle_bits))
-    return false;
-  const RowError& e = fe.error;
-  UlpHistogram h{};
-  for (std::size_t i = 0; i < fe.ulp.size(); ++i) {
-    if (!fe.finite[i]) continue;
-    const std::size_t b = ulp_histogram_bin(fe.ulp[i]);
-    if (ulp_histogram_bin(std::max(0.0, fe.ulp[i] - fe.ulp_err[i])) != b ||
-        ulp_histogram_bin(fe.ulp[i] + fe.ulp_err[i]) != b)
-      return false;
-    h[b]++;
+// A dense op's row: the judge's verdict into the accumulator. The worst
+// element's exact text (21 digits) is MPFR's when MPFR decided, else left to
+// run_suite for the kernel's final worst case.
+void record_verdict(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
+                    std::span<const double> y, const oracle::RowVerdict& v, oracle::RowJudge& judge,
+                    std::uint64_t seed) {
+  if (v.status == oracle::RowStatus::all_masked) {
+    record_masked_row(a, t, c, row, x, y.data(), v.follows_policy, seed);
+    return;
   }
-  const double bound = row_bound(t, c, x);
-  const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
-  if (t.decl->contract.declared && !broken && e.max_ulp - fe.max_ulp_err <= bound &&
-      e.max_ulp + fe.max_ulp_err > bound)
-    return false;  // the verdict sits inside the uncertainty
-  for (std::size_t b = 0; b < h.size(); ++b) a.histogram[b] += h[b];
-  record_measured_row(a, t, c, row, x, y, e, bound, "", opt.seed);
-  return true;
+  for (double e : v.element_error)
+    if (!std::isnan(e)) a.histogram[ulp_histogram_bin(e)]++;
+  std::string exact_text;
+  if (v.tier == oracle::Tier::mpfr && !y.empty() && row_key(t, v.error, v.bound) > a.worst_key)
+    exact_text = oracle::to_string(
+        oracle::exact_values(judge.exact(), spec(t.decl->op).output)[v.error.worst_index], 21);
+  record_measured_row(a, t, c, row, x, y.data(), v.error, v.bound, exact_text, seed);
 }
 
 // A run that threw KernelFailure: every row of the case counts as a contract
@@ -420,25 +399,27 @@ struct CaseResult {
   std::uint64_t oracle_rows = 0, mpfr_rows = 0;
 };
 
-// Runs one (format, case): fill, kernel, oracle, compare. With the tiered
-// oracle each row goes to the fast tiers first (f64: double-double; other
-// formats: double, then extended for the targets double could not decide);
-// exact_row runs (once per row) only for the targets they could not decide.
+// Runs one (format, case): fill, kernel, oracle, compare. Each row of a dense
+// op is judged by one RowJudge shared by the targets (the tiers, then MPFR
+// once, only for the targets the fast tiers could not decide); the sparse ops
+// share one exact_sparse per (op, parameters).
 CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& targets, const RunOptions& opt) {
   const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, case_seed(opt.seed, c, f));
-  const std::size_t count = x.size();
   const std::vector<unsigned char> xin = pack(x, f);
   std::vector<std::vector<double>> outputs;
+  std::vector<std::int64_t> out_cols;  // per target: output values per row
   std::vector<std::string> failures(targets.size());  // KernelFailure messages
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const Target& t = targets[i];
-    std::vector<unsigned char> yout(count * element_size(f));
+    out_cols.push_back(output_cols(t.decl->op, c.cols));
+    const auto out_count = static_cast<std::size_t>(c.rows * out_cols.back());
+    std::vector<unsigned char> yout(out_count * element_size(f));
     try {
       t.kernel->run(t.decl->op, xin.data(), yout.data(), c.rows, c.cols, c.temperature);
     } catch (const KernelFailure& e) {
       failures[i] = e.what();
     }
-    outputs.push_back(unpack(yout, f, count));
+    outputs.push_back(unpack(yout, f, out_count));
   }
   CaseResult res;
   std::vector<Accum>& acc = res.acc;
@@ -460,11 +441,16 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     sparse_slot[i] = static_cast<std::size_t>(it - sparse_ops.begin());
     if (it == sparse_ops.end()) sparse_ops.push_back(&d);
   }
-  const bool tiered = opt.oracle == OracleMode::tiered;
-  std::vector<std::size_t> pending;
-  oracle::DoubleFastRow double_tier;  // storage reused row to row
-  oracle::FastRow extended_tier;
-  oracle::DDFastRow dd_tier;
+  // The dense targets go through the row judge (oracle/judge.hpp), which
+  // owns the tier order; the report's histogram needs each element's bin.
+  std::vector<std::size_t> dense;
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    if (failures[i].empty() && !is_sparse(targets[i].decl->op)) dense.push_back(i);
+  oracle::JudgeOptions judge_options;
+  judge_options.bits = opt.oracle_bits;
+  judge_options.tiered = opt.oracle == OracleMode::tiered;
+  judge_options.element_bin = ulp_histogram_bin;
+  oracle::RowJudge judge(f, judge_options);  // its tiers' storage reused row to row
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const double* xr = x.data() + r * c.cols;
     const std::span<const double> row{xr, static_cast<std::size_t>(c.cols)};
@@ -478,40 +464,25 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
         const oracle::SparseRow& s = sparse[sparse_slot[i]];
         if (s.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
         counted = used_mpfr = used_mpfr || s.status == oracle::RowStatus::ok;
-        evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, {s.status, &s.p, &s.support},
-                     opt.seed);
+        evaluate_sparse_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * out_cols[i],
+                            {s.status, s.p, &s.support}, opt.seed);
       }
     }
-    pending.clear();
-    for (std::size_t i = 0; i < targets.size(); ++i)
-      if (failures[i].empty() && !is_sparse(targets[i].decl->op)) pending.push_back(i);
-    // Decides what a tier's row can for the pending targets; the row status.
-    const auto try_tier = [&](auto& tier_row, auto compute) {
-      compute(row, c.temperature, tier_row);
-      if (tier_row.status == oracle::RowStatus::ok && tier_row.usable)
-        std::erase_if(pending, [&](std::size_t i) {
-          return evaluate_row_fast(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols, tier_row, opt);
-        });
-      return tier_row.status;
-    };
-    if (tiered && !pending.empty()) {
-      const oracle::RowStatus status =
-          f == Format::f64 ? try_tier(dd_tier, [](auto xs, double t, auto& o) { oracle::dd_fast_row(xs, t, o); })
-                           : try_tier(double_tier, [](auto xs, double t, auto& o) { oracle::double_fast_row(xs, t, o); });
-      if (status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
-      counted = counted || status == oracle::RowStatus::ok;
-      if (status == oracle::RowStatus::ok && !pending.empty() && f != Format::f64)
-        try_tier(extended_tier, [](auto xs, double t, auto& o) { oracle::fast_row(xs, t, o); });
-    }
-    if (!pending.empty()) {
-      const oracle::ExactRow exact = oracle::exact_row(row, c.temperature, opt.oracle_bits);
-      if (exact.status == oracle::RowStatus::undefined) continue;
-      if (exact.status == oracle::RowStatus::ok) counted = used_mpfr = true;
-      for (std::size_t i : pending) {
-        const Op op = targets[i].decl->op;
-        evaluate_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * c.cols,
-                     {exact.status, op == Op::softmax ? &exact.softmax : &exact.log_softmax, nullptr}, opt.seed);
+    if (!dense.empty()) {
+      judge.set_row(row, c.temperature);
+      bool undefined = false;
+      for (std::size_t i : dense) {
+        const std::span<const double> y(outputs[i].data() + r * out_cols[i], static_cast<std::size_t>(out_cols[i]));
+        const oracle::RowVerdict v = judge.judge(*targets[i].decl, targets[i].kernel->masked_policy, y);
+        if (v.status == oracle::RowStatus::undefined) {  // families never produce +inf/NaN
+          undefined = true;
+          break;
+        }
+        counted = counted || v.status == oracle::RowStatus::ok;
+        record_verdict(acc[i], targets[i], c, r, xr, y, v, judge, opt.seed);
       }
+      if (undefined) continue;
+      used_mpfr = used_mpfr || judge.used_mpfr();
     }
     res.oracle_rows += counted ? 1 : 0;
     res.mpfr_rows += used_mpfr ? 1 : 0;
@@ -713,8 +684,8 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
     }
     if (worst_from && worst_from->worst_text_pending) {  // a fast-tier worst case: its exact text from MPFR
       const oracle::ExactRow exact = oracle::exact_row(worst_from->worst_row, s.worst.temperature, opt.oracle_bits);
-      const auto& ref = t.decl->op == Op::softmax ? exact.softmax : exact.log_softmax;
-      s.worst.exact = oracle::to_string(ref.at(static_cast<std::size_t>(s.worst.element)), 21);
+      const auto ref = oracle::exact_values(exact, spec(t.decl->op).output);
+      s.worst.exact = oracle::to_string(ref[static_cast<std::size_t>(s.worst.element)], 21);
     }
     if (s.measured > 0) {
       s.mean_ulp /= static_cast<double>(s.measured);

@@ -99,10 +99,11 @@ double Contract::bound_ulps(const RowShape& s, Format f) const {
 
 std::string Contract::formula(const std::function<std::string(double, std::string_view)>& term) const {
   if (!declared) return "none";
-  std::string out = term(a, "");
+  // The constant is written when non-zero or when it is the only term.
+  std::string out = a != 0 || (b == 0 && c == 0 && d == 0 && t == 0) ? term(a, "") : "";
   const std::pair<double, std::string_view> terms[] = {{b, "n"}, {c, "R"}, {d, "M"}, {t, "M[T!=1]"}};
   for (const auto& [v, var] : terms)
-    if (v != 0) out += " + " + term(v, var);
+    if (v != 0) out += (out.empty() ? "" : " + ") + term(v, var);
   return out;
 }
 

@@ -1,0 +1,70 @@
+// Floating-point formats the harness knows: their parameters and rounding to
+// them. Header-only and free of MPFR so that kernels and fuzzers use it
+// cheaply (the ops are in softcheck/op.hpp).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace softcheck {
+
+enum class Format { f64, f32, f16, bf16 };
+
+// IEEE-style parameters: precision p counts the implicit bit; emin is the
+// exponent of the smallest normal number (2^emin); emax of the largest binade.
+struct FormatInfo {
+  std::string_view name;
+  int precision;
+  int emin;
+  int emax;
+  int width;  // storage bits; Herbie's "bits of error" for a NaN/inf result
+};
+
+constexpr FormatInfo info(Format f) {
+  switch (f) {
+    case Format::f64: return {"f64", 53, -1022, 1023, 64};
+    case Format::f32: return {"f32", 24, -126, 127, 32};
+    case Format::f16: return {"f16", 11, -14, 15, 16};
+    case Format::bf16: return {"bf16", 8, -126, 127, 16};
+  }
+  return {"?", 0, 0, 0, 0};
+}
+
+constexpr std::string_view name(Format f) { return info(f).name; }
+
+inline std::optional<Format> parse_format(std::string_view s) {
+  for (Format f : {Format::f64, Format::f32, Format::f16, Format::bf16})
+    if (info(f).name == s) return f;
+  return std::nullopt;
+}
+
+// u = 2^-p (REFERENCE.md, "Notation").
+inline double unit_roundoff(Format f) { return std::ldexp(1.0, -info(f).precision); }
+// Smallest positive subnormal, 2^(emin - p + 1).
+inline double denorm_min(Format f) { return std::ldexp(1.0, info(f).emin - info(f).precision + 1); }
+// Largest finite value, (2 - 2^(1-p)) * 2^emax.
+inline double max_finite(Format f) {
+  return std::ldexp(2.0 - std::ldexp(1.0, 1 - info(f).precision), info(f).emax);
+}
+inline double lowest(Format f) { return -max_finite(f); }
+
+// Round a double to the nearest value of `f` (ties to even), subnormal-aware,
+// overflowing to +-inf at max_finite + ulp/2. One rounding from the double:
+// scaling by a power of two is exact and nearbyint rounds once. Used to build
+// inputs that are exact values of a format (the oracle rounds exact results
+// with oracle::round_to instead).
+inline double round_to_format(double v, Format f) {
+  if (!std::isfinite(v) || v == 0) return v;
+  if (f == Format::f64) return v;
+  const FormatInfo fi = info(f);
+  const int e = std::max(std::ilogb(v), fi.emin);  // binade, clamped to the subnormal quantum
+  const double quantum = std::ldexp(1.0, e - fi.precision + 1);
+  const double r = std::nearbyint(v / quantum) * quantum;
+  if (std::fabs(r) > max_finite(f)) return std::copysign(INFINITY, v);
+  return r;
+}
+
+}  // namespace softcheck

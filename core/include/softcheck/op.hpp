@@ -1,0 +1,252 @@
+// The ops softcheck checks, as one table checked at compile time (the shape of
+// LLVM libc's MPFR operation table). Everything that depends on what an op is
+// (its name, operands, parameter, reference, metric, masked-row values, plugin
+// code) is a field here: the suite, the oracle, the properties, the fuzzers,
+// the reports, the plugin loader and the CLI read op_table or spec(op), and no
+// op name is spelled anywhere else. Adding an op: docs/adding-an-op.md.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace softcheck {
+
+enum class Op : std::uint8_t {
+  softmax,
+  log_softmax,
+  sparsemax,
+  entmax15,
+  entmax,
+  topk_softmax,
+  threshold_softmax,
+  lse,
+  entropy,
+};
+
+// Shape of one operand of a call on `rows` rows of `cols` inputs.
+enum class OperandShape : std::uint8_t {
+  row,     // rows x cols elements, row-major
+  scalar,  // one element per row
+};
+
+struct Operand {
+  std::string_view name;
+  OperandShape shape;
+};
+
+// An op's inputs or outputs: a view of a constant array (std::span is C++20;
+// this header is also read by the CUDA code, which is C++17).
+class OperandList {
+ public:
+  template <std::size_t N>
+  constexpr OperandList(const Operand (&a)[N]) : data_(a), size_(N) {}  // NOLINT(google-explicit-constructor)
+  constexpr std::size_t size() const { return size_; }
+  constexpr bool empty() const { return size_ == 0; }
+  constexpr const Operand& operator[](std::size_t i) const { return data_[i]; }
+  constexpr const Operand* begin() const { return data_; }
+  constexpr const Operand* end() const { return data_ + size_; }
+
+ private:
+  const Operand* data_;
+  std::size_t size_;
+};
+
+// What an op's output is. It fixes the output range, the values of a fully
+// masked row under each policy, and which exact value of the oracle's row it
+// is compared with.
+enum class OutputKind : std::uint8_t {
+  probabilities,      // in [0, 1], summing to 1 (softmax and the sparse family)
+  log_probabilities,  // in [-inf, 0]
+  log_sum_exp,        // lse(z) = log sum_i exp(z_i), one per row, in [max z, max z + log n]
+  entropy,            // H(softmax(z)) = -sum_i p_i log p_i, one per row, in [0, log n]
+};
+
+// Where a row's exact values come from: exact_row (one MPFR evaluation gives
+// softmax, log-softmax, lse and entropy) or exact_sparse (a threshold tau and
+// the support; docs/sparse.md).
+enum class Reference : std::uint8_t { dense, sparse };
+
+// How an output's error is measured: componentwise ULPs of the output format,
+// or the absolute error in units of u, |r - v| / u. Absolute for entropy: H is
+// near 0 on peaked rows, where a relative error means nothing. Absolute for
+// lse: what consumers do with it is p_j = exp(z_j - lse) (FlashAttention's
+// backward pass, cross-entropy), where an absolute error e of lse is a
+// relative error e of every p_j; and lse crosses 0 (x = [-0.69, -0.69] has
+// lse ~ 0.003), where its ULP error is unbounded for every algorithm
+// (Blanchard-Higham-Higham's LSE bounds carry a 1/|y| factor, REFERENCE.md).
+enum class Metric : std::uint8_t { ulp, absolute };
+
+// The op's parameter beyond the temperature (OpParams field), if any.
+enum class OpParam : std::uint8_t { none, alpha, k, threshold };
+
+// The parameter of a parametrised op, fixed per kernel (OpDecl::params):
+// entmax: alpha > 1; topk_softmax: k >= 1; threshold_softmax: threshold in
+// [0, 1]. Unused fields stay 0.
+struct OpParams {
+  double alpha = 0;
+  std::int64_t k = 0;
+  double threshold = 0;
+};
+
+// What a kernel returns for a row whose entries are all -inf (fully masked).
+// The exact softmax is undefined there (0/0); each kernel declares its rule
+// (REFERENCE.md, "What users keep reporting" and "FlashAttention tiling"):
+//   nan:     every output NaN (plain softmax in PyTorch)
+//   zeros:   softmax 0, log-softmax -inf, lse -inf, entropy 0
+//            (FlashAttention-4 O = 0 with lse = -inf, PyTorch _safe_softmax)
+//   uniform: softmax 1/n, log-softmax -log n, entropy log n; lse -inf (the
+//            log of the empty sum: the rule is about p, lse has its exact value)
+// lse = -inf is accepted under every policy (it is the exact value); under
+// nan a NaN lse is accepted too.
+enum class MaskedRowPolicy { nan, zeros, uniform };
+
+constexpr std::string_view name(MaskedRowPolicy p) {
+  switch (p) {
+    case MaskedRowPolicy::nan: return "nan";
+    case MaskedRowPolicy::zeros: return "zeros";
+    case MaskedRowPolicy::uniform: return "uniform";
+  }
+  return "?";
+}
+
+struct OpSpec {
+  Op op;
+  std::string_view name;
+  std::string_view math;  // what one row computes, for `list --ops` and --help
+  OperandList in, out;
+  OpParam param;
+  Reference reference;
+  OutputKind output;
+  Metric metric;
+  bool normwise;             // Blanchard-Higham-Higham's normwise error max|r - g| / (u max g) applies
+  bool fast_tier;            // the oracle's fast tiers (fast_oracle.hpp) evaluate it
+  std::int32_t plugin_code;  // its enum softcheck_op value in the plugin ABI, 0 if none
+
+  constexpr bool sparse() const { return reference == Reference::sparse; }
+  constexpr bool scalar_output() const { return out[0].shape == OperandShape::scalar; }
+};
+
+namespace op_operands {
+inline constexpr Operand x[] = {{"x", OperandShape::row}};
+inline constexpr Operand y[] = {{"y", OperandShape::row}};
+inline constexpr Operand lse[] = {{"lse", OperandShape::scalar}};
+inline constexpr Operand h[] = {{"h", OperandShape::scalar}};
+}  // namespace op_operands
+
+// Indexed by Op (checked below). Plugin codes are fixed by softcheck_plugin.h.
+// Columns: op, name, math, inputs, outputs, parameter, reference, output kind,
+// metric, normwise, fast tier, plugin code.
+inline constexpr OpSpec op_table[] = {
+    {Op::softmax, "softmax", "exp(z_i) / sum_j exp(z_j), z = x / T", op_operands::x, op_operands::y, OpParam::none,
+     Reference::dense, OutputKind::probabilities, Metric::ulp, true, true, 1},
+    {Op::log_softmax, "log_softmax", "z_i - log sum_j exp(z_j)", op_operands::x, op_operands::y, OpParam::none,
+     Reference::dense, OutputKind::log_probabilities, Metric::ulp, false, true, 2},
+    {Op::sparsemax, "sparsemax", "Euclidean projection of z onto the simplex", op_operands::x, op_operands::y,
+     OpParam::none, Reference::sparse, OutputKind::probabilities, Metric::ulp, false, false, 3},
+    {Op::entmax15, "entmax15", "1.5-entmax of z", op_operands::x, op_operands::y, OpParam::none, Reference::sparse,
+     OutputKind::probabilities, Metric::ulp, false, false, 0},
+    {Op::entmax, "entmax", "alpha-entmax of z", op_operands::x, op_operands::y, OpParam::alpha, Reference::sparse,
+     OutputKind::probabilities, Metric::ulp, false, false, 4},
+    {Op::topk_softmax, "topk_softmax", "softmax of the k largest z (ties kept), 0 elsewhere", op_operands::x,
+     op_operands::y, OpParam::k, Reference::sparse, OutputKind::probabilities, Metric::ulp, false, false, 0},
+    {Op::threshold_softmax, "threshold_softmax", "softmax of the z whose softmax is >= threshold, 0 elsewhere",
+     op_operands::x, op_operands::y, OpParam::threshold, Reference::sparse, OutputKind::probabilities, Metric::ulp, false,
+     false, 0},
+    {Op::lse, "lse", "log sum_j exp(z_j), one per row", op_operands::x, op_operands::lse, OpParam::none,
+     Reference::dense, OutputKind::log_sum_exp, Metric::absolute, false, false, 5},
+    {Op::entropy, "entropy", "-sum_j p_j log p_j, p = softmax(z), one per row", op_operands::x, op_operands::h,
+     OpParam::none, Reference::dense, OutputKind::entropy, Metric::absolute, false, false, 6},
+};
+
+inline constexpr std::size_t op_count = std::size(op_table);
+
+constexpr const OpSpec& spec(Op op) { return op_table[static_cast<std::size_t>(op)]; }
+constexpr std::string_view name(Op op) { return spec(op).name; }
+constexpr bool is_sparse(Op op) { return spec(op).sparse(); }
+
+inline std::optional<Op> parse_op(std::string_view s) {
+  for (const OpSpec& o : op_table)
+    if (o.name == s) return o.op;
+  return std::nullopt;
+}
+
+// The op whose plugin code is `code`, if one has it.
+inline std::optional<Op> op_of_plugin_code(std::int32_t code) {
+  for (const OpSpec& o : op_table)
+    if (o.plugin_code != 0 && o.plugin_code == code) return o.op;
+  return std::nullopt;
+}
+
+// "softmax, log_softmax, ..." (`sep` between names), for help and errors.
+inline std::string op_names(std::string_view sep = ", ") {
+  std::string s;
+  for (const OpSpec& o : op_table) {
+    if (!s.empty()) s += sep;
+    s += o.name;
+  }
+  return s;
+}
+
+// The value every output of a fully masked row of length n takes under policy
+// p: NaN for the nan policy; the exact value where one exists (0, -inf); the
+// uniform row's 1/n, -log n or log n.
+inline double masked_row_value(OutputKind kind, MaskedRowPolicy p, double n) {
+  if (p == MaskedRowPolicy::nan) return NAN;
+  const bool uniform = p == MaskedRowPolicy::uniform;
+  switch (kind) {
+    case OutputKind::probabilities: return uniform ? 1 / n : 0.0;
+    case OutputKind::log_probabilities: return uniform ? -std::log(n) : -INFINITY;
+    case OutputKind::log_sum_exp: return -INFINITY;  // the exact value, log 0
+    case OutputKind::entropy: return uniform ? std::log(n) : 0.0;
+  }
+  return NAN;
+}
+
+// Whether v is masked_row_value(kind, p, n) as a kernel of unit roundoff u
+// returns it: NaN, 0 and -inf exactly; 1/n and +-log n rounded in the
+// kernel's format, within 4u (relative; for the logs relative to max(1, log n)).
+inline bool is_masked_row_value(double v, OutputKind kind, MaskedRowPolicy p, double n, double u) {
+  if (kind == OutputKind::log_sum_exp && v == -INFINITY) return true;
+  const double target = masked_row_value(kind, p, n);
+  if (std::isnan(target)) return std::isnan(v);
+  if (target == 0 || std::isinf(target)) return v == target;
+  if (kind == OutputKind::probabilities) return std::fabs(v * n - 1) <= 4 * u;
+  return std::fabs(v - target) <= 4 * u * std::max(1.0, std::log(n));
+}
+
+namespace op_table_checks {
+constexpr bool same(std::string_view a, std::string_view b) { return a == b; }
+constexpr bool indexed_by_op() {
+  for (std::size_t i = 0; i < op_count; ++i)
+    if (static_cast<std::size_t>(op_table[i].op) != i) return false;
+  return true;
+}
+constexpr bool names_and_codes_unique() {
+  for (std::size_t i = 0; i < op_count; ++i)
+    for (std::size_t j = i + 1; j < op_count; ++j)
+      if (same(op_table[i].name, op_table[j].name) ||
+          (op_table[i].plugin_code != 0 && op_table[i].plugin_code == op_table[j].plugin_code))
+        return false;
+  return true;
+}
+constexpr bool well_formed() {
+  for (const OpSpec& o : op_table) {
+    if (o.name.empty() || o.in.empty() || o.out.empty()) return false;
+    // The sparse oracle and the fast tiers know row outputs only.
+    if ((o.reference == Reference::sparse || o.fast_tier) && o.out[0].shape != OperandShape::row) return false;
+    // Absolute error is for scalar outputs whose value can be 0 (entropy).
+    if (o.metric == Metric::absolute && o.out[0].shape != OperandShape::scalar) return false;
+  }
+  return true;
+}
+}  // namespace op_table_checks
+static_assert(op_table_checks::indexed_by_op(), "op_table must list the ops in enum order");
+static_assert(op_table_checks::names_and_codes_unique(), "op names and plugin codes must be unique");
+static_assert(op_table_checks::well_formed(), "an op_table entry is inconsistent");
+
+}  // namespace softcheck

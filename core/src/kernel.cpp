@@ -1,0 +1,22 @@
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "softcheck/kernel.hpp"
+
+namespace softcheck {
+
+const OpDecl* Kernel::find(Op op) const {
+  const auto it = std::find_if(ops.begin(), ops.end(), [&](const OpDecl& d) { return d.op == op; });
+  return it == ops.end() ? nullptr : &*it;
+}
+
+void Kernel::run(Op op, const void* x, void* out, std::int64_t rows, std::int64_t cols, double temperature) const {
+  if (spec(op).in.size() != 1 || spec(op).out.size() != 1)
+    throw std::invalid_argument(std::string(softcheck::name(op)) + " has several operands: call Kernel::compute");
+  const void* const in[] = {x};
+  void* const outs[] = {out};
+  compute({op, in, outs, rows, cols, temperature});
+}
+
+}  // namespace softcheck

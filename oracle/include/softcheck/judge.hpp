@@ -1,0 +1,122 @@
+// The row verdict: does one kernel output row meet its op's contract, and
+// why. One place owns the order of the oracle's tiers (docs/oracle.md,
+// "Tiered oracle") and the decision every checker makes: the run suite,
+// `sweep`, the accuracy property and the fuzzers' differential check all
+// ask a RowJudge (LLVM libc's MPFR matcher: one object decides and explains).
+//
+// A RowJudge holds one input row and computes its exact values lazily, once,
+// in tier order: the double-double tier for f64 results, the double then the
+// long double tier for the other formats, MPFR last, for the rows (and ops)
+// the fast tiers cannot decide. Several kernels' outputs on the same row share
+// those computations.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "softcheck/fast_oracle.hpp"
+#include "softcheck/kernel.hpp"
+#include "softcheck/metrics.hpp"
+#include "softcheck/oracle.hpp"
+
+namespace softcheck::oracle {
+
+enum class Tier : unsigned char { none, fast_double, fast_extended, fast_double_double, mpfr };
+std::string_view name(Tier t);
+
+struct JudgeOptions {
+  unsigned bits = default_bits;  // MPFR precision of the exact row
+  bool tiered = true;            // false: MPFR for every row
+  // What a fast tier must decide before its verdict is taken (else the row
+  // goes to the next tier): every element's error to within `tolerance` in
+  // the op's unit (compare_row_fast), the verdict against the bound, and with
+  // `element_bin`, each element's bin.
+  double tolerance = 1e-3;
+  // When set, RowVerdict::element_error is filled, and a fast tier's verdict
+  // is taken only when every element's bin (e.g. a histogram's) is decided.
+  std::function<std::size_t(double)> element_bin;
+  // false: when the fast tiers cannot decide, the verdict has tier none and
+  // no figures (a caller with a cheaper stage of its own after them).
+  bool mpfr_fallback = true;
+
+  // MPFR for every row (checks that want the exact row alone).
+  static JudgeOptions exact_only(unsigned bits = default_bits) {
+    JudgeOptions o;
+    o.bits = bits;
+    o.tiered = false;
+    return o;
+  }
+  // The fast tiers only: undecided rows get tier none.
+  static JudgeOptions fast_only() {
+    JudgeOptions o;
+    o.mpfr_fallback = false;
+    return o;
+  }
+};
+
+// The verdict on one output row of a dense op (op table: Reference::dense).
+struct RowVerdict {
+  RowStatus status = RowStatus::ok;  // undefined: a +inf/NaN input, no verdict
+  // all_masked rows: whether the outputs follow the kernel's masked-row policy.
+  bool follows_policy = true;
+  // ok rows: errors in the op's metric against the exact values; when a fast
+  // tier decided, ULP figures are within `uncertainty` of MPFR's.
+  RowError error;
+  double uncertainty = 0;
+  std::vector<double> element_error;  // with JudgeOptions::element_bin: per output, NaN unless class finite
+  double bound = std::numeric_limits<double>::infinity();  // the contract's, +inf for none
+  bool broken = false;   // a NaN/inf output where the exact value is finite, or a wrong special value
+  bool within = true;    // declared contract: !broken && max error <= bound (always true without one)
+  Tier tier = Tier::none;
+
+  bool holds() const { return status != RowStatus::ok ? follows_policy : within; }
+};
+
+class RowJudge {
+ public:
+  RowJudge(std::span<const double> x, double temperature, Format f, JudgeOptions opt = {});
+  explicit RowJudge(Format f, JudgeOptions opt = {});
+  // Judges another row from now on; the tiers' storage is reused row to row.
+  void set_row(std::span<const double> x, double temperature);
+
+  // The verdict for `y`, the output of an op with a row or a scalar output per
+  // input row, of a kernel with masked-row policy `policy`.
+  RowVerdict judge(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y);
+
+  // The MPFR row (computed on first use).
+  const ExactRow& exact();
+  // True once the MPFR row was needed for a row with finite entries.
+  bool used_mpfr() const { return exact_ && exact_->status == RowStatus::ok; }
+  // The row's status (from the first tier computed).
+  RowStatus status();
+
+ private:
+  template <class Row>
+  bool decide_fast(const OpDecl& d, std::span<const double> y, const Row& fast, Tier tier, RowVerdict& v);
+  void decide_exact(const OpDecl& d, std::span<const double> y, RowVerdict& v);
+
+  std::span<const double> x_;
+  double temperature_;
+  Format format_;
+  JudgeOptions opt_;
+  // Each tier's row and whether it holds the current row's values.
+  DoubleFastRow double_;
+  FastRow extended_;
+  DDFastRow dd_;
+  bool has_double_ = false, has_extended_ = false, has_dd_ = false;
+  std::optional<ExactRow> exact_;
+  const DoubleFastRow& double_tier();
+  const FastRow& extended_tier();
+  const DDFastRow& dd_tier();
+};
+
+// One line that says what decided a verdict, e.g. "max error 3.2 ulp at [4]
+// (got 0x1.8p-3, exact 1.8750001e-01) <= bound 17.5 (2 + 1*n + 2*R), double tier".
+std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double> y, RowJudge& judge);
+
+}  // namespace softcheck::oracle

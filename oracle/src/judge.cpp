@@ -1,0 +1,184 @@
+#include "softcheck/judge.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace softcheck::oracle {
+
+std::string_view name(Tier t) {
+  switch (t) {
+    case Tier::none: return "none";
+    case Tier::fast_double: return "double tier";
+    case Tier::fast_extended: return "long double tier";
+    case Tier::fast_double_double: return "double-double tier";
+    case Tier::mpfr: return "MPFR";
+  }
+  return "?";
+}
+
+RowJudge::RowJudge(Format f, JudgeOptions opt) : temperature_(1), format_(f), opt_(std::move(opt)) {}
+
+RowJudge::RowJudge(std::span<const double> x, double temperature, Format f, JudgeOptions opt)
+    : RowJudge(f, std::move(opt)) {
+  set_row(x, temperature);
+}
+
+void RowJudge::set_row(std::span<const double> x, double temperature) {
+  x_ = x;
+  temperature_ = temperature;
+  has_double_ = has_extended_ = has_dd_ = false;
+  exact_.reset();
+}
+
+const DoubleFastRow& RowJudge::double_tier() {
+  if (!has_double_) double_fast_row(x_, temperature_, double_);
+  has_double_ = true;
+  return double_;
+}
+
+const FastRow& RowJudge::extended_tier() {
+  if (!has_extended_) fast_row(x_, temperature_, extended_);
+  has_extended_ = true;
+  return extended_;
+}
+
+const DDFastRow& RowJudge::dd_tier() {
+  if (!has_dd_) dd_fast_row(x_, temperature_, dd_);
+  has_dd_ = true;
+  return dd_;
+}
+
+const ExactRow& RowJudge::exact() {
+  if (!exact_) exact_ = exact_row(x_, temperature_, opt_.bits);
+  return *exact_;
+}
+
+// The first tier's status: every tier classifies the row by the same rules
+// (fast_oracle.hpp), so whichever is computed first answers.
+RowStatus RowJudge::status() {
+  if (exact_) return exact_->status;
+  if (!opt_.tiered) return exact().status;
+  return format_ == Format::f64 ? dd_tier().status : double_tier().status;
+}
+
+namespace {
+
+void set_bound(const OpDecl& d, std::span<const double> x, double temperature, Format f, RowVerdict& v) {
+  v.bound = d.contract.bound_ulps(row_shape(x, temperature, f), f);
+  v.broken = v.error.nonfinite > 0 || v.error.special_mismatch > 0;
+  v.within = !d.contract.declared || (!v.broken && v.error.max_ulp <= v.bound);
+}
+
+}  // namespace
+
+// The fast tier's verdict, or false (v untouched in what matters) when its
+// enclosures cannot decide what the caller needs: every element's error to
+// within the tolerance, each element's bin when asked, and the verdict
+// against the bound (not inside the uncertainty).
+template <class Row>
+bool RowJudge::decide_fast(const OpDecl& d, std::span<const double> y, const Row& fast, Tier tier, RowVerdict& v) {
+  if (fast.status != RowStatus::ok || !fast.usable) return false;
+  thread_local FastRowError fe;  // storage reused row to row
+  if (!compare_row_fast(y, fast, format_, d.op, fe, opt_.tolerance, opt_.bits)) return false;
+  if (opt_.element_bin) {
+    v.element_error.assign(fe.ulp.size(), NAN);
+    for (std::size_t i = 0; i < fe.ulp.size(); ++i) {
+      if (!fe.finite[i]) continue;
+      const std::size_t b = opt_.element_bin(fe.ulp[i]);
+      if (opt_.element_bin(std::max(0.0, fe.ulp[i] - fe.ulp_err[i])) != b || opt_.element_bin(fe.ulp[i] + fe.ulp_err[i]) != b)
+        return false;
+      v.element_error[i] = fe.ulp[i];
+    }
+  }
+  v.error = fe.error;
+  v.uncertainty = fe.max_ulp_err;
+  set_bound(d, x_, temperature_, format_, v);
+  if (d.contract.declared && !v.broken && v.error.max_ulp - v.uncertainty <= v.bound &&
+      v.error.max_ulp + v.uncertainty > v.bound)
+    return false;  // the verdict sits inside the uncertainty
+  v.tier = tier;
+  return true;
+}
+
+void RowJudge::decide_exact(const OpDecl& d, std::span<const double> y, RowVerdict& v) {
+  const std::span<const Real> ref = exact_values(exact(), spec(d.op).output);
+  v.error = compare_row(y, ref, format_, d.op);
+  v.uncertainty = 0;
+  if (opt_.element_bin) {
+    v.element_error.assign(ref.size(), NAN);
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      const ElementError e = compare_element(y[i], ref[i], format_, d.op);
+      if (e.cls == ElementClass::finite) v.element_error[i] = e.ulp;
+    }
+  }
+  set_bound(d, x_, temperature_, format_, v);
+  v.tier = Tier::mpfr;
+}
+
+RowVerdict RowJudge::judge(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y) {
+  if (spec(d.op).sparse())
+    throw std::invalid_argument(std::string("RowJudge: ") + std::string(softcheck::name(d.op)) +
+                                " is a sparse op (exact_sparse)");
+  RowVerdict v;
+  v.status = status();
+  if (v.status == RowStatus::undefined) return v;
+  if (v.status == RowStatus::all_masked) {
+    const double n = static_cast<double>(x_.size()), u = unit_roundoff(format_);
+    for (double out : y)
+      if (!is_masked_row_value(out, spec(d.op).output, policy, n, u)) v.follows_policy = false;
+    return v;
+  }
+  // Tier order (docs/oracle.md): f64 results by the double-double tier only,
+  // the others by double, then long double; MPFR for what they leave.
+  if (opt_.tiered && spec(d.op).fast_tier) {
+    if (format_ == Format::f64) {
+      if (decide_fast(d, y, dd_tier(), Tier::fast_double_double, v)) return v;
+    } else {
+      if (decide_fast(d, y, double_tier(), Tier::fast_double, v)) return v;
+      if (double_tier().status == RowStatus::ok && decide_fast(d, y, extended_tier(), Tier::fast_extended, v)) return v;
+    }
+  }
+  if (!opt_.mpfr_fallback) {
+    v = RowVerdict{};
+    v.status = RowStatus::ok;
+    v.tier = Tier::none;
+    return v;
+  }
+  decide_exact(d, y, v);
+  return v;
+}
+
+namespace {
+std::string text(double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+}  // namespace
+
+std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double> y, RowJudge& judge) {
+  switch (v.status) {
+    case RowStatus::undefined: return "no exact value (a +inf or NaN input): no verdict";
+    case RowStatus::all_masked:
+      return std::string("fully masked row: outputs ") + (v.follows_policy ? "follow" : "do not follow") +
+             " the declared masked-row policy";
+    case RowStatus::ok: break;
+  }
+  const std::string unit = spec(d.op).metric == Metric::absolute ? "u (absolute)" : "ulp";
+  const std::size_t w = v.error.worst_index;
+  const std::span<const Real> ref = exact_values(judge.exact(), spec(d.op).output);
+  const std::string at = w < y.size() ? " at [" + std::to_string(w) + "] (got " + text(y[w]) + ", exact " +
+                                            to_string(ref[w], 17) + ")"
+                                      : "";
+  if (v.broken)
+    return std::to_string(v.error.nonfinite + v.error.special_mismatch) +
+           " outputs NaN/inf or a wrong special value" + at;
+  std::string s = "max error " + text(v.error.max_ulp) + " " + unit + at;
+  if (d.contract.declared)
+    s += (v.within ? " <= " : " > ") + std::string("bound ") + text(v.bound) + " (" + d.contract.formula() + ")";
+  else
+    s += ", no contract";
+  return s + ", " + std::string(name(v.tier));
+}
+
+}  // namespace softcheck::oracle
