@@ -86,7 +86,7 @@ Command add_repro(CLI::App& app) {
   add_plugin_options(*sub, a->plugins);
   std::vector<std::string> op_names;
   for (const OpSpec& o : op_table) op_names.emplace_back(o.name);
-  sub->add_option("--op", a->op, "softmax, log_softmax or a sparse op (docs/sparse.md)")
+  sub->add_option("--op", a->op, "The op (docs/ops.md): " + softcheck::op_names())
       ->check(CLI::IsMember(op_names))->capture_default_str();
   sub->add_option("--property", a->property, "Property name (see docs/properties.md)")->required();
   sub->add_option("--temperature", a->temperature, "Temperature (decimal or hex float)")->capture_default_str();

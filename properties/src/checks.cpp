@@ -102,12 +102,12 @@ CaseResult accuracy_core(const Kernel& k, Op op, const Case& c) {
   const std::span<const Real> exact = exact_of(row_judge.exact(), op);
   if (v.broken) {
     const std::size_t j = first_bad_special(y, exact, k.format);
-    return fail(INFINITY, v.bound, "ulp",
+    return fail(INFINITY, v.bound, spec(op).metric == Metric::absolute ? "u" : "ulp",
                 std::to_string(v.error.nonfinite + v.error.special_mismatch) + " entries non-finite or wrong special value" +
                     at(j, y[j], exact[j], k.format));
   }
   const std::size_t w = v.error.worst_index;
-  return judge(v.error.max_ulp, v.bound, "ulp",
+  return judge(v.error.max_ulp, v.bound, spec(op).metric == Metric::absolute ? "u" : "ulp",
                "max componentwise error" + at(w, y[w], exact[w], k.format) + "; contract " + contract_text(k, op));
 }
 

@@ -34,6 +34,17 @@ CaseResult check_sparse_ordering(const Kernel& k, Op op, const Case& c);
 CaseResult check_sparse_masked_entries(const Kernel& k, Op op, const Case& c);
 CaseResult check_sparse_fully_masked(const Kernel& k, Op op, const Case& c);
 
+// The ops with one output per row, lse and entropy (scalar_checks.cpp;
+// docs/properties.md, "lse and entropy"). Units of u (absolute error).
+CaseResult check_scalar_shift(const Kernel& k, Op op, const Case& c);
+CaseResult check_scalar_permutation(const Kernel& k, Op op, const Case& c);
+CaseResult check_scalar_masked_entries(const Kernel& k, Op op, const Case& c);
+CaseResult check_scalar_fully_masked(const Kernel& k, Op op, const Case& c);
+CaseResult check_lse_bounds(const Kernel& k, Op op, const Case& c);
+CaseResult check_entropy_range(const Kernel& k, Op op, const Case& c);
+CaseResult check_entropy_uniform(const Kernel& k, Op op, const Case& c);
+CaseResult check_entropy_cold(const Kernel& k, Op op, const Case& c);
+
 // The case both shift-invariance properties compare with: c shifted by an
 // exact nonzero shift derived from the row alone (every finite x_i + shift
 // exact in f), c and the shifted case both in scope (finite or masked).

@@ -63,6 +63,41 @@ Claim log_contract(const Kernel& k, Op op) {
   return contract(k, op);
 }
 
+// accuracy against the oracle: every dense op with a declared contract, row
+// or scalar output (the row judge compares either in the op's metric).
+Claim dense_contract(const Kernel& k, Op op) {
+  if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  if (is_sparse(op)) return {false, "sparse op: checked by the sparse properties (docs/sparse.md)"};
+  const Contract& c = k.find(op)->contract;
+  if (!c.declared) return {false, "contract none: only structural properties are claimed"};
+  return {true, "declared contract " + c.formula()};
+}
+
+// ---- ops with one output per row (lse, entropy; docs/ops.md) ------------------------
+Claim scalar(const Kernel& k, Op op) {
+  if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  if (!spec(op).scalar_output()) return {false, "property of the ops with one output per row"};
+  return {true, "declared masked-row policy " + std::string(name(k.masked_policy))};
+}
+
+Claim scalar_contract(const Kernel& k, Op op) {
+  if (Claim c = scalar(k, op); !c.claimed) return c;
+  return dense_contract(k, op);
+}
+
+Claim scalar_contract_of(const Kernel& k, Op op, OutputKind kind, const char* what) {
+  if (spec(op).output != kind) return {false, what};
+  return scalar_contract(k, op);
+}
+
+Claim lse_contract(const Kernel& k, Op op) {
+  return scalar_contract_of(k, op, OutputKind::log_sum_exp, "lse-only property");
+}
+
+Claim entropy_contract(const Kernel& k, Op op) {
+  return scalar_contract_of(k, op, OutputKind::entropy, "entropy-only property");
+}
+
 Claim policy(const Kernel& k, Op op) {
   if (Claim p = provided(k, op); !p.claimed) return p;
   return {true, "declared masked-row policy " + std::string(name(k.masked_policy))};
@@ -119,7 +154,7 @@ const std::vector<PropertyDef>& registry() {
        softmax_contract, contract_cases, check_sum_to_one},
       {{"accuracy", "every output within the contract's componentwise bound of the exact value",
         "max_j |y_j - g_j| / ulp(g_j) <= B; NaN/inf where exact is finite fails", "ops with a declared contract"},
-       contract, accuracy_cases, check_accuracy},
+       dense_contract, accuracy_cases, check_accuracy},
       {{"shift_invariance", "softmax(x + c) = softmax(x) for shifts c exact in the format",
         "|y(x)_j - y(x+c)_j| <= (B(x) + B(x+c)) ulp(g_j)", "ops with a declared contract"},
        contract, lattice_cases, check_shift_invariance},
@@ -157,6 +192,29 @@ const std::vector<PropertyDef>& registry() {
       {{"batch_independence", "a row's result is bitwise the same alone or among other rows", "exact",
         "every kernel"},
        structural, any_cases, check_batch_independence},
+      // lse and entropy (docs/ops.md): one output per row, B in units of u (absolute).
+      {{"scalar_shift", "lse(x + c) = lse(x) + c/T, entropy(x + c) = entropy(x), c exact in the format",
+        "|v(x + c) - v(x) - d| / u <= B(x) + B(x + c) + 1", "lse and entropy with a declared contract"},
+       scalar_contract, lattice_cases, check_scalar_shift},
+      {{"scalar_permutation", "permuting the row leaves lse and entropy unchanged",
+        "|v(Px) - v(x)| / u <= B(x) + B(Px)", "lse and entropy with a declared contract"},
+       scalar_contract, contract_cases, check_scalar_permutation},
+      {{"scalar_masked_entries", "-inf entries change neither lse nor entropy",
+        "|v(x) - v(x without masks)| / u <= B(x) + B(x without masks)", "lse and entropy with a declared contract"},
+       scalar_contract, masked_cases, check_scalar_masked_entries},
+      {{"scalar_fully_masked", "an all -inf row follows the declared masked-row policy",
+        "exact (lse -inf; entropy NaN / 0 / log n within 4u)", "every kernel with lse or entropy"},
+       scalar, fully_masked_cases, check_scalar_fully_masked},
+      {{"lse_bounds", "max z <= lse <= max z + log n", "excess / u <= B + 1", "lse with a declared contract"},
+       lse_contract, contract_cases, check_lse_bounds},
+      {{"entropy_range", "0 <= H <= log n", "excess / u <= B + 1", "entropy with a declared contract"},
+       entropy_contract, contract_cases, check_entropy_range},
+      {{"entropy_uniform", "n equal entries give H = log n", "|H - log n| / u <= B + 1",
+        "entropy with a declared contract"},
+       entropy_contract, contract_cases, check_entropy_uniform},
+      {{"entropy_cold", "H -> 0 as T -> 0 on a unique maximum (T0 = gap / (log n + 60))", "H(T0) / u <= B(T0) + 1",
+        "entropy with a declared contract"},
+       entropy_contract, contract_cases, check_entropy_cold},
       // Sparse ops (docs/sparse.md). B: the kernel's absolute bound (sparse_bounds.hpp).
       {{"sparse_accuracy", "every output within B of the oracle's; support mismatches only within B of the threshold",
         "max_i |y_i - p_i| <= B (false zeros / non-zeros counted)", "sparse ops"},

@@ -43,7 +43,9 @@ double decode_bf16(std::uint16_t b) { return decode16(b, Format::bf16); }
 template <class Storage, class Enc, class Dec>
 std::vector<double> run_as(const Kernel& k, Op op, std::span<const double> x, std::int64_t rows,
                            std::int64_t cols, double t, Storage canary, Enc enc, Dec dec) {
-  std::vector<Storage> in(x.size()), out(x.size(), canary);
+  // One output per input for a row op, one per row for lse / entropy (op table).
+  const std::size_t outputs = spec(op).scalar_output() ? static_cast<std::size_t>(rows) : x.size();
+  std::vector<Storage> in(x.size()), out(outputs, canary);
   std::transform(x.begin(), x.end(), in.begin(), enc);
   call(k, op, in.data(), out.data(), rows, cols, t);
   std::vector<double> y(out.size());

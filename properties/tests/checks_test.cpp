@@ -60,6 +60,27 @@ RC_GTEST_PROP(Runner, StorageRoundTripsEveryFormat, ()) {
   }
 }
 
+// lse and entropy: the long-double reference passes every property it claims,
+// and claims every lse / entropy property (each has a fake that breaks it).
+TEST(ScalarReference, PassesEveryProperty) {
+  for (Format f : {Format::f64, Format::f32}) {
+    const std::vector<PropertyVerdict> v = check_kernel(testing::scalar_reference_kernel(f), ci_options());
+    ASSERT_EQ(v.size(), 2 * property_list().size());  // lse and entropy x every property
+    std::size_t claimed = 0;
+    for (const PropertyVerdict& pv : v) {
+      if (!pv.claimed) {
+        EXPECT_EQ(pv.verdict, Verdict::not_claimed);
+        continue;
+      }
+      ++claimed;
+      EXPECT_EQ(pv.verdict, Verdict::passed) << name(f) << " " << describe({&pv, 1});
+    }
+    // accuracy + 4 shared (shift, permutation, masked entries, fully masked) per op,
+    // lse_bounds for lse, 3 entropy-only properties.
+    EXPECT_EQ(claimed, 2 * 5 + 1 + 3u) << name(f);
+  }
+}
+
 class CaughtBy : public ::testing::TestWithParam<std::size_t> {};
 
 TEST_P(CaughtBy, FakeFailsAndReplays) {

@@ -51,14 +51,20 @@ Contract reference_contract() {
   return c;
 }
 
-Kernel make(std::string name, Row row, Format f = Format::f64) {
+// The declarations every test kernel shares: test-only, zeros policy.
+Kernel test_kernel(std::string name, Format f, std::vector<OpDecl> ops) {
   Kernel k;
   k.name = std::move(name);
   k.algorithm = "test_fake";
   k.format = f;
-  k.ops = {{Op::softmax, reference_contract()}, {Op::log_softmax, reference_contract()}};
+  k.ops = std::move(ops);
   k.masked_policy = MaskedRowPolicy::zeros;
   k.test_only = true;
+  return k;
+}
+
+Kernel make(std::string name, Row row, Format f = Format::f64) {
+  Kernel k = test_kernel(std::move(name), f, {{Op::softmax, reference_contract()}, {Op::log_softmax, reference_contract()}});
   k.compute = single_operand([row, f](Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double t) {
     const auto n = static_cast<std::size_t>(cols);
     std::vector<double> x(n), y(n);
@@ -70,6 +76,69 @@ Kernel make(std::string name, Row row, Format f = Format::f64) {
     }
   });
   return k;
+}
+
+// ---- lse and entropy (one output per row) ------------------------------------------------
+
+using ScalarRow = std::function<double(Op, std::span<const double>, double)>;
+
+// lse = a + log1p(s) and H = log1p(s) + sum p_i (a - z_i) in long double (the
+// shifted forms: no cancellation), rounded once.
+double reference_scalar(Op op, std::span<const double> x, double t) {
+  const std::size_t n = x.size();
+  std::vector<long double> z(n);
+  for (std::size_t i = 0; i < n; ++i) z[i] = static_cast<long double>(x[i]) / static_cast<long double>(t);
+  const std::size_t k = static_cast<std::size_t>(std::max_element(z.begin(), z.end()) - z.begin());
+  const long double a = z[k];
+  if (a == -std::numeric_limits<long double>::infinity()) return op == Op::lse ? -INFINITY : 0.0;  // zeros policy
+  long double s = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (i != k) s += std::exp(z[i] - a);
+  const long double log_sum = std::log1p(s);
+  if (op == Op::lse) return static_cast<double>(a + log_sum);
+  long double gap = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (i != k && std::isfinite(z[i])) gap += std::exp(z[i] - a) / (1 + s) * (a - z[i]);
+  return static_cast<double>(log_sum + gap);
+}
+
+// Units of u (absolute): the final rounding 0.5u|v| with |lse| <= M + log n and
+// H <= log n <= n; fl(T) scales z by (1 + u): lse moves by <= uM, H by <= 2uMH
+// <= 28uM for n <= 2^20 (t = 56 leaves room).
+Contract scalar_reference_contract(Op op) {
+  Contract c;
+  c.declared = true;
+  c.a = 2, c.b = 1, c.c = 1, c.d = 1, c.t = op == Op::lse ? 2 : 56;
+  c.why = "long double evaluation, one final rounding";
+  return c;
+}
+
+Kernel make_scalar(std::string name, ScalarRow value, Format f = Format::f64) {
+  Kernel k = test_kernel(std::move(name), f,
+                         {{Op::lse, scalar_reference_contract(Op::lse)}, {Op::entropy, scalar_reference_contract(Op::entropy)}});
+  k.compute = single_operand([value, f](Op op, const void* xv, void* outv, std::int64_t rows, std::int64_t cols, double t) {
+    const auto n = static_cast<std::size_t>(cols);
+    std::vector<double> x(n);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::size_t j = 0; j < n; ++j) x[j] = detail::load_value(xv, static_cast<std::size_t>(r) * n + j, f);
+      detail::store_value(outv, static_cast<std::size_t>(r), value(op, x, round_to_format(t, f)), f);
+    }
+  });
+  return k;
+}
+
+// The reference scalar with its result post-processed.
+ScalarRow scalar_after(std::function<double(double, std::span<const double>)> post) {
+  return [post](Op op, std::span<const double> x, double t) { return post(reference_scalar(op, x, t), x); };
+}
+
+// The reference scalar on a pre-processed row (j: the entry's position).
+ScalarRow scalar_before(std::function<double(double, std::size_t)> pre) {
+  return [pre](Op op, std::span<const double> x, double t) {
+    std::vector<double> x2(x.begin(), x.end());
+    for (std::size_t j = 0; j < x2.size(); ++j) x2[j] = pre(x2[j], j);
+    return reference_scalar(op, x2, t);
+  };
 }
 
 // Post-processes the reference's output.
@@ -221,10 +290,40 @@ std::vector<Fake> make_fakes() {
                  if (std::all_of(y.begin(), y.end(), [](double v) { return v == 0; }))
                    for (double& v : y) v = 1.0 / static_cast<double>(y.size());
                })});
+
+  // lse and entropy (docs/ops.md): each wrong in one way.
+  using XS = std::span<const double>;
+  f.push_back({"scalar_shift", Op::entropy,
+               make_scalar("fake_entropy_warped", scalar_before([](double v, std::size_t) { return v + v * v * 0x1p-8; }))});
+  f.push_back({"scalar_permutation", Op::lse, make_scalar("fake_lse_index_bias", scalar_before([](double v, std::size_t j) {
+                 return std::isfinite(v) ? v + static_cast<double>(j) * 0x1p-20 : v;
+               }))});
+  f.push_back({"scalar_masked_entries", Op::lse,
+               make_scalar("fake_lse_mask_as_zero", scalar_before([](double v, std::size_t) { return v == -INFINITY ? 0.0 : v; }))});
+  f.push_back({"scalar_fully_masked", Op::entropy, make_scalar("fake_entropy_masked_nan", scalar_after([](double h, XS x) {
+                 return std::all_of(x.begin(), x.end(), [](double v) { return v == -INFINITY; }) ? NAN : h;
+               }))});
+  f.push_back({"lse_bounds", Op::lse, make_scalar("fake_lse_below_max", [](Op, XS x, double t) {
+                 double a = -INFINITY;
+                 for (double v : x) a = std::max(a, v / t);
+                 return a - 0x1p-10;
+               })});
+  f.push_back({"entropy_range", Op::entropy,
+               make_scalar("fake_entropy_negated", scalar_after([](double h, XS) { return -h - 0x1p-30; }))});
+  f.push_back({"entropy_uniform", Op::entropy,
+               make_scalar("fake_entropy_scaled", scalar_after([](double h, XS) { return h * (1 + 0x1p-20); }))});
+  f.push_back({"entropy_cold", Op::entropy,
+               make_scalar("fake_entropy_floor", scalar_after([](double h, XS) { return h + 0x1p-20; }))});
   return f;
 }
 
 }  // namespace
+
+const Kernel& scalar_reference_kernel(Format f) {
+  static const Kernel k64 = make_scalar("scalar_reference_f64", reference_scalar);
+  static const Kernel k32 = make_scalar("scalar_reference_f32", reference_scalar, Format::f32);
+  return f == Format::f32 ? k32 : k64;
+}
 
 const Kernel& reference_kernel(Format f) {
   static const Kernel k64 = make("reference_f64", reference_row);

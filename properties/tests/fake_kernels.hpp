@@ -20,6 +20,10 @@ Kernel uniform_policy_kernel(int off_by);
 // Copies x to y (T ignored): checks the runner's storage conversions.
 Kernel identity_kernel(Format f);
 
+// Reference lse and entropy in format f (long double, one final rounding;
+// zeros policy: lse -inf, entropy 0), both with a contract in units of u.
+const Kernel& scalar_reference_kernel(Format f = Format::f64);
+
 struct Fake {
   std::string property;  // the property that must catch it
   Op op;
