@@ -32,7 +32,7 @@ struct CheckArgs {
 };
 
 struct ReproArgs {
-  std::string impl, op = "softmax", property, temperature = "1", row;
+  std::string impl, op{name(Op::softmax)}, property, temperature = "1", row;
   PluginArgs plugins;
 };
 

@@ -18,7 +18,7 @@ namespace softcheck::cli {
 namespace {
 
 struct OracleArgs {
-  std::string op = "softmax";
+  std::string op{name(Op::softmax)};
   double temperature = 1;
   std::string dtype = "f64";
   int digits = 40;

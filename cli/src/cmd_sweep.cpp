@@ -374,8 +374,16 @@ Command add_sweep(CLI::App& app) {
   auto a = std::make_shared<SweepArgs>();
   sub->add_option("--dtype", a->dtype, "f16 or bf16")->required()->check(CLI::IsMember({"f16", "bf16"}));
   sub->add_option("--impl", a->impls, "Kernel (repeatable; default: every available kernel of --dtype)");
-  sub->add_option("--op", a->op, "softmax or log_softmax (default: every op each kernel provides)")
-      ->check(CLI::IsMember({"softmax", "log_softmax"}));
+  // The sweep reads a row of outputs per row: the dense ops with a row output (op table).
+  std::vector<std::string> row_ops;
+  std::string row_op_list;
+  for (const OpSpec& o : op_table)
+    if (!o.sparse() && !o.scalar_output()) {
+      row_ops.emplace_back(o.name);
+      row_op_list += (row_op_list.empty() ? "" : " or ") + std::string(o.name);
+    }
+  sub->add_option("--op", a->op, row_op_list + " (default: every such op each kernel provides)")
+      ->check(CLI::IsMember(row_ops));
   sub->add_option("--value", a->values, "Only x = this bit pattern, e.g. 0x3C00 (repeatable; for repro lines)");
   sub->add_option("--oracle-bits", a->oracle_bits, "MPFR working precision in bits")
       ->check(CLI::Range(64u, 4096u))

@@ -47,7 +47,7 @@ bool nonfinite_suspect(Format f, Op op, std::span<const double> x, std::span<con
 // range: softmax in [0, 1], log-softmax <= 0; NaN out of range.
 bool range_suspect(Op op, std::span<const double> y) {
   return std::any_of(y.begin(), y.end(), [op](double v) {
-    return std::isnan(v) || (op == Op::softmax ? (v < 0 || v > 1) : v > 0);
+    return std::isnan(v) || (spec(op).output == OutputKind::probabilities ? (v < 0 || v > 1) : v > 0);
   });
 }
 
@@ -81,9 +81,9 @@ bool policy_suspect(MaskedRowPolicy p, Op op, std::span<const double> y) {
   return std::any_of(y.begin(), y.end(), [&](double v) {
     switch (p) {
       case MaskedRowPolicy::nan: return !std::isnan(v);
-      case MaskedRowPolicy::zeros: return op == Op::softmax ? v != 0.0 : v != -INFINITY;
+      case MaskedRowPolicy::zeros: return v != masked_row_value(spec(op).output, p, n);
       case MaskedRowPolicy::uniform: {
-        const double target = op == Op::softmax ? 1.0 / n : -std::log(n);
+        const double target = masked_row_value(spec(op).output, p, n);
         return !(std::fabs(v - target) <= 1e-3 * std::fabs(target));
       }
     }

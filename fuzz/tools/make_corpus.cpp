@@ -129,7 +129,7 @@ std::string sample_report_json() {
   k.kernel = "shifted_f32";
   k.algorithm = "shifted";
   k.format = "f32";
-  k.op = "softmax";
+  k.op = std::string(name(Op::softmax));
   k.masked_policy = "nan";
   k.contract_declared = true;
   k.contract_formula = "2 + 1*n + 2*R + 4*M[T!=1]";

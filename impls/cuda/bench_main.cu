@@ -94,10 +94,10 @@ void report(const char* kernel, Op op, const Shape& s, std::size_t elem, double 
   const double bytes = 2.0 * static_cast<double>(s.rows * s.cols) * static_cast<double>(elem);
   const double gbps = bytes / secs * 1e-9, copy_gbps = bytes / copy_secs * 1e-9;
   std::printf("%-30s %-11s %7lld %8lld %10.1f %9.1f %9.1f %8.3f\n", kernel,
-              op == Op::softmax ? "softmax" : "log_softmax", static_cast<long long>(s.rows),
+              std::string(name(op)).c_str(), static_cast<long long>(s.rows),
               static_cast<long long>(s.cols), secs * 1e6, gbps, copy_gbps, gbps / copy_gbps);
   std::printf("BENCH kernel=%s op=%s rows=%lld cols=%lld us=%.2f gbps=%.1f copy_gbps=%.1f fraction=%.4f\n",
-              kernel, op == Op::softmax ? "softmax" : "log_softmax", static_cast<long long>(s.rows),
+              kernel, std::string(name(op)).c_str(), static_cast<long long>(s.rows),
               static_cast<long long>(s.cols), secs * 1e6, gbps, copy_gbps, gbps / copy_gbps);
 }
 

@@ -167,7 +167,8 @@ bool decode_op(const Descriptor& d, int last_code, Decoded& out, std::string& pr
     problem = "entmax_alpha must be finite and > 1 (got " + number(d.entmax_alpha) + ")";
     return false;
   }
-  out.op_label = *op == Op::entmax ? "entmax(alpha=" + number(d.entmax_alpha) + ")" : std::string(name(*op));
+  out.op_label = std::string(name(*op));
+  if (spec(*op).param == OpParam::alpha) out.op_label += "(alpha=" + number(d.entmax_alpha) + ")";
   if (!is_sparse(*op)) out.op = *op;
   return true;
 }

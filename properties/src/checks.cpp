@@ -306,11 +306,11 @@ CaseResult check_range(const Kernel& k, Op op, const Case& c) {
   for (std::size_t j = 0; j < y.size(); ++j) {
     double excess = 0;
     if (std::isnan(y[j])) excess = INFINITY;
-    else if (op == Op::softmax) excess = std::max({y[j] - 1.0, -y[j], 0.0});
+    else if (spec(op).output == OutputKind::probabilities) excess = std::max({y[j] - 1.0, -y[j], 0.0});
     else excess = std::max(y[j], 0.0);
     if (excess > worst) worst = excess, at_j = j;
   }
-  const std::string range = op == Op::softmax ? "[0, 1]" : "(-inf, 0]";
+  const std::string range = spec(op).output == OutputKind::probabilities ? "[0, 1]" : "(-inf, 0]";
   return judge(worst, 0, "abs",
                worst > 0 ? "output " + hex(y[at_j]) + " at index " + std::to_string(at_j) + " outside " + range
                          : "every output in " + range);
@@ -349,7 +349,7 @@ CaseResult check_underflow(const Kernel& k, Op op, const Case& c) {
 CaseResult check_masked_entries(const Kernel& k, Op op, const Case& c) {
   if (auto na = out_of_scope(c, k.format, Scope::masked)) return *na;
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
-  const double masked_value = op == Op::softmax ? 0.0 : -INFINITY;
+  const double masked_value = masked_entry_value(spec(op).output);
   std::vector<double> compact;
   std::vector<std::size_t> where;
   for (std::size_t j = 0; j < y.size(); ++j) {
@@ -391,7 +391,7 @@ CaseResult check_fully_masked(const Kernel& k, Op op, const Case& c) {
     std::size_t bad = 0, first = 0;
     for (std::size_t j = 0; j < y.size(); ++j) {
       const bool ok = p == MaskedRowPolicy::nan ? std::isnan(y[j])
-                                                : (op == Op::softmax ? y[j] == 0.0 : y[j] == -INFINITY);
+                                                : y[j] == masked_entry_value(spec(op).output);
       if (!ok && bad++ == 0) first = j;
     }
     if (bad == 0) return pass(0, 0, "entries", policy + " followed");
@@ -399,7 +399,7 @@ CaseResult check_fully_masked(const Kernel& k, Op op, const Case& c) {
                 policy + " violated: output " + hex(y[first]) + " at index " + std::to_string(first));
   }
   const auto n = static_cast<double>(y.size());
-  const Real target = op == Op::softmax ? Real(1) / Real(n) : -log(Real(n));
+  const Real target = spec(op).output == OutputKind::probabilities ? Real(1) / Real(n) : -log(Real(n));
   const double allowed = has_contract(k, op) ? bound_ulps(k, op, std::vector<double>(y.size(), 0.0), 1.0) : 1.0;
   double worst = 0;
   std::size_t wj = 0;

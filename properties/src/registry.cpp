@@ -41,7 +41,7 @@ Claim entmax_form(const Kernel& k, Op op) {
 // alpha = 2 <-> sparsemax, alpha = 1.5 <-> entmax15.
 Claim entmax_identity(const Kernel& k, Op op) {
   if (Claim c = sparse(k, op); !c.claimed) return c;
-  const double alpha = op == Op::entmax ? k.find(op)->params.alpha : 0;
+  const double alpha = spec(op).param == OpParam::alpha ? k.find(op)->params.alpha : 0;
   if (alpha == 2 || alpha == 1.5) return {true, "entmax with alpha = " + std::to_string(alpha)};
   return {false, "identity stated for entmax with alpha 2 or 1.5"};
 }

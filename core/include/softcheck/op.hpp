@@ -207,6 +207,10 @@ inline double masked_row_value(OutputKind kind, MaskedRowPolicy p, double n) {
   return NAN;
 }
 
+// The exact value of one masked (-inf) entry of a row output: probability 0,
+// log-probability -inf.
+inline double masked_entry_value(OutputKind kind) { return kind == OutputKind::probabilities ? 0.0 : -INFINITY; }
+
 // Whether v is masked_row_value(kind, p, n) as a kernel of unit roundoff u
 // returns it: NaN, 0 and -inf exactly; 1/n and +-log n rounded in the
 // kernel's format, within 4u (relative; for the logs relative to max(1, log n)).
