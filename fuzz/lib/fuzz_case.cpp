@@ -171,11 +171,7 @@ bool has_contract(const Kernel& k) {
   return std::any_of(k.ops.begin(), k.ops.end(), [](const OpDecl& d) { return d.contract.declared; });
 }
 
-// The fuzz checks (invariants, differential) read a row of outputs per row:
-// ops with one output per row are checked by the run suite only.
-bool eligible(const OpDecl& d, OpChoice choice) {
-  return !spec(d.op).scalar_output() && (choice == OpChoice::any || d.contract.declared);
-}
+bool eligible(const OpDecl& d, OpChoice choice) { return choice == OpChoice::any || d.contract.declared; }
 
 std::size_t eligible_op_count(const Kernel& k, OpChoice choice) {
   return static_cast<std::size_t>(

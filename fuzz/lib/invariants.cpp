@@ -162,20 +162,54 @@ std::vector<double> run_batch(const Kernel& k, Op op, const FuzzCase& c) {
   return y;
 }
 
+std::int64_t output_cols(Op op, std::int64_t cols) { return spec(op).scalar_output() ? 1 : cols; }
+
 void run_batch(const Kernel& k, Op op, const FuzzCase& c, BatchScratch& scratch, std::vector<double>& out) {
   const Format f = k.format;
-  const std::size_t n = c.values.size();
+  const auto outputs = static_cast<std::size_t>(c.rows * output_cols(op, c.cols));
   pack_into(c.values, f, scratch.x);
-  fill_nan(f, n, scratch.y);
+  fill_nan(f, outputs, scratch.y);
   k.run(op, scratch.x.data(), scratch.y.data(), c.rows, c.cols, c.temperature);
-  unpack_into(scratch.y, f, n, out);
+  unpack_into(scratch.y, f, outputs, out);
 }
+
+namespace {
+
+// lse and entropy, one value per row (docs/ops.md): the policy's value on a
+// fully masked row, a finite value on a row with finite entries ("accuracy"
+// fails a NaN/inf where the exact value is finite), and the exact ranges
+// max z <= lse <= max z + log n, 0 <= H <= log n. Cheap and strict: the
+// property (B u of slack) confirms.
+std::optional<std::string_view> scalar_suspect(const Kernel& k, Op op, RowKind kind, std::span<const double> x,
+                                               double v, double temperature) {
+  const auto n = static_cast<double>(x.size());
+  if (kind == RowKind::fully_masked) {
+    if (!is_masked_row_value(v, spec(op).output, k.masked_policy, n, unit_roundoff(k.format)))
+      return "scalar_fully_masked";
+    return std::nullopt;
+  }
+  const OpDecl* decl = k.find(op);
+  if (decl == nullptr || !decl->contract.declared) return std::nullopt;
+  if (!std::isfinite(v)) return "accuracy";
+  if (spec(op).output == OutputKind::log_sum_exp) {
+    double a = -INFINITY;
+    for (double e : x)
+      if (std::isfinite(e)) a = std::max(a, e / temperature);
+    if (v < a || v > a + std::log(n)) return "lse_bounds";
+  } else if (v < 0 || v > std::log(n)) {
+    return "entropy_range";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::optional<std::string_view> suspect_row(const Kernel& k, Op op, std::span<const double> x,
                                             std::span<const double> y, double temperature) {
   const RowKind kind = classify(x);
   if (kind == RowKind::nonfinite) return std::nullopt;
   if (!in_property_scope(x, temperature, k.format)) return std::nullopt;
+  if (spec(op).scalar_output()) return scalar_suspect(k, op, kind, x, y[0], temperature);
   if (kind == RowKind::fully_masked) {
     if (policy_suspect(k.masked_policy, op, y)) return "fully_masked";
     return std::nullopt;
@@ -207,9 +241,9 @@ std::optional<Violation> confirm_row(const FuzzCase& c, const Kernel& k, Op op, 
 }
 
 std::optional<Violation> check_invariants(const FuzzCase& c, const Kernel& k, Op op, std::span<const double> y) {
-  const auto cols = static_cast<std::size_t>(c.cols);
+  const auto out_cols = static_cast<std::size_t>(output_cols(op, c.cols));
   for (std::int64_t r = 0; r < c.rows; ++r) {
-    const std::span<const double> y_row = y.subspan(static_cast<std::size_t>(r) * cols, cols);
+    const std::span<const double> y_row = y.subspan(static_cast<std::size_t>(r) * out_cols, out_cols);
     const auto property = suspect_row(k, op, c.row(r), y_row, c.temperature);
     if (!property) continue;
     if (auto v = confirm_row(c, k, op, r, *property, y_row)) return v;

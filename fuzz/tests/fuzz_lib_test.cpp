@@ -79,7 +79,6 @@ TEST(FuzzCodec, EncodeThenDecodeIsTheIdentity) {
       FuzzCase c;
       c.kernel = pool[rng.below(pool.size())];
       c.op = c.kernel->ops[rng.below(c.kernel->ops.size())].op;
-      if (spec(c.op).scalar_output()) continue;  // not fuzzed: the checks read a row of outputs
       if (choice == OpChoice::contract_only && !c.kernel->find(c.op)->contract.declared) continue;
       c.rows = 1 + static_cast<std::int64_t>(rng.below(4));
       c.cols = 1 + static_cast<std::int64_t>(rng.below(i % 2 ? 256 : 32));
@@ -186,7 +185,6 @@ TEST(FuzzInvariants, BuiltinKernelsHoldThemOnEdgeRows) {
   for (const Kernel* k : builtins())
     for (const OpDecl& d : k->ops)
       for (const auto& row : rows) {
-        if (spec(d.op).scalar_output()) continue;  // not fuzzed (fuzz_case.cpp, eligible)
         FuzzCase c = one_row(k->name.c_str(), d.op, row);
         EXPECT_FALSE(invariants_of(c).has_value()) << k->name << " " << name(d.op);
       }
@@ -328,7 +326,7 @@ TEST(FuzzDifferential, PrefilterNeverPassesWhatTheOracleRejects) {
   int decided = 0;
   for (const Kernel* k : builtins())
     for (const OpDecl& d : k->ops) {
-      if (!d.contract.declared) continue;
+      if (!d.contract.declared || spec(d.op).scalar_output()) continue;  // the prefilter knows row ops only
       for (int i = 0; i < 150; ++i) {
         // f64 kernels also get rows only the expm1 form of the bound decides.
         const bool huge = k->format == Format::f64 && i % 5 == 0;
@@ -394,6 +392,63 @@ TEST(FuzzDifferential, CatchesTheWrongRescale) {
   const auto v = check_differential(c, y, {});
   ASSERT_TRUE(v.has_value());
   EXPECT_EQ(v->property, "accuracy");
+}
+
+// lse and entropy (one output per row) through both fuzz checks: the
+// built-in kernels hold them on random rows (masked and fully masked ones
+// included), and a kernel whose lse is off by 2^-20 is caught by each.
+TEST(FuzzScalarOps, BuiltinKernelsHoldBothChecksAndAWrongOneIsCaught) {
+  Rng rng(11);
+  int checked = 0;
+  for (const Kernel* k : builtins())
+    for (const OpDecl& d : k->ops) {
+      if (!spec(d.op).scalar_output()) continue;
+      for (int i = 0; i < 80; ++i) {
+        const double t = i % 3 ? 1.0 : 0.5;
+        std::vector<double> row = mixed_row(rng, k->format, 1 + rng.below(40));
+        if (i % 10 == 0) row.assign(row.size(), -INFINITY);
+        FuzzCase c = one_row(k->name.c_str(), d.op, row, t);
+        const std::vector<double> y = run_batch(*k, d.op, c);
+        ASSERT_EQ(y.size(), 1u);
+        const auto inv = check_invariants(c, *k, d.op, y);
+        EXPECT_FALSE(inv.has_value()) << k->name << " " << name(d.op) << ": " << (inv ? inv->property : "");
+        if (d.contract.declared) {
+          const auto diff = check_differential(c, y, {});
+          EXPECT_FALSE(diff.has_value()) << k->name << " " << name(d.op) << " " << props::format_row(row);
+        }
+        ++checked;
+      }
+    }
+  EXPECT_GT(checked, 500);
+
+  Kernel off = *find_kernel("shifted_f64");
+  off.name = "test_lse_off_by_2em20";
+  off.compute = single_operand([inner = *find_kernel("shifted_f64")](Op op, const void* x, void* out, std::int64_t rows,
+                                                                       std::int64_t cols, double t) {
+    inner.run(op, x, out, rows, cols, t);
+    if (op == Op::lse)
+      for (std::int64_t r = 0; r < rows; ++r) static_cast<double*>(out)[r] += 0x1p-20;
+  });
+  FuzzCase c = one_row("shifted_f64", Op::lse, {0, 1, 2, 3});
+  c.kernel = &off;
+  const std::vector<double> y = run_batch(off, Op::lse, c);
+  const auto diff = check_differential(c, y, {});
+  ASSERT_TRUE(diff.has_value());
+  EXPECT_EQ(diff->property, "accuracy");
+  // ... and a kernel whose lse of a fully masked row is 0, not -inf, by the invariants.
+  Kernel zero = *find_kernel("shifted_log1p_f64");
+  zero.name = "test_lse_masked_zero";
+  zero.compute = single_operand([inner = *find_kernel("shifted_log1p_f64")](Op op, const void* x, void* out,
+                                                                              std::int64_t rows, std::int64_t cols, double t) {
+    inner.run(op, x, out, rows, cols, t);
+    for (std::int64_t r = 0; r < rows; ++r)
+      if (op == Op::lse && static_cast<double*>(out)[r] == -INFINITY) static_cast<double*>(out)[r] = 0;
+  });
+  FuzzCase masked = one_row("shifted_log1p_f64", Op::lse, {-INFINITY, -INFINITY});
+  masked.kernel = &zero;
+  const auto inv = check_invariants(masked, zero, Op::lse, run_batch(zero, Op::lse, masked));
+  ASSERT_TRUE(inv.has_value());
+  EXPECT_EQ(inv->property, "scalar_fully_masked");
 }
 
 }  // namespace
