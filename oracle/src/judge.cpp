@@ -1,9 +1,20 @@
 #include "softcheck/judge.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 namespace softcheck::oracle {
+
+namespace {
+
+void set_bound(const OpDecl& d, std::span<const double> x, double temperature, Format f, RowVerdict& v) {
+  v.bound = d.contract.bound_ulps(row_shape(x, temperature, f), f);
+  v.broken = v.error.nonfinite > 0 || v.error.special_mismatch > 0;
+  v.within = !d.contract.declared || (!v.broken && v.error.max_ulp <= v.bound);
+}
+
+}  // namespace
 
 std::string_view name(Tier t) {
   switch (t) {
@@ -28,6 +39,63 @@ void RowJudge::set_row(std::span<const double> x, double temperature) {
   temperature_ = temperature;
   has_double_ = has_extended_ = has_dd_ = false;
   exact_.reset();
+  sparse_.clear();
+}
+
+bool RowJudge::used_mpfr() const {
+  if (exact_ && exact_->status == RowStatus::ok) return true;
+  return std::any_of(sparse_.begin(), sparse_.end(), [](const auto& s) { return s.second.status == RowStatus::ok; });
+}
+
+const SparseRow& RowJudge::sparse_exact(const OpDecl& d) {
+  for (const auto& [decl, row] : sparse_)
+    if (decl.op == d.op && decl.params.alpha == d.params.alpha && decl.params.k == d.params.k &&
+        decl.params.threshold == d.params.threshold)
+      return row;
+  sparse_.emplace_back(d, exact_sparse(d.op, d.params, x_, temperature_, opt_.bits));
+  return sparse_.back().second;
+}
+
+void RowJudge::decide_sparse(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y, RowVerdict& v) {
+  const SparseRow& s = sparse_exact(d);
+  v.status = s.status;
+  if (v.status == RowStatus::undefined) return;
+  if (v.status == RowStatus::all_masked) {
+    const double n = static_cast<double>(x_.size()), u = unit_roundoff(format_);
+    for (double out : y)
+      if (!is_masked_row_value(out, spec(d.op).output, policy, n, u)) v.follows_policy = false;
+    return;
+  }
+  // The entries measured: both on the support, or a NaN/inf output anywhere.
+  thread_local std::vector<double> ys;
+  thread_local std::vector<Real> exact;
+  ys.clear();
+  exact.clear();
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const bool exact_on = s.support[i];
+    const bool kernel_on = y[i] != 0;
+    if (std::isfinite(y[i]) && exact_on && !kernel_on && round_to(s.p[i], format_) != 0) {
+      v.false_zeros++;
+      continue;
+    }
+    if (std::isfinite(y[i]) && !exact_on) {
+      if (kernel_on) v.false_nonzeros++;
+      continue;  // both 0: exact, nothing to measure
+    }
+    ys.push_back(y[i]);
+    exact.push_back(s.p[i]);
+    v.measured_index.push_back(i);
+  }
+  v.error = compare_row(ys, exact, format_, d.op);
+  if (opt_.element_bin) {
+    v.element_error.assign(exact.size(), NAN);
+    for (std::size_t i = 0; i < exact.size(); ++i) {
+      const ElementError e = compare_element(ys[i], exact[i], format_, d.op);
+      if (e.cls == ElementClass::finite) v.element_error[i] = e.ulp;
+    }
+  }
+  set_bound(d, x_, temperature_, format_, v);
+  v.tier = Tier::mpfr;
 }
 
 const DoubleFastRow& RowJudge::double_tier() {
@@ -60,16 +128,6 @@ RowStatus RowJudge::status() {
   if (!opt_.tiered) return exact().status;
   return format_ == Format::f64 ? dd_tier().status : double_tier().status;
 }
-
-namespace {
-
-void set_bound(const OpDecl& d, std::span<const double> x, double temperature, Format f, RowVerdict& v) {
-  v.bound = d.contract.bound_ulps(row_shape(x, temperature, f), f);
-  v.broken = v.error.nonfinite > 0 || v.error.special_mismatch > 0;
-  v.within = !d.contract.declared || (!v.broken && v.error.max_ulp <= v.bound);
-}
-
-}  // namespace
 
 // The fast tier's verdict, or false (v untouched in what matters) when its
 // enclosures cannot decide what the caller needs: every element's error to
@@ -116,10 +174,11 @@ void RowJudge::decide_exact(const OpDecl& d, std::span<const double> y, RowVerdi
 }
 
 RowVerdict RowJudge::judge(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y) {
-  if (spec(d.op).sparse())
-    throw std::invalid_argument(std::string("RowJudge: ") + std::string(softcheck::name(d.op)) +
-                                " is a sparse op (exact_sparse)");
   RowVerdict v;
+  if (spec(d.op).sparse()) {
+    decide_sparse(d, policy, y, v);
+    return v;
+  }
   v.status = status();
   if (v.status == RowStatus::undefined) return v;
   if (v.status == RowStatus::all_masked) {
@@ -165,11 +224,14 @@ std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double
     case RowStatus::ok: break;
   }
   const std::string unit = spec(d.op).metric == Metric::absolute ? "u (absolute)" : "ulp";
-  const std::size_t w = v.error.worst_index;
-  const std::span<const Real> ref = exact_values(judge.exact(), spec(d.op).output);
-  const std::string at = w < y.size() ? " at [" + std::to_string(w) + "] (got " + text(y[w]) + ", exact " +
-                                            to_string(ref[w], 17) + ")"
-                                      : "";
+  // The worst element's row position (sparse ops: of the measured ones).
+  std::size_t w = v.error.worst_index;
+  if (!v.measured_index.empty()) w = w < v.measured_index.size() ? v.measured_index[w] : y.size();
+  const std::span<const Real> ref =
+      spec(d.op).sparse() ? std::span<const Real>(judge.sparse_exact(d).p) : exact_values(judge.exact(), spec(d.op).output);
+  const std::string at = v.error.elements > 0 && w < y.size()
+                             ? " at [" + std::to_string(w) + "] (got " + text(y[w]) + ", exact " + to_string(ref[w], 17) + ")"
+                             : "";
   if (v.broken)
     return std::to_string(v.error.nonfinite + v.error.special_mismatch) +
            " outputs NaN/inf or a wrong special value" + at;
@@ -178,6 +240,8 @@ std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double
     s += (v.within ? " <= " : " > ") + std::string("bound ") + text(v.bound) + " (" + d.contract.formula() + ")";
   else
     s += ", no contract";
+  if (v.false_zeros + v.false_nonzeros > 0)
+    s += ", " + std::to_string(v.false_zeros) + " false zeros, " + std::to_string(v.false_nonzeros) + " false non-zeros";
   return s + ", " + std::string(name(v.tier));
 }
 

@@ -17,7 +17,6 @@
 #include "softcheck/kernel_failure.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
-#include "softcheck/sparse_oracle.hpp"
 #include "softcheck/storage.hpp"
 #include "softcheck/version.hpp"
 
@@ -159,15 +158,6 @@ double max_abs_scaled(const double* x, std::int64_t n, double temperature) {
 
 using UlpHistogram = std::array<std::uint64_t, ulp_histogram_bins>;
 
-// Error of every measured element of a row in the op's metric (the elements
-// compare_row measures: class finite), into log2 bins.
-void add_elements(UlpHistogram& h, const double* y, std::span<const oracle::Real> ref, Format f, Op op) {
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const ElementError e = compare_element(y[i], ref[i], f, op);
-    if (e.cls == ElementClass::finite) h[ulp_histogram_bin(e.ulp)]++;
-  }
-}
-
 // Per (case, target) accumulation; merged into KernelSummary in case order.
 struct Accum {
   std::uint64_t rows = 0, elements = 0, measured = 0;
@@ -187,14 +177,6 @@ struct Accum {
   std::vector<ErrorBin> by_magnitude;  // by decade of max |x/T|
   UlpHistogram histogram{};
 };
-
-// Does an all -inf row's output (out_cols values) follow the declared policy
-// (op.hpp, MaskedRowPolicy and is_masked_row_value)?
-bool follows_policy(MaskedRowPolicy p, Op op, const double* y, std::int64_t out_cols, std::int64_t cols, Format f) {
-  for (std::int64_t i = 0; i < out_cols; ++i)
-    if (!is_masked_row_value(y[i], spec(op).output, p, static_cast<double>(cols), unit_roundoff(f))) return false;
-  return true;
-}
 
 // Output values per row: the row's length, or 1 for an op with one value per row.
 std::int64_t output_cols(Op op, std::int64_t cols) { return spec(op).scalar_output() ? 1 : cols; }
@@ -236,11 +218,6 @@ double row_key(const Target& t, const RowError& e, double bound) {
   return e.max_ulp;
 }
 
-double row_bound(const Target& t, const SuiteCase& c, const double* x) {
-  return t.decl->contract.bound_ulps(row_shape({x, static_cast<std::size_t>(c.cols)}, c.temperature, t.kernel->format),
-                                     t.kernel->format);
-}
-
 // A row with a finite entry: its errors e (from either oracle tier) into the
 // accumulator; `exact_text` is the worst element's exact value (21 digits),
 // only read when the row becomes the worst case; empty: computed later from
@@ -271,57 +248,16 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
   }
   if (e.elements == 0) return;  // a sparse row with nothing measured (all support mismatches)
   WorstCase w;
-  const auto idx = e.worst_index;
-  w.got = y[idx];
+  const std::size_t position = index ? (*index)[e.worst_index] : e.worst_index;
+  w.got = y[position];
   w.exact = exact_text;
-  w.element = static_cast<std::int64_t>(index ? (*index)[idx] : idx);
+  w.element = static_cast<std::int64_t>(position);
   w.ulp = broken ? INFINITY : e.max_ulp;
   w.bound = bound;
   if (keep_if_worse(a, row_key(t, e, bound), std::move(w), t, c, row, x, seed) && exact_text.empty()) {
     a.worst_text_pending = true;
     a.worst_row.assign(x, x + c.cols);
   }
-}
-
-// The oracle's answer for one row and one target: exact values to compare
-// with, and for a sparse op the support (entries off it are exactly 0).
-struct RowReference {
-  oracle::RowStatus status = oracle::RowStatus::ok;
-  std::span<const oracle::Real> values;
-  const std::vector<bool>* support = nullptr;  // sparse ops only
-};
-
-// Sparse ops (docs/sparse.md): the ULP error is measured on the entries that
-// both the oracle and the kernel put on the support; a kernel 0 where the exact
-// value is positive (and does not round to 0 in the format: underflow is a
-// correct zero, measured like any entry) is a false zero, a non-zero where it
-// is 0 a false non-zero; both are counted, never averaged into the ULP figures. NaN/inf
-// outputs stay "nonfinite" wherever they are. `index` maps the measured
-// subset back to row positions.
-struct Measured {
-  std::vector<double> y;
-  std::vector<oracle::Real> exact;
-  std::vector<std::size_t> index;
-};
-
-Measured on_support(Accum& a, const double* y, const RowReference& ref, std::int64_t cols, Format f) {
-  Measured m;
-  for (std::size_t i = 0; i < static_cast<std::size_t>(cols); ++i) {
-    const bool exact_on = (*ref.support)[i];
-    const bool kernel_on = y[i] != 0;
-    if (std::isfinite(y[i]) && exact_on && !kernel_on && oracle::round_to(ref.values[i], f) != 0) {
-      a.false_zeros++;
-      continue;
-    }
-    if (std::isfinite(y[i]) && !exact_on) {
-      if (kernel_on) a.false_nonzeros++;
-      continue;  // both 0: exact, nothing to measure
-    }
-    m.y.push_back(y[i]);
-    m.exact.push_back(ref.values[i]);
-    m.index.push_back(i);
-  }
-  return m;
 }
 
 // A fully masked row: counted, and a policy violation when `follows` is false.
@@ -339,28 +275,9 @@ void record_masked_row(Accum& a, const Target& t, const SuiteCase& c, std::int64
   keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, row, x, seed);
 }
 
-// A sparse op's row against exact_sparse (the dense ops go through RowJudge).
-void evaluate_sparse_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
-                         const double* y, const RowReference& ref_row, std::uint64_t seed) {
-  const Kernel& k = *t.kernel;
-  const Op op = t.decl->op;
-  if (ref_row.status == oracle::RowStatus::all_masked) {
-    record_masked_row(a, t, c, row, x, y, follows_policy(k.masked_policy, op, y, output_cols(op, c.cols), c.cols, k.format),
-                      seed);
-    return;
-  }
-  const Measured sub = on_support(a, y, ref_row, c.cols, k.format);
-  const RowError e = compare_row(sub.y, sub.exact, k.format, op);
-  add_elements(a.histogram, sub.y.data(), sub.exact, k.format, op);
-  const double bound = row_bound(t, c, x);
-  const bool worse = !sub.exact.empty() && row_key(t, e, bound) > a.worst_key;
-  record_measured_row(a, t, c, row, x, sub.y.data(), e, bound,
-                      worse ? oracle::to_string(sub.exact[e.worst_index], 21) : "", seed, &sub.index);
-}
-
-// A dense op's row: the judge's verdict into the accumulator. The worst
-// element's exact text (21 digits) is MPFR's when MPFR decided, else left to
-// run_suite for the kernel's final worst case.
+// One row's verdict into the accumulator. The worst element's exact text
+// (21 digits) is MPFR's when MPFR decided, else left to run_suite for the
+// kernel's final worst case.
 void record_verdict(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
                     std::span<const double> y, const oracle::RowVerdict& v, oracle::RowJudge& judge,
                     std::uint64_t seed) {
@@ -368,13 +285,20 @@ void record_verdict(Accum& a, const Target& t, const SuiteCase& c, std::int64_t 
     record_masked_row(a, t, c, row, x, y.data(), v.follows_policy, seed);
     return;
   }
+  a.false_zeros += v.false_zeros;
+  a.false_nonzeros += v.false_nonzeros;
   for (double e : v.element_error)
     if (!std::isnan(e)) a.histogram[ulp_histogram_bin(e)]++;
+  const bool sparse = is_sparse(t.decl->op);
   std::string exact_text;
-  if (v.tier == oracle::Tier::mpfr && !y.empty() && row_key(t, v.error, v.bound) > a.worst_key)
-    exact_text = oracle::to_string(
-        oracle::exact_values(judge.exact(), spec(t.decl->op).output)[v.error.worst_index], 21);
-  record_measured_row(a, t, c, row, x, y.data(), v.error, v.bound, exact_text, seed);
+  if (v.tier == oracle::Tier::mpfr && v.error.elements > 0 && row_key(t, v.error, v.bound) > a.worst_key) {
+    const oracle::Real& exact =
+        sparse ? judge.sparse_exact(*t.decl).p[v.measured_index[v.error.worst_index]]
+               : oracle::exact_values(judge.exact(), spec(t.decl->op).output)[v.error.worst_index];
+    exact_text = oracle::to_string(exact, 21);
+  }
+  record_measured_row(a, t, c, row, x, y.data(), v.error, v.bound, exact_text, seed,
+                      sparse ? &v.measured_index : nullptr);
 }
 
 // A run that threw KernelFailure: every row of the case counts as a contract
@@ -399,10 +323,10 @@ struct CaseResult {
   std::uint64_t oracle_rows = 0, mpfr_rows = 0;
 };
 
-// Runs one (format, case): fill, kernel, oracle, compare. Each row of a dense
-// op is judged by one RowJudge shared by the targets (the tiers, then MPFR
-// once, only for the targets the fast tiers could not decide); the sparse ops
-// share one exact_sparse per (op, parameters).
+// Runs one (format, case): fill, kernel, oracle, compare. Each row is judged
+// by one RowJudge shared by the targets: the fast tiers, MPFR's exact_row once
+// for the dense targets they could not decide, one exact_sparse per sparse
+// (op, parameters).
 CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& targets, const RunOptions& opt) {
   const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, case_seed(opt.seed, c, f));
   const std::vector<unsigned char> xin = pack(x, f);
@@ -426,26 +350,12 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   acc.resize(targets.size());
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (!failures[i].empty()) record_failure(acc[i], targets[i], c, x.data(), failures[i], opt.seed);
-  // Sparse targets sharing an op and its parameters share one oracle call per
-  // row (always MPFR: the fast tier knows softmax and log-softmax only).
-  std::vector<std::size_t> sparse_slot(targets.size(), 0);
-  std::vector<const OpDecl*> sparse_ops;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    const OpDecl& d = *targets[i].decl;
-    if (!is_sparse(d.op)) continue;
-    const auto same = [&](const OpDecl* o) {
-      return o->op == d.op && o->params.alpha == d.params.alpha && o->params.k == d.params.k &&
-             o->params.threshold == d.params.threshold;
-    };
-    const auto it = std::find_if(sparse_ops.begin(), sparse_ops.end(), same);
-    sparse_slot[i] = static_cast<std::size_t>(it - sparse_ops.begin());
-    if (it == sparse_ops.end()) sparse_ops.push_back(&d);
-  }
-  // The dense targets go through the row judge (oracle/judge.hpp), which
-  // owns the tier order; the report's histogram needs each element's bin.
-  std::vector<std::size_t> dense;
+  // Every target's rows go through the row judge (oracle/judge.hpp), which
+  // owns the tier order and shares the exact rows between targets; the
+  // report's histogram needs each element's bin.
+  std::vector<std::size_t> judged;
   for (std::size_t i = 0; i < targets.size(); ++i)
-    if (failures[i].empty() && !is_sparse(targets[i].decl->op)) dense.push_back(i);
+    if (failures[i].empty()) judged.push_back(i);
   oracle::JudgeOptions judge_options;
   judge_options.bits = opt.oracle_bits;
   judge_options.tiered = opt.oracle == OracleMode::tiered;
@@ -454,36 +364,21 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const double* xr = x.data() + r * c.cols;
     const std::span<const double> row{xr, static_cast<std::size_t>(c.cols)};
-    bool counted = false, used_mpfr = false;
-    if (!sparse_ops.empty()) {
-      std::vector<oracle::SparseRow> sparse;
-      for (const OpDecl* d : sparse_ops)
-        sparse.push_back(oracle::exact_sparse(d->op, d->params, row, c.temperature, opt.oracle_bits));
-      for (std::size_t i = 0; i < targets.size(); ++i) {
-        if (!failures[i].empty() || !is_sparse(targets[i].decl->op)) continue;
-        const oracle::SparseRow& s = sparse[sparse_slot[i]];
-        if (s.status == oracle::RowStatus::undefined) continue;  // families never produce +inf/NaN
-        counted = used_mpfr = used_mpfr || s.status == oracle::RowStatus::ok;
-        evaluate_sparse_row(acc[i], targets[i], c, r, xr, outputs[i].data() + r * out_cols[i],
-                            {s.status, s.p, &s.support}, opt.seed);
+    bool counted = false;
+    judge.set_row(row, c.temperature);
+    bool undefined = false;
+    for (std::size_t i : judged) {
+      const std::span<const double> y(outputs[i].data() + r * out_cols[i], static_cast<std::size_t>(out_cols[i]));
+      const oracle::RowVerdict v = judge.judge(*targets[i].decl, targets[i].kernel->masked_policy, y);
+      if (v.status == oracle::RowStatus::undefined) {  // families never produce +inf/NaN
+        undefined = true;
+        break;
       }
+      counted = counted || v.status == oracle::RowStatus::ok;
+      record_verdict(acc[i], targets[i], c, r, xr, y, v, judge, opt.seed);
     }
-    if (!dense.empty()) {
-      judge.set_row(row, c.temperature);
-      bool undefined = false;
-      for (std::size_t i : dense) {
-        const std::span<const double> y(outputs[i].data() + r * out_cols[i], static_cast<std::size_t>(out_cols[i]));
-        const oracle::RowVerdict v = judge.judge(*targets[i].decl, targets[i].kernel->masked_policy, y);
-        if (v.status == oracle::RowStatus::undefined) {  // families never produce +inf/NaN
-          undefined = true;
-          break;
-        }
-        counted = counted || v.status == oracle::RowStatus::ok;
-        record_verdict(acc[i], targets[i], c, r, xr, y, v, judge, opt.seed);
-      }
-      if (undefined) continue;
-      used_mpfr = used_mpfr || judge.used_mpfr();
-    }
+    if (undefined) continue;
+    const bool used_mpfr = judge.used_mpfr();
     res.oracle_rows += counted ? 1 : 0;
     res.mpfr_rows += used_mpfr ? 1 : 0;
   }

@@ -17,12 +17,14 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "softcheck/fast_oracle.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
+#include "softcheck/sparse_oracle.hpp"
 
 namespace softcheck::oracle {
 
@@ -59,7 +61,7 @@ struct JudgeOptions {
   }
 };
 
-// The verdict on one output row of a dense op (op table: Reference::dense).
+// The verdict on one output row.
 struct RowVerdict {
   RowStatus status = RowStatus::ok;  // undefined: a +inf/NaN input, no verdict
   // all_masked rows: whether the outputs follow the kernel's masked-row policy.
@@ -73,6 +75,13 @@ struct RowVerdict {
   bool broken = false;   // a NaN/inf output where the exact value is finite, or a wrong special value
   bool within = true;    // declared contract: !broken && max error <= bound (always true without one)
   Tier tier = Tier::none;
+  // Sparse ops (docs/sparse.md): the errors cover the outputs that both the
+  // oracle and the kernel put on the support, at these row positions; a
+  // kernel 0 where the exact value is positive and does not round to 0 is a
+  // false zero, a non-zero where it is 0 a false non-zero (counted, never in
+  // the error figures). NaN/inf outputs stay measured wherever they are.
+  std::vector<std::size_t> measured_index;
+  std::size_t false_zeros = 0, false_nonzeros = 0;
 
   bool holds() const { return status != RowStatus::ok ? follows_policy : within; }
 };
@@ -90,8 +99,10 @@ class RowJudge {
 
   // The MPFR row (computed on first use).
   const ExactRow& exact();
+  // A sparse op's exact row (computed on first use for its op and parameters).
+  const SparseRow& sparse_exact(const OpDecl& d);
   // True once the MPFR row was needed for a row with finite entries.
-  bool used_mpfr() const { return exact_ && exact_->status == RowStatus::ok; }
+  bool used_mpfr() const;
   // The row's status (from the first tier computed).
   RowStatus status();
 
@@ -99,6 +110,7 @@ class RowJudge {
   template <class Row>
   bool decide_fast(const OpDecl& d, std::span<const double> y, const Row& fast, Tier tier, RowVerdict& v);
   void decide_exact(const OpDecl& d, std::span<const double> y, RowVerdict& v);
+  void decide_sparse(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y, RowVerdict& v);
 
   std::span<const double> x_;
   double temperature_;
@@ -110,6 +122,7 @@ class RowJudge {
   DDFastRow dd_;
   bool has_double_ = false, has_extended_ = false, has_dd_ = false;
   std::optional<ExactRow> exact_;
+  std::vector<std::pair<OpDecl, SparseRow>> sparse_;  // by op and parameters
   const DoubleFastRow& double_tier();
   const FastRow& extended_tier();
   const DDFastRow& dd_tier();

@@ -1,0 +1,111 @@
+// The row judge (judge.hpp): the one place a row's verdict is decided. Its
+// tiers must agree with MPFR alone, its verdicts must flip exactly where the
+// bound is crossed, masked rows follow the policy, and sparse rows count
+// support mismatches apart from the errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "softcheck/judge.hpp"
+#include "softcheck/kernel.hpp"
+#include "softcheck/oracle.hpp"
+
+namespace softcheck::oracle {
+namespace {
+
+OpDecl with_contract(Op op, double a) {
+  OpDecl d{op, {}};
+  d.contract.declared = true;
+  d.contract.a = a;
+  d.contract.why = "test";
+  return d;
+}
+
+// The correctly rounded f32 values of the op's exact row.
+std::vector<double> rounded(const std::vector<double>& x, Op op) {
+  const ExactRow e = exact_row(x);
+  std::vector<double> y;
+  for (const Real& v : exact_values(e, spec(op).output)) y.push_back(round_to(v, Format::f32));
+  return y;
+}
+
+TEST(RowJudge, CorrectlyRoundedRowsHoldInEveryTierOrder) {
+  const std::vector<double> x = {1, 2, 3, -INFINITY, 0.5};
+  for (Op op : {Op::softmax, Op::log_softmax, Op::lse, Op::entropy}) {
+    const OpDecl d = with_contract(op, 1);
+    const std::vector<double> y = rounded(x, op);
+    RowJudge tiered(x, 1.0, Format::f32);
+    RowJudge mpfr(x, 1.0, Format::f32, JudgeOptions::exact_only());
+    const RowVerdict a = tiered.judge(d, MaskedRowPolicy::zeros, y);
+    const RowVerdict b = mpfr.judge(d, MaskedRowPolicy::zeros, y);
+    EXPECT_TRUE(a.holds()) << name(op) << ": " << explain(a, d, y, tiered);
+    EXPECT_TRUE(b.holds()) << name(op);
+    EXPECT_EQ(b.tier, Tier::mpfr);
+    EXPECT_EQ(a.tier == Tier::mpfr, !spec(op).fast_tier) << name(op);  // the fast tiers decide what they know
+    EXPECT_NEAR(a.error.max_ulp, b.error.max_ulp, 1e-3) << name(op);
+    EXPECT_TRUE(mpfr.used_mpfr());
+  }
+}
+
+TEST(RowJudge, TheVerdictFlipsWhereTheBoundIsCrossed) {
+  const std::vector<double> x = {0.25, -1.5, 2};
+  std::vector<double> y = rounded(x, Op::softmax);
+  y[1] = std::nextafter(std::nextafter(static_cast<float>(y[1]), 1.0f), 1.0f);  // 2 ulps up: 1.5 to 2.5 ulps off
+  RowJudge judge(x, 1.0, Format::f32);
+  const RowVerdict loose = judge.judge(with_contract(Op::softmax, 3), MaskedRowPolicy::nan, y);
+  const RowVerdict tight = judge.judge(with_contract(Op::softmax, 1), MaskedRowPolicy::nan, y);
+  EXPECT_TRUE(loose.within);
+  EXPECT_FALSE(tight.within);
+  EXPECT_GT(tight.error.max_ulp, 1.4);
+  EXPECT_EQ(tight.error.worst_index, 1u);
+  const std::string why = explain(tight, with_contract(Op::softmax, 1), y, judge);
+  EXPECT_NE(why.find("> bound"), std::string::npos) << why;
+  EXPECT_NE(why.find("at [1]"), std::string::npos) << why;
+  // A NaN output where the exact value is finite is broken whatever the bound.
+  y[0] = NAN;
+  const RowVerdict broken = judge.judge(with_contract(Op::softmax, 1e9), MaskedRowPolicy::nan, y);
+  EXPECT_TRUE(broken.broken);
+  EXPECT_FALSE(broken.holds());
+  EXPECT_NE(explain(broken, with_contract(Op::softmax, 1e9), y, judge).find("NaN/inf"), std::string::npos);
+}
+
+TEST(RowJudge, FullyMaskedRowsFollowThePolicy) {
+  const std::vector<double> x(3, -INFINITY);
+  RowJudge judge(x, 1.0, Format::f32);
+  EXPECT_EQ(judge.status(), RowStatus::all_masked);
+  const OpDecl sm = with_contract(Op::softmax, 1), lse = with_contract(Op::lse, 1), h = with_contract(Op::entropy, 1);
+  EXPECT_TRUE(judge.judge(sm, MaskedRowPolicy::zeros, std::vector<double>(3, 0.0)).holds());
+  EXPECT_FALSE(judge.judge(sm, MaskedRowPolicy::zeros, std::vector<double>(3, NAN)).holds());
+  EXPECT_TRUE(judge.judge(sm, MaskedRowPolicy::uniform, std::vector<double>(3, static_cast<float>(1.0 / 3))).holds());
+  EXPECT_TRUE(judge.judge(lse, MaskedRowPolicy::zeros, std::vector<double>{-INFINITY}).holds());
+  EXPECT_TRUE(judge.judge(lse, MaskedRowPolicy::nan, std::vector<double>{NAN}).holds());
+  EXPECT_FALSE(judge.judge(lse, MaskedRowPolicy::zeros, std::vector<double>{0.0}).holds());
+  EXPECT_TRUE(judge.judge(h, MaskedRowPolicy::zeros, std::vector<double>{0.0}).holds());
+  EXPECT_FALSE(judge.judge(h, MaskedRowPolicy::uniform, std::vector<double>{0.0}).holds());
+  EXPECT_FALSE(judge.used_mpfr());  // no exact value is needed to judge a policy
+}
+
+TEST(RowJudge, SparseRowsCountSupportMismatchesApart) {
+  // sparsemax([1, 0.5, -3]) = (0.75, 0.25, 0): a kernel giving (1, 0, 0) has
+  // one false zero (0.25 does not round to 0) and an error on the first entry only.
+  const std::vector<double> x = {1, 0.5, -3};
+  const OpDecl d = with_contract(Op::sparsemax, 1);
+  RowJudge judge(x, 1.0, Format::f32);
+  const std::vector<double> y = {1, 0, 0};
+  const RowVerdict v = judge.judge(d, MaskedRowPolicy::zeros, y);
+  EXPECT_EQ(v.false_zeros, 1u);
+  EXPECT_EQ(v.false_nonzeros, 0u);
+  ASSERT_EQ(v.measured_index.size(), 1u);
+  EXPECT_EQ(v.measured_index[0], 0u);
+  EXPECT_FALSE(v.within);
+  EXPECT_TRUE(judge.used_mpfr());
+  // A non-zero where the exact value is 0 is a false non-zero.
+  const RowVerdict w = judge.judge(d, MaskedRowPolicy::zeros, std::vector<double>{0.75, 0.25, 0.125});
+  EXPECT_EQ(w.false_nonzeros, 1u);
+  EXPECT_TRUE(w.within);  // the measured entries are exact
+}
+
+}  // namespace
+}  // namespace softcheck::oracle
