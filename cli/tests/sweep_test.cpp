@@ -1,7 +1,7 @@
 // `softcheck sweep` (cli/src/cmd_sweep.cpp): the patterns it covers, the full
 // f16 sweep of the built-in f16 kernels, a bf16 subset, a planted one-pattern
 // bug found exactly, repro of the worst row, JSON, and errors; plus the input
-// families expressed in f16/bf16 (properties/src/families.cpp).
+// families expressed in f16/bf16 (core/src/input_families.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Row shapes and contract bounds (impls/include/softcheck/kernel.hpp).
+// Row shapes and contract bounds (core/include/softcheck/kernel.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

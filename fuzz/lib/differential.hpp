@@ -1,6 +1,6 @@
 // fuzz_differential's check: a kernel's outputs against the exact (MPFR)
 // softmax within its declared contract, |y_j - g_j| <= B ulp_T(g_j) with
-// B = Contract::bound_ulps(row_shape(x, T, f), f) (impls/include/softcheck/kernel.hpp,
+// B = Contract::bound_ulps(row_shape(x, T, f), f) (core/include/softcheck/kernel.hpp,
 // REFERENCE.md "Error metrics in use"); a NaN/inf where the exact value is finite
 // fails whatever B is.
 //

@@ -1,5 +1,5 @@
 // Writes the seed corpora of the fuzz targets (fuzz/corpus/<target>/seed-*):
-// rows of the input families (families.hpp) and of the property generators
+// rows of the input families (input_families.hpp) and of the property generators
 // (generators.hpp), encoded in the numeric targets' input format, and sample
 // texts for every parser of fuzz_inputs. Deterministic: the same build writes
 // the same files. Small on purpose (tens of files, a few KB): libFuzzer finds

@@ -305,7 +305,7 @@ struct LowpRow {
   std::string family;
 };
 
-// The built-in families' shapes in f16/bf16 (properties/src/families.cpp):
+// The built-in families' shapes in f16/bf16 (core/src/input_families.cpp):
 // normal sigma 1/10/100, XNNPACK's f16 U(15, 20) and f32 U(90, 100), benchdnn
 // (+-88..90 among `lowest`), -inf and -1e9 masks, a dominant entry, outputs in
 // f16's subnormal range, attention-like N(0, 1) sums; sizes 1..2000;
