@@ -297,6 +297,9 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
       diff = two_sum(static_cast<R>(x[i]), -xk);
     if (!isfinite(diff.s)) return false;
     const R di = T == 1 ? diff.s : diff.s / T;
+    // A quotient the tier's arithmetic cannot form (e.g. the double-double
+    // division by a temperature near DBL_MAX gives NaN) leaves the row to MPFR.
+    if (!isfinite(di)) return false;
     if (diff.s != 0 && !(fabs(di) >= A::min_quotient && fabs(di) <= A::max_quotient)) return false;
     const R ed = ((diff.e == 0 ? R(0) : u) + (T == 1 ? R(0) : u)) * fabs(di) * kS;
     d[i] = di, dErr[i] = ed;

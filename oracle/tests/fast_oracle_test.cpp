@@ -343,6 +343,29 @@ TEST(FastOracle, DoubleTierRefusesFlushToZeroArithmetic) {
 // log1p(e^-70) ~ 4e-31, about 2^52 ulp, off. The double-double tier knows
 // that figure to about 2^-52 relative (about one ulp of it), which the old
 // absolute rule refused, sending the row to MPFR.
+// A temperature near DBL_MAX: the double-double division x_i - x_k / T
+// cannot be formed; the tier must leave the row to MPFR (before, its NaN
+// quotient reached exp's range reduction: a NaN to long conversion, found by
+// fuzz_differential under UBSan). Every tier agrees with MPFR or declines.
+TEST(FastOracle, HugeTemperatureIsLeftToMpfrOrEnclosedCorrectly) {
+  const std::vector<double> x(32, 0.0);
+  const double t = 0x1.fffff7fefffffp+1023;
+  const oracle::DDFastRow dd = oracle::dd_fast_row(x, t);
+  const oracle::DoubleFastRow dbl = oracle::double_fast_row(x, t);
+  const oracle::FastRow ext = oracle::fast_row(x, t);
+  EXPECT_EQ(dd.status, oracle::RowStatus::ok);
+  const auto uniform_or_declined = [](const auto& row) {
+    if (!row.usable) return true;
+    for (std::size_t i = 0; i < row.softmax.size(); ++i)
+      if (!(std::fabs(static_cast<double>(row.softmax[i]) - 1.0 / 32) <= static_cast<double>(row.softmax_err[i])))
+        return false;
+    return true;
+  };
+  EXPECT_TRUE(uniform_or_declined(dd));
+  EXPECT_TRUE(uniform_or_declined(dbl));
+  EXPECT_TRUE(uniform_or_declined(ext));
+}
+
 TEST(FastOracle, HugeErrorsAreDecidedRelatively) {
   const std::vector<double> x{0.0, -70.0};
   const oracle::ExactRow exact = oracle::exact_row(x, 1.0);
