@@ -86,16 +86,7 @@ void RowJudge::decide_sparse(const OpDecl& d, MaskedRowPolicy policy, std::span<
     exact.push_back(s.p[i]);
     v.measured_index.push_back(i);
   }
-  v.error = compare_row(ys, exact, format_, d.op);
-  if (opt_.element_bin) {
-    v.element_error.assign(exact.size(), NAN);
-    for (std::size_t i = 0; i < exact.size(); ++i) {
-      const ElementError e = compare_element(ys[i], exact[i], format_, d.op);
-      if (e.cls == ElementClass::finite) v.element_error[i] = e.ulp;
-    }
-  }
-  set_bound(d, x_, temperature_, format_, v);
-  v.tier = Tier::mpfr;
+  measure_exactly(d, ys, exact, v);
 }
 
 const DoubleFastRow& RowJudge::double_tier() {
@@ -160,6 +151,11 @@ bool RowJudge::decide_fast(const OpDecl& d, std::span<const double> y, const Row
 
 void RowJudge::decide_exact(const OpDecl& d, std::span<const double> y, RowVerdict& v) {
   const std::span<const Real> ref = exact_values(exact(), spec(d.op).output);
+  measure_exactly(d, y, ref, v);
+}
+
+// y against MPFR's values: the row's errors, each element's when asked, the bound.
+void RowJudge::measure_exactly(const OpDecl& d, std::span<const double> y, std::span<const Real> ref, RowVerdict& v) {
   v.error = compare_row(y, ref, format_, d.op);
   v.uncertainty = 0;
   if (opt_.element_bin) {

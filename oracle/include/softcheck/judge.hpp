@@ -111,6 +111,7 @@ class RowJudge {
   bool decide_fast(const OpDecl& d, std::span<const double> y, const Row& fast, Tier tier, RowVerdict& v);
   void decide_exact(const OpDecl& d, std::span<const double> y, RowVerdict& v);
   void decide_sparse(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y, RowVerdict& v);
+  void measure_exactly(const OpDecl& d, std::span<const double> y, std::span<const Real> ref, RowVerdict& v);
 
   std::span<const double> x_;
   double temperature_;
