@@ -162,8 +162,6 @@ std::vector<double> run_batch(const Kernel& k, Op op, const FuzzCase& c) {
   return y;
 }
 
-std::int64_t output_cols(Op op, std::int64_t cols) { return spec(op).scalar_output() ? 1 : cols; }
-
 void run_batch(const Kernel& k, Op op, const FuzzCase& c, BatchScratch& scratch, std::vector<double>& out) {
   const Format f = k.format;
   const auto outputs = static_cast<std::size_t>(c.rows * output_cols(op, c.cols));

@@ -38,9 +38,6 @@ bool temperature_in_scope(double t, Format f);
 // f, max |x_i/T| (1 + 4u) <= max_finite (the kernel divides by fl(T)).
 bool in_property_scope(std::span<const double> x, double t, Format f);
 
-// Output values per row of `op`: cols, or 1 for an op with one output per row.
-std::int64_t output_cols(Op op, std::int64_t cols);
-
 // Runs `k` (op) on the whole batch of `c` and returns its outputs as doubles.
 // The output buffer starts as NaN so that an entry never written reads as NaN.
 std::vector<double> run_batch(const Kernel& k, Op op, const FuzzCase& c);

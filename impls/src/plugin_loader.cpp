@@ -416,8 +416,7 @@ void call_plugin(const PluginCall& c, const std::string& kernel, Format f, const
     const softcheck_call call{spec(c.op).plugin_code, 1, 1, in, out, rows, cols, temperature};
     return c.compute(&call, c.ctx);
   };
-  const std::int64_t out_cols = spec(c.op).scalar_output() ? 1 : cols;
-  const std::size_t bytes = static_cast<std::size_t>(rows * out_cols) * element_size(f);
+  const std::size_t bytes = static_cast<std::size_t>(rows * output_cols(c.op, cols)) * element_size(f);
   const int rc = options.isolate ? plugin_detail::call_isolated(who, raw, x, y, bytes, options.call_timeout_s)
                                  : call_in_process(raw, who, x, y, options.call_timeout_s);
   if (rc != 0) throw KernelFailure(who + ": run returned " + std::to_string(rc));

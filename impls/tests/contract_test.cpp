@@ -263,7 +263,7 @@ std::vector<double> in_format(std::vector<double> x, Format f) {
 
 std::vector<double> run_kernel(const Kernel& k, Op op, const std::vector<double>& x, double t) {
   const auto cols = static_cast<std::int64_t>(x.size());
-  std::vector<double> y(spec(op).scalar_output() ? 1 : x.size());
+  std::vector<double> y(static_cast<std::size_t>(output_cols(op, cols)));
   if (k.format == Format::f32) {
     std::vector<float> xf(x.size()), yf(y.size());
     for (std::size_t i = 0; i < x.size(); ++i) xf[i] = static_cast<float>(x[i]);

@@ -23,7 +23,7 @@ std::vector<double> run(const Kernel& k, Op op, const std::vector<double>& x, st
                         double temperature = 1.0) {
   const auto cols = static_cast<std::int64_t>(x.size()) / rows;
   // One output per input for a row op, one per row for lse / entropy (op table).
-  const auto outputs = static_cast<std::size_t>(spec(op).scalar_output() ? rows : rows * cols);
+  const auto outputs = static_cast<std::size_t>(rows * output_cols(op, cols));
   if (k.format == Format::f32) {
     std::vector<float> xf(x.begin(), x.end()), yf(outputs);
     for (std::size_t i = 0; i < x.size(); ++i) xf[i] = static_cast<float>(x[i]);
@@ -232,7 +232,7 @@ TEST_P(EveryKernel, BatchedRowsAreIndependent) {
   for (std::int64_t j = 0; j < cols; ++j) x[3 * cols + j] = -inf;  // a fully masked row
   for (const OpDecl& d : k.ops) {
     const auto batched = run(k, d.op, x, rows);
-    const std::int64_t out_cols = spec(d.op).scalar_output() ? 1 : cols;
+    const std::int64_t out_cols = output_cols(d.op, cols);
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::vector<double> row(x.begin() + r * cols, x.begin() + (r + 1) * cols);
       const auto single = run(k, d.op, row);

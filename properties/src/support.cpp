@@ -44,7 +44,7 @@ template <class Storage, class Enc, class Dec>
 std::vector<double> run_as(const Kernel& k, Op op, std::span<const double> x, std::int64_t rows,
                            std::int64_t cols, double t, Storage canary, Enc enc, Dec dec) {
   // One output per input for a row op, one per row for lse / entropy (op table).
-  const std::size_t outputs = spec(op).scalar_output() ? static_cast<std::size_t>(rows) : x.size();
+  const auto outputs = static_cast<std::size_t>(rows * output_cols(op, cols));
   std::vector<Storage> in(x.size()), out(outputs, canary);
   std::transform(x.begin(), x.end(), in.begin(), enc);
   call(k, op, in.data(), out.data(), rows, cols, t);

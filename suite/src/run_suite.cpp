@@ -178,8 +178,6 @@ struct Accum {
   UlpHistogram histogram{};
 };
 
-// Output values per row: the row's length, or 1 for an op with one value per row.
-std::int64_t output_cols(Op op, std::int64_t cols) { return spec(op).scalar_output() ? 1 : cols; }
 
 std::string repro_line(const Kernel& k, Op op, const SuiteCase& c, std::uint64_t seed,
                        const double* x) {

@@ -169,6 +169,10 @@ constexpr const OpSpec& spec(Op op) { return op_table[static_cast<std::size_t>(o
 constexpr std::string_view name(Op op) { return spec(op).name; }
 constexpr bool is_sparse(Op op) { return spec(op).sparse(); }
 
+// Output values per row of `cols` inputs: cols for a row output, 1 for one
+// value per row (the op's first output; every op has one so far).
+constexpr std::int64_t output_cols(Op op, std::int64_t cols) { return spec(op).scalar_output() ? 1 : cols; }
+
 inline std::optional<Op> parse_op(std::string_view s) {
   for (const OpSpec& o : op_table)
     if (o.name == s) return o.op;
