@@ -114,6 +114,13 @@ const ExactRow& RowJudge::exact() {
 
 // The first tier's status: every tier classifies the row by the same rules
 // (fast_oracle.hpp), so whichever is computed first answers.
+// An op without a fast tier starts with MPFR: no fast row is computed just
+// for the status (every tier classifies the row by the same rules).
+RowStatus RowJudge::status_for(const OpDecl& d) {
+  if (!exact_ && !has_dd_ && !has_double_ && !(opt_.tiered && spec(d.op).fast_tier)) return exact().status;
+  return status();
+}
+
 RowStatus RowJudge::status() {
   if (exact_) return exact_->status;
   if (!opt_.tiered) return exact().status;
@@ -175,7 +182,7 @@ RowVerdict RowJudge::judge(const OpDecl& d, MaskedRowPolicy policy, std::span<co
     decide_sparse(d, policy, y, v);
     return v;
   }
-  v.status = status();
+  v.status = status_for(d);
   if (v.status == RowStatus::undefined) return v;
   if (v.status == RowStatus::all_masked) {
     const double n = static_cast<double>(x_.size()), u = unit_roundoff(format_);

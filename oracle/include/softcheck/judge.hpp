@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -103,7 +104,8 @@ class RowJudge {
   const SparseRow& sparse_exact(const OpDecl& d);
   // True once the MPFR row was needed for a row with finite entries.
   bool used_mpfr() const;
-  // The row's status (from the first tier computed).
+  // The row's status (from the first tier computed; else the tier the first
+  // judge call needs, or the fast tier when none was asked yet).
   RowStatus status();
 
  private:
@@ -112,6 +114,8 @@ class RowJudge {
   void decide_exact(const OpDecl& d, std::span<const double> y, RowVerdict& v);
   void decide_sparse(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y, RowVerdict& v);
   void measure_exactly(const OpDecl& d, std::span<const double> y, std::span<const Real> ref, RowVerdict& v);
+  // The status from whatever is computed, else from the tier `d` starts with.
+  RowStatus status_for(const OpDecl& d);
 
   std::span<const double> x_;
   double temperature_;
@@ -123,7 +127,9 @@ class RowJudge {
   DDFastRow dd_;
   bool has_double_ = false, has_extended_ = false, has_dd_ = false;
   std::optional<ExactRow> exact_;
-  std::vector<std::pair<OpDecl, SparseRow>> sparse_;  // by op and parameters
+  // By op and parameters; a deque, so that the references sparse_exact
+  // returns stay valid when another sparse op's row is added.
+  std::deque<std::pair<OpDecl, SparseRow>> sparse_;
   const DoubleFastRow& double_tier();
   const FastRow& extended_tier();
   const DDFastRow& dd_tier();
