@@ -104,7 +104,7 @@ template <class FastRow_, class F>
 bool decided(const Row& r, FastRow_& f, oracle::FastRowError& e, F tier) {
   tier(r.x, r.temperature, f);
   if (f.status != oracle::RowStatus::ok || !f.usable) return false;
-  const bool d = oracle::compare_row_fast(r.y, f, Format::f32, Op::softmax, e);
+  const bool d = oracle::compare_row_fast(r.y, f, Format::f32, OutputKind::probabilities, e);
   benchmark::DoNotOptimize(e);
   return d;
 }

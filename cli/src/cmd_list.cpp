@@ -21,14 +21,20 @@ namespace softcheck::cli {
 namespace {
 
 nlohmann::ordered_json kernel_json(const Kernel& k) {
+  // One entry per (op, output); "output" names it for an op with several
+  // (as in report.json, docs/report-schema.md).
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const OpDecl& d : k.ops)
-    ops.push_back({{"op", name(d.op)},
-                   {"contract", {{"declared", d.contract.declared},
-                                 {"formula", d.contract.declared ? d.contract.formula() : "none"},
-                                 {"a", d.contract.a}, {"b", d.contract.b}, {"c", d.contract.c},
-                                 {"d", d.contract.d}, {"t", d.contract.t},
-                                 {"why", d.contract.why}}}});
+    for (std::size_t o = 0; o < spec(d.op).out.size(); ++o) {
+      const Contract& c = d.contract_of(o);
+      nlohmann::ordered_json entry = {{"op", name(d.op)}};
+      if (spec(d.op).several_outputs()) entry["output"] = spec(d.op).out[o].name;
+      entry["contract"] = {{"declared", c.declared},
+                           {"formula", c.declared ? c.formula() : "none"},
+                           {"a", c.a}, {"b", c.b}, {"c", c.c}, {"d", c.d}, {"t", c.t},
+                           {"why", c.why}};
+      ops.push_back(std::move(entry));
+    }
   return {{"name", k.name},
           {"algorithm", k.algorithm},
           {"format", name(k.format)},
@@ -61,7 +67,9 @@ void print_wide_table(const std::vector<const Kernel*>& ks) {
   };
   for (const Kernel* k : ks) {
     if (k->ops.empty()) add(*k, "-", "-");  // e.g. a plugin kernel whose op this version cannot run
-    for (const OpDecl& d : k->ops) add(*k, name(d.op), d.contract.declared ? d.contract.formula() : "none");
+    for (const OpDecl& d : k->ops)
+      for (std::size_t o = 0; o < spec(d.op).out.size(); ++o)
+        add(*k, output_label(d.op, o), d.contract_of(o).declared ? d.contract_of(o).formula() : "none");
   }
   std::array<std::size_t, 7> width{};
   for (const Row& r : rows)
@@ -109,7 +117,8 @@ void print_table(const std::vector<const Kernel*>& ks) {
                  std::move(contract)});
     };
     if (k->ops.empty()) add("-", "-");  // e.g. a plugin kernel whose op this version cannot run
-    for (const OpDecl& d : k->ops) add(name(d.op), short_formula(d.contract));
+    for (const OpDecl& d : k->ops)
+      for (std::size_t o = 0; o < spec(d.op).out.size(); ++o) add(output_label(d.op, o), short_formula(d.contract_of(o)));
   }
   const std::string notes = unavailable.render(shown, "unavailable");
   fmt::print("{}{}{}", table.render(), notes.empty() ? "" : "\n", notes);

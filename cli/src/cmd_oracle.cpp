@@ -138,11 +138,16 @@ Command add_oracle(CLI::App& app) {
     if (status == oracle::RowStatus::all_masked)
       throw std::invalid_argument(fmt::format("every entry is -inf: the {} is undefined (each kernel declares its own masked-row policy)", name(op)));
     if (status != oracle::RowStatus::ok) throw std::invalid_argument(fmt::format("the row has no exact {}", name(op)));
-    const std::span<const oracle::Real> values =
-        is_sparse(op) ? std::span<const oracle::Real>(sparse.p) : oracle::exact_values(exact, spec(op).output);
+    // One line per value: exact, then rounded to the dtype; an op with
+    // several outputs (softmax_lse) prefixes each line with the output's name.
     std::string out;
-    for (const oracle::Real& v : values)
-      out += fmt::format("{} {}\n", oracle::to_string(v, a->digits), shortest(oracle::round_to(v, f), f));
+    for (const Operand& o : spec(op).out) {
+      const std::span<const oracle::Real> values =
+          is_sparse(op) ? std::span<const oracle::Real>(sparse.p) : oracle::exact_values(exact, o.kind);
+      const std::string prefix = spec(op).several_outputs() ? std::string(o.name) + " " : "";
+      for (const oracle::Real& v : values)
+        out += fmt::format("{}{} {}\n", prefix, oracle::to_string(v, a->digits), shortest(oracle::round_to(v, f), f));
+    }
     fmt::print("{}", out);
     return exit_ok;
   };

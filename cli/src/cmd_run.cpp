@@ -79,7 +79,7 @@ void print_summary(const Report& r) {
     if (k.status == "unavailable") unavailable.add(k.kernel, k.unavailable_reason);
     const auto note = [&](std::string_view marker, const std::string& text) {
       if (!marker.empty()) verdict += fmt::format(" {}", marker);
-      notes += labelled(fmt::format("{} {}:", k.kernel, k.op), text);
+      notes += labelled(fmt::format("{} {}:", k.kernel, k.label()), text);
     };
     if (k.status != "unavailable" && k.nonfinite > 0) note("FLAGGED", "FLAGGED: NaN/inf on finite input");
     if (k.policy_violations > 0)
@@ -87,7 +87,7 @@ void print_summary(const Report& r) {
     if (k.worst.exact.starts_with(kernel_failure_prefix)) note("FAILED", k.worst.exact);
     if (const auto op = parse_op(k.op); op && is_sparse(*op))
       note("", fmt::format("support: {} false zeros, {} false non-zeros", k.false_zeros, k.false_nonzeros));
-    table.add({k.kernel, k.op, std::to_string(k.cases), fmt_num(k.max_ulp), fmt_num(k.mean_ulp),
+    table.add({k.kernel, k.label(), std::to_string(k.cases), fmt_num(k.max_ulp), fmt_num(k.mean_ulp),
                fmt_num(k.max_bits), std::to_string(k.nonfinite), verdict});
   }
   const std::string below = notes + unavailable.render(shown, "unavailable");

@@ -65,7 +65,7 @@ std::vector<Target> select_targets(const std::vector<const Kernel*>& kernels, co
     for (const OpDecl& d : k->ops) {
       if (!opt.ops.empty() && std::find(opt.ops.begin(), opt.ops.end(), d.op) == opt.ops.end()) continue;
       // The sweep varies one entry of a row and reads a row of outputs.
-      if (is_sparse(d.op) || spec(d.op).scalar_output()) continue;
+      if (is_sparse(d.op) || spec(d.op).scalar_output() || spec(d.op).several_outputs()) continue;
       Target t{k, &d, {}, {}};
       t.result.kernel = k->name;
       t.result.op = d.op;
@@ -118,7 +118,7 @@ void record_worst(Target& t, Format f, const SweepRow& row, const RowError& e, d
   const double key = broken ? std::numeric_limits<double>::infinity() : e.max_ulp;
   if (key <= t.worst_key) return;  // the first strictly largest wins
   t.worst_key = key;
-  const auto ref = oracle::exact_values(row.judge->exact(), spec(t.decl->op).output);
+  const auto ref = oracle::exact_values(row.judge->exact(), spec(t.decl->op).out[0].kind);
   SweepWorst& w = t.result.worst;
   w.present = true;
   w.pattern = row.pattern;
@@ -374,11 +374,12 @@ Command add_sweep(CLI::App& app) {
   auto a = std::make_shared<SweepArgs>();
   sub->add_option("--dtype", a->dtype, "f16 or bf16")->required()->check(CLI::IsMember({"f16", "bf16"}));
   sub->add_option("--impl", a->impls, "Kernel (repeatable; default: every available kernel of --dtype)");
-  // The sweep reads a row of outputs per row: the dense ops with a row output (op table).
+  // The sweep reads a row of outputs per row: the dense ops whose one output
+  // is a row (op table).
   std::vector<std::string> row_ops;
   std::string row_op_list;
   for (const OpSpec& o : op_table)
-    if (!o.sparse() && !o.scalar_output()) {
+    if (!o.sparse() && !o.scalar_output() && !o.several_outputs()) {
       row_ops.emplace_back(o.name);
       row_op_list += (row_op_list.empty() ? "" : " or ") + std::string(o.name);
     }

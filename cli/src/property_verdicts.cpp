@@ -20,7 +20,10 @@ void attach_property_verdicts(Report& report, const KernelVerdicts& verdicts) {
   for (const std::vector<props::PropertyVerdict>& vs : verdicts)
     for (const props::PropertyVerdict& v : vs)
       for (KernelSummary& s : report.kernels)
-        if (s.kernel == v.kernel && s.op == name(v.op)) {
+        // An op with several outputs has one entry per output; a property
+        // is about the whole call and goes with its first output's entry.
+        if (s.kernel == v.kernel && s.op == name(v.op) &&
+            (s.output.empty() || s.output == spec(v.op).out[0].name)) {
           const bool failed = v.verdict == props::Verdict::failed || v.verdict == props::Verdict::gave_up ||
                               v.verdict == props::Verdict::error;
           s.properties.push_back({v.property,

@@ -111,7 +111,8 @@ fits list_families "$tmp/families.txt"
 # --sparse has the longest names (bf16_threshold_softmax_t0p01_f32acc).
 aligned list_sparse_fmt "$tmp/sparse.txt" fmt '(f16|bf16|f32|f64)'
 # The op names from the op table, as `oracle --help` lists them ({softmax,log_softmax,...}).
-ops="($("$bin" oracle --help | sed -n 's/.*--op TEXT:{\([^}]*\)}.*/\1/p' | tr ',' '|')|-)"
+# An op name, or "op:output" for one output of an op with several (softmax_lse:lse).
+ops="(($("$bin" oracle --help | sed -n 's/.*--op TEXT:{\([^}]*\)}.*/\1/p' | tr ',' '|'))(:[a-z]+)?|-)"
 aligned list_sparse_op "$tmp/sparse.txt" op "$ops"
 aligned list_mutants_status "$tmp/mutants.txt" status '(available|test-only|unavailable)'
 once list_reasons_once "$tmp/mutants.txt" "$tmp/list.json"
@@ -128,8 +129,9 @@ missing = []
 for k in json.load(open(sys.argv[2])):
     for op in k["ops"]:
         formula = op["contract"]["formula"]
-        if not any(l.startswith(k["name"] + " ") and f" {op['op']} " in l and f" {formula} " in l + " " for l in lines):
-            missing.append(f"{k['name']} {op['op']}: {formula}")
+        label = op["op"] + (":" + op["output"] if "output" in op else "")
+        if not any(l.startswith(k["name"] + " ") and f" {label} " in l and f" {formula} " in l + " " for l in lines):
+            missing.append(f"{k['name']} {label}: {formula}")
 if missing:
     sys.exit("not in list --wide:\n" + "\n".join(missing[:10]))
 PY

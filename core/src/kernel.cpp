@@ -19,4 +19,13 @@ void Kernel::run(Op op, const void* x, void* out, std::int64_t rows, std::int64_
   compute({op, in, outs, rows, cols, temperature});
 }
 
+void Kernel::run(Op op, const void* x, std::span<void* const> outs, std::int64_t rows, std::int64_t cols,
+                 double temperature) const {
+  if (spec(op).in.size() != 1 || outs.size() != spec(op).out.size())
+    throw std::invalid_argument(std::string(softcheck::name(op)) + " takes " + std::to_string(spec(op).in.size()) +
+                                " input(s) and " + std::to_string(spec(op).out.size()) + " output(s)");
+  const void* const in[] = {x};
+  compute({op, in, outs, rows, cols, temperature});
+}
+
 }  // namespace softcheck

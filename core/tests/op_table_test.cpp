@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "softcheck/kernel.hpp"
@@ -68,6 +69,56 @@ TEST(OpTable, RunPassesOneOperandEachWay) {
   k.run(Op::lse, x, out, 2, 2, 1.0);
   EXPECT_EQ(out[0], 2);
   EXPECT_EQ(out[1], 4);
+}
+
+// An op's outputs each say what they are and how they are measured; an op
+// with several is named output by output.
+TEST(OpTable, OutputsCarryTheirKindAndMetric) {
+  const OpSpec& both = spec(Op::softmax_lse);
+  ASSERT_EQ(both.out.size(), 2u);
+  EXPECT_EQ(both.out[0].kind, spec(Op::softmax).out[0].kind);
+  EXPECT_EQ(both.out[0].metric, Metric::ulp);
+  EXPECT_TRUE(both.out[0].normwise);
+  EXPECT_EQ(both.out[1].kind, OutputKind::log_sum_exp);
+  EXPECT_EQ(both.out[1].metric, spec(Op::lse).out[0].metric);
+  EXPECT_EQ(output_cols(both.out[0], 7), 7);
+  EXPECT_EQ(output_cols(both.out[1], 7), 1);
+  EXPECT_EQ(output_label(Op::softmax_lse, 1), "softmax_lse:lse");
+  EXPECT_EQ(output_label(Op::softmax, 0), "softmax");
+  for (const OpSpec& o : op_table)
+    for (const Operand& in : o.in) EXPECT_EQ(in.kind, OutputKind::none) << o.name;
+}
+
+TEST(OpTable, EntmaxAlphaComesFromTheOpOrTheKernel) {
+  OpParams p;
+  p.alpha = 1.25;
+  EXPECT_EQ(entmax_alpha(Op::sparsemax, p), 2.0);
+  EXPECT_EQ(entmax_alpha(Op::entmax15, p), 1.5);
+  EXPECT_EQ(entmax_alpha(Op::entmax, p), 1.25);
+  EXPECT_EQ(entmax_alpha(Op::topk_softmax, p), 0.0);
+  EXPECT_EQ(entmax_alpha(Op::softmax, p), 0.0);
+}
+
+TEST(OpTable, RunPassesEveryOutputOfAnOpWithSeveral) {
+  Kernel k;
+  k.compute = [](const OpCall& c) {
+    ASSERT_EQ(c.out.size(), 2u);
+    const auto* x = static_cast<const double*>(c.in[0]);
+    for (std::int64_t r = 0; r < c.rows; ++r) {
+      for (std::int64_t j = 0; j < c.cols; ++j) static_cast<double*>(c.out[0])[r * c.cols + j] = -x[r * c.cols + j];
+      static_cast<double*>(c.out[1])[r] = 10.0 * static_cast<double>(r);
+    }
+  };
+  const double x[] = {1, 2, 3, 4};
+  double y[4] = {}, lse[2] = {};
+  void* const outs[] = {y, lse};
+  k.run(Op::softmax_lse, x, outs, 2, 2, 1.0);
+  EXPECT_EQ(y[3], -4);
+  EXPECT_EQ(lse[1], 10);
+  // The one-output form and a wrong number of outputs are refused, not half-run.
+  EXPECT_THROW(k.run(Op::softmax_lse, x, y, 2, 2, 1.0), std::invalid_argument);
+  void* const one[] = {y};
+  EXPECT_THROW(k.run(Op::softmax_lse, x, one, 2, 2, 1.0), std::invalid_argument);
 }
 
 }  // namespace

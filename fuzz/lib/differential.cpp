@@ -43,7 +43,7 @@ constexpr Long max_arg_error = 1;
 // below 1e-4907, still a normal long double (its smallest normal is 3.4e-4932).
 Long gap_for(Op op, Format f) {
   const FormatInfo fi = info(f);
-  return spec(op).output == OutputKind::probabilities ? (fi.precision - fi.emin + 23) * std::log(Long{2}) : Long{11300};
+  return spec(op).out[0].kind == OutputKind::probabilities ? (fi.precision - fi.emin + 23) * std::log(Long{2}) : Long{11300};
 }
 
 // The error analysis of one row: z = x/T, a = max z (first index k),
@@ -165,11 +165,11 @@ void reference_row(std::span<const double> x, double temperature, Op op, Format 
   ref.at_most.resize(n);
   for (std::size_t j = 0; j < n; ++j) {
     if (x[j] == -INFINITY) {
-      ref.value[j] = ref.at_most[j] = static_cast<Long>(masked_entry_value(spec(op).output));
+      ref.value[j] = ref.at_most[j] = static_cast<Long>(masked_entry_value(spec(op).out[0].kind));
       ref.error[j] = 0;
       continue;
     }
-    if (spec(op).output == OutputKind::probabilities) {
+    if (spec(op).out[0].kind == OutputKind::probabilities) {
       ref.value[j] = an.t[j] / one_plus_s;
       ref.error[j] = (an.t_err[j] + ref.value[j] * an.s_err) / one_plus_s_lo + 2 * u_long * ref.value[j];
       ref.at_most[j] = 1;

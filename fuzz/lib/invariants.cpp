@@ -47,7 +47,7 @@ bool nonfinite_suspect(Format f, Op op, std::span<const double> x, std::span<con
 // range: softmax in [0, 1], log-softmax <= 0; NaN out of range.
 bool range_suspect(Op op, std::span<const double> y) {
   return std::any_of(y.begin(), y.end(), [op](double v) {
-    return std::isnan(v) || (spec(op).output == OutputKind::probabilities ? (v < 0 || v > 1) : v > 0);
+    return std::isnan(v) || (spec(op).out[0].kind == OutputKind::probabilities ? (v < 0 || v > 1) : v > 0);
   });
 }
 
@@ -81,9 +81,9 @@ bool policy_suspect(MaskedRowPolicy p, Op op, std::span<const double> y) {
   return std::any_of(y.begin(), y.end(), [&](double v) {
     switch (p) {
       case MaskedRowPolicy::nan: return !std::isnan(v);
-      case MaskedRowPolicy::zeros: return v != masked_row_value(spec(op).output, p, n);
+      case MaskedRowPolicy::zeros: return v != masked_row_value(spec(op).out[0].kind, p, n);
       case MaskedRowPolicy::uniform: {
-        const double target = masked_row_value(spec(op).output, p, n);
+        const double target = masked_row_value(spec(op).out[0].kind, p, n);
         return !(std::fabs(v - target) <= 1e-3 * std::fabs(target));
       }
     }
@@ -182,14 +182,14 @@ std::optional<std::string_view> scalar_suspect(const Kernel& k, Op op, RowKind k
                                                double v, double temperature) {
   const auto n = static_cast<double>(x.size());
   if (kind == RowKind::fully_masked) {
-    if (!is_masked_row_value(v, spec(op).output, k.masked_policy, n, unit_roundoff(k.format)))
+    if (!is_masked_row_value(v, spec(op).out[0].kind, k.masked_policy, n, unit_roundoff(k.format)))
       return "scalar_fully_masked";
     return std::nullopt;
   }
   const OpDecl* decl = k.find(op);
   if (decl == nullptr || !decl->contract.declared) return std::nullopt;
   if (!std::isfinite(v)) return "accuracy";
-  if (spec(op).output == OutputKind::log_sum_exp) {
+  if (spec(op).out[0].kind == OutputKind::log_sum_exp) {
     double a = -INFINITY;
     for (double e : x)
       if (std::isfinite(e)) a = std::max(a, e / temperature);

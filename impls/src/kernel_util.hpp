@@ -221,8 +221,10 @@ inline Contract no_contract(std::string why) {
 // A core: z in, result out, in place on one row (ops whose output is a row).
 template <class T>
 using Core = std::function<void(Op, std::span<T>)>;
-// A reduction core: z in (it may be overwritten), the row's one output value
-// returned (ops whose output is a scalar per row: lse, entropy).
+// A reduction core: z in (it may be overwritten), the row's one scalar
+// output returned (ops whose output is a scalar per row: lse, entropy). For
+// an op whose outputs are a row and a scalar (softmax_lse) it leaves the row
+// output in z and returns the scalar.
 template <class T>
 using ReduceCore = std::function<T(Op, std::span<T>)>;
 // The first step of every row: x -> z (scale_by_temperature for real kernels).
@@ -237,7 +239,7 @@ struct KernelFamily {
   std::vector<OpDecl> ops;
   Core<float> f32;
   Core<double> f64;
-  ReduceCore<float> reduce_f32 = nullptr;  // set when `ops` has a scalar-output op
+  ReduceCore<float> reduce_f32 = nullptr;  // set when `ops` has an op with a scalar output
   ReduceCore<double> reduce_f64 = nullptr;
 };
 
@@ -259,10 +261,11 @@ constexpr Format format_of() {
   return std::is_same_v<T, float> ? Format::f32 : Format::f64;
 }
 
-// Kernel in format T: compute casts x and the output to T*, rounds the
-// temperature to T and, for every row, scales x into a row of z (the output
-// row itself when the op's output is a row) and runs the core on it in place,
-// or the reduction core for an op with one output per row.
+// Kernel in format T: compute casts x and the outputs to T*, rounds the
+// temperature to T and, for every row, scales x into a row of z (the row
+// output itself when the op has one) and runs the core on it in place (an op
+// with one row output), or the reduction core (an op with a scalar output,
+// after its row output if it has one).
 template <class T>
 Kernel make_kernel(std::string kernel_name, std::string algorithm, std::string description,
                    MaskedRowPolicy policy, std::vector<OpDecl> ops, Core<T> core,
@@ -276,30 +279,29 @@ Kernel make_kernel(std::string kernel_name, std::string algorithm, std::string d
   k.description = std::move(description);
   std::vector<Op> provided;
   for (const OpDecl& d : k.ops) provided.push_back(d.op);
-  k.compute = single_operand([core = std::move(core), reduce = std::move(reduce), scale, provided, kname = k.name](
-              Op op, const void* xv, void* outv, std::int64_t rows, std::int64_t cols,
-              double temperature) {
+  k.compute = [core = std::move(core), reduce = std::move(reduce), scale, provided, kname = k.name](const OpCall& c) {
+    const Op op = c.op;
     if (std::find(provided.begin(), provided.end(), op) == provided.end())
       throw std::invalid_argument(kname + " does not provide " + std::string(name(op)));
-    const T* x = static_cast<const T*>(xv);
-    T* out = static_cast<T*>(outv);
-    const T t = static_cast<T>(temperature);
-    const auto n = static_cast<std::size_t>(cols);
-    if (spec(op).scalar_output()) {
-      std::vector<T> z(n);
-      for (std::int64_t r = 0; r < rows; ++r) {
-        scale(std::span<const T>(x + r * cols, n), t, z);
-        out[r] = reduce(op, z);
-      }
-      return;
+    const OperandList outs = spec(op).out;
+    const bool row_out = outs[0].shape == OperandShape::row;
+    const bool scalar_out = outs[outs.size() - 1].shape == OperandShape::scalar;
+    const T* x = static_cast<const T*>(c.in[0]);
+    T* row = row_out ? static_cast<T*>(c.out[0]) : nullptr;
+    T* scalar = scalar_out ? static_cast<T*>(c.out[outs.size() - 1]) : nullptr;
+    const T t = static_cast<T>(c.temperature);
+    const auto n = static_cast<std::size_t>(c.cols);
+    std::vector<T> z(row_out ? 0 : n);
+    for (std::int64_t r = 0; r < c.rows; ++r) {
+      const std::span<const T> x_row(x + r * c.cols, n);
+      const std::span<T> z_row = row_out ? std::span<T>(row + r * c.cols, n) : std::span<T>(z);
+      scale(x_row, t, z_row);
+      if (scalar_out)
+        scalar[r] = reduce(op, z_row);
+      else
+        core(op, z_row);
     }
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const std::span<const T> x_row(x + r * cols, n);
-      const std::span<T> y_row(out + r * cols, n);
-      scale(x_row, t, y_row);
-      core(op, y_row);
-    }
-  });
+  };
   return k;
 }
 

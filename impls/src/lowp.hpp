@@ -97,8 +97,8 @@ Kernel make_kernel16(std::string kernel_name, std::string algorithm, Format stor
   k.description = std::move(description);
   std::vector<Op> provided;
   for (const OpDecl& d : k.ops) {
-    if (spec(d.op).scalar_output())
-      throw std::invalid_argument("make_kernel16: " + std::string(name(d.op)) + " has one output per row");
+    if (spec(d.op).scalar_output() || spec(d.op).several_outputs())
+      throw std::invalid_argument("make_kernel16: " + std::string(name(d.op)) + " is not one row output");
     provided.push_back(d.op);
   }
   k.compute = single_operand([core = std::move(core), storage, provided, kname = k.name](

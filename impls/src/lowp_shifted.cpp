@@ -70,7 +70,7 @@ Contract rounded_once_from_f32(const Contract& f32, Format out) {
 std::vector<OpDecl> f32acc_ops(Format out) {
   std::vector<OpDecl> ops;
   for (const OpDecl& d : shifted_log1p_family().ops)
-    if (!spec(d.op).scalar_output())  // make_kernel16 runs row cores only
+    if (!spec(d.op).scalar_output() && !spec(d.op).several_outputs())  // make_kernel16 runs row cores only
       ops.push_back({d.op, rounded_once_from_f32(d.contract, out)});
   return ops;
 }

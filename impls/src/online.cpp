@@ -19,10 +19,16 @@ void online_core(Op /*softmax only*/, std::span<T> zy) {
 // lse = m_n + log d_n from the same one-pass state (what a tiled or
 // split-KV kernel carries between passes, REFERENCE.md "FlashAttention
 // tiling"). A fully masked row keeps (-inf, 0): -inf + log 0 = -inf.
+// softmax_lse: the second pass writes y_j = exp(z_j - m_n) / d_n over z as
+// well, so both outputs come from one (m_n, d_n).
 template <class T>
-T online_lse(Op, std::span<T> z) {
+T online_lse(Op op, std::span<T> z) {
   OnlineNormaliser<T> s;
   for (T v : z) s.push(v);
+  if (op == Op::softmax_lse) {
+    exp_shifted(z, s.m);
+    divide_by(z, s.d);
+  }
   return lse_from_shift(s.m, std::log(s.d), s.m == minus_inf<T>);
 }
 
@@ -65,7 +71,9 @@ KernelFamily online_family() {
       .description = "Milakov-Gimelshein one-pass (max, sum) with rescaling, then "
                      "exp(z_j - m) / d",
       .masked_policy = MaskedRowPolicy::nan,
-      .ops = {{Op::softmax, softmax_contract()}, {Op::lse, lse_contract()}},
+      .ops = {{Op::softmax, softmax_contract()},
+              {Op::lse, lse_contract()},
+              {.op = Op::softmax_lse, .contract = softmax_contract(), .further_contracts = {lse_contract()}}},
       .f32 = online_core<float>,
       .f64 = online_core<double>,
       .reduce_f32 = online_lse<float>,

@@ -18,21 +18,36 @@ namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
 
-// Runs `k` on rows x rows, given and returned as doubles (exact for f32/f64).
+// Runs `k` on rows x cols, given as doubles (exact for f32/f64); returns each
+// output operand of the op (op table: a row op's one output per input, lse /
+// entropy one per row, softmax_lse both) as doubles.
+std::vector<std::vector<double>> run_all(const Kernel& k, Op op, const std::vector<double>& x, std::int64_t rows = 1,
+                                         double temperature = 1.0) {
+  const auto cols = static_cast<std::int64_t>(x.size()) / rows;
+  std::vector<std::vector<double>> y;
+  std::vector<std::vector<float>> yf;
+  std::vector<void*> out;
+  for (const Operand& o : spec(op).out) {
+    const auto n = static_cast<std::size_t>(rows * output_cols(o, cols));
+    y.emplace_back(n);
+    yf.emplace_back(n);
+    out.push_back(k.format == Format::f32 ? static_cast<void*>(yf.back().data()) : y.back().data());
+  }
+  if (k.format == Format::f32) {
+    std::vector<float> xf(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) xf[i] = static_cast<float>(x[i]);
+    k.run(op, xf.data(), out, rows, cols, temperature);
+    for (std::size_t i = 0; i < y.size(); ++i) y[i].assign(yf[i].begin(), yf[i].end());
+  } else {
+    k.run(op, x.data(), out, rows, cols, temperature);
+  }
+  return y;
+}
+
+// The op's first output.
 std::vector<double> run(const Kernel& k, Op op, const std::vector<double>& x, std::int64_t rows = 1,
                         double temperature = 1.0) {
-  const auto cols = static_cast<std::int64_t>(x.size()) / rows;
-  // One output per input for a row op, one per row for lse / entropy (op table).
-  const auto outputs = static_cast<std::size_t>(rows * output_cols(op, cols));
-  if (k.format == Format::f32) {
-    std::vector<float> xf(x.begin(), x.end()), yf(outputs);
-    for (std::size_t i = 0; i < x.size(); ++i) xf[i] = static_cast<float>(x[i]);
-    k.run(op, xf.data(), yf.data(), rows, cols, temperature);
-    return {yf.begin(), yf.end()};
-  }
-  std::vector<double> y(outputs);
-  k.run(op, x.data(), y.data(), rows, cols, temperature);
-  return y;
+  return run_all(k, op, x, rows, temperature).front();
 }
 
 double eps(const Kernel& k) { return 2 * unit_roundoff(k.format); }
@@ -211,7 +226,7 @@ TEST_P(EveryKernel, FullyMaskedRowFollowsDeclaredPolicy) {
             EXPECT_EQ(v, d.op == Op::log_softmax || d.op == Op::lse ? -inf : 0.0) << name(d.op);
             break;
           case MaskedRowPolicy::uniform:
-            EXPECT_TRUE(is_masked_row_value(v, spec(d.op).output, k.masked_policy, static_cast<double>(n),
+            EXPECT_TRUE(is_masked_row_value(v, spec(d.op).out[0].kind, k.masked_policy, static_cast<double>(n),
                                             unit_roundoff(k.format)))
                 << name(d.op) << " " << v;
             break;
@@ -308,6 +323,27 @@ TEST(ShiftedLog1p, DominantEntryKeepsItsTinyLogSoftmax) {
   EXPECT_NEAR(good32[0], exact, 1e-6 * std::abs(exact));
 }
 
+// softmax_lse is the online softmax and the online lse from one state: each
+// output is bit-identical to the op computed on its own.
+TEST(Online, SoftmaxLseIsBothOutputsOfOnePass) {
+  for (const char* name : {"online_f32", "online_f64"}) {
+    const Kernel& k = *find_kernel(name);
+    const std::vector<double> x = {-50, -3, 0, 10, 2, 40, -inf, 7.25, 1, 2, 3, 4, -inf, -inf, -inf, -inf};
+    for (double t : {1.0, 0.7}) {
+      const auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+      const auto both = run_all(k, Op::softmax_lse, x, 4, t);
+      ASSERT_EQ(both.size(), 2u);
+      const auto y = run(k, Op::softmax, x, 4, t);
+      ASSERT_EQ(both[0].size(), y.size());
+      for (std::size_t j = 0; j < y.size(); ++j) EXPECT_TRUE(same(both[0][j], y[j])) << name << " y[" << j << "]";
+      const auto lse = run(k, Op::lse, x, 4, t);
+      ASSERT_EQ(both[1].size(), 4u);
+      for (std::size_t r = 0; r < 4; ++r) EXPECT_TRUE(same(both[1][r], lse[r])) << name << " row " << r;
+      EXPECT_EQ(both[1][3], -inf) << "a fully masked row has lse log 0";
+    }
+  }
+}
+
 TEST(Online, RescalesWhenTheMaxMovesLater) {
   const auto y = run(*find_kernel("online_f64"), Op::softmax, {-50, -3, 0, 10, 2, 40});
   const auto ref = ref_softmax({-50, -3, 0, 10, 2, 40});
@@ -349,13 +385,14 @@ TEST(Registry, EveryKernelDeclaresItself) {
       std::set<Op> ops;
       for (const OpDecl& d : k.ops) {
         EXPECT_TRUE(ops.insert(d.op).second) << "op declared twice";
+        EXPECT_EQ(d.further_contracts.size(), spec(d.op).out.size() - 1) << "one contract per output";
         EXPECT_FALSE(d.contract.why.empty()) << "contract (or its absence) needs a why";
         if (d.contract.declared && is_lowp_shifted(k)) {
           // f16/bf16 kernels computing in f32 (lowp_shifted.cpp): 0.5 ulp for the
           // final rounding, the f32 terms (temperature included) scaled by u32/u_f.
           EXPECT_GE(d.contract.a, 0.5) << "the final rounding alone is 0.5 ulp";
           EXPECT_GT(d.contract.t, 0) << "fl(x / T) in f32 moves softmax by up to 4 u32 M";
-        } else if (d.contract.declared && spec(d.op).metric == Metric::absolute) {
+        } else if (d.contract.declared && spec(d.op).out[0].metric == Metric::absolute) {
           // lse, entropy: absolute error in units of u (docs/ops.md); no subnormal ulps to cover.
           EXPECT_GE(d.contract.t, 2) << "fl(x / T) moves lse by up to 2uM (entropy by 4uM log n)";
         } else if (d.contract.declared) {

@@ -363,7 +363,7 @@ SOFTCHECK_DISPATCH(void, f32_lanes, (const F32In& in, F32Out& o), (in, o))
 // f64 results need err <= 2^-63 |v|, out of reach of a 64-bit significand:
 // only the double-double tier decides them (and nothing else).
 template <class R>
-bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exact, Format f, Op op,
+bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exact, Format f, OutputKind kind,
                       FastRowError& out, double tolerance, unsigned reference_bits) {
   constexpr R u = Arith<R>::u;
   constexpr R kS = kSafe<R>;
@@ -372,11 +372,11 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
   // f64 results need the exact value to 2^-63 relative: the DD tier's, and
   // only its.
   if ((f == Format::f64) != is_dd<R>) return false;
-  // The fast tiers enclose softmax and log-softmax only; the sparse ops are
-  // the MPFR path's.
-  if (op != Op::softmax && op != Op::log_softmax) return false;
+  // The fast tiers enclose softmax and log-softmax values only (a dense op's
+  // row output; the caller knows which ops have one).
+  if (kind != OutputKind::probabilities && kind != OutputKind::log_probabilities) return false;
   if (!arithmetic_as_assumed<R>()) return false;
-  const bool sm = op == Op::softmax;
+  const bool sm = kind == OutputKind::probabilities;
   // The double tier decides f32 roundings with the hardware's conversion.
   const bool f32_fast = std::is_same_v<R, double> && f == Format::f32;
   // ... and, unless a test asked for the scalar code, 4 elements at a time
@@ -607,22 +607,22 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
 
 template <class R>
 std::optional<FastRowError> compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exact, Format f,
-                                             Op op, double tolerance, unsigned reference_bits) {
+                                             OutputKind kind, double tolerance, unsigned reference_bits) {
   FastRowError out;
-  if (!compare_row_fast(result, exact, f, op, out, tolerance, reference_bits)) return std::nullopt;
+  if (!compare_row_fast(result, exact, f, kind, out, tolerance, reference_bits)) return std::nullopt;
   return out;
 }
 
-template bool compare_row_fast(std::span<const double>, const FastRow&, Format, Op, FastRowError&, double, unsigned);
-template bool compare_row_fast(std::span<const double>, const DoubleFastRow&, Format, Op, FastRowError&, double,
+template bool compare_row_fast(std::span<const double>, const FastRow&, Format, OutputKind, FastRowError&, double, unsigned);
+template bool compare_row_fast(std::span<const double>, const DoubleFastRow&, Format, OutputKind, FastRowError&, double,
                                unsigned);
-template std::optional<FastRowError> compare_row_fast(std::span<const double>, const FastRow&, Format, Op, double,
+template std::optional<FastRowError> compare_row_fast(std::span<const double>, const FastRow&, Format, OutputKind, double,
                                                       unsigned);
-template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DoubleFastRow&, Format, Op,
+template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DoubleFastRow&, Format, OutputKind,
                                                       double, unsigned);
-template bool compare_row_fast(std::span<const double>, const DDFastRow&, Format, Op, FastRowError&, double,
+template bool compare_row_fast(std::span<const double>, const DDFastRow&, Format, OutputKind, FastRowError&, double,
                                unsigned);
-template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DDFastRow&, Format, Op, double,
+template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DDFastRow&, Format, OutputKind, double,
                                                       unsigned);
 
 }  // namespace softcheck::oracle

@@ -3,15 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 
 namespace softcheck::oracle {
 
 namespace {
 
-void set_bound(const OpDecl& d, std::span<const double> x, double temperature, Format f, RowVerdict& v) {
-  v.bound = d.contract.bound_ulps(row_shape(x, temperature, f), f);
+void set_bound(const Contract& c, std::span<const double> x, double temperature, Format f, RowVerdict& v) {
+  v.bound = c.bound_ulps(row_shape(x, temperature, f), f);
   v.broken = v.error.nonfinite > 0 || v.error.special_mismatch > 0;
-  v.within = !d.contract.declared || (!v.broken && v.error.max_ulp <= v.bound);
+  v.within = !c.declared || (!v.broken && v.error.max_ulp <= v.bound);
 }
 
 }  // namespace
@@ -63,7 +65,7 @@ void RowJudge::decide_sparse(const OpDecl& d, MaskedRowPolicy policy, std::span<
   if (v.status == RowStatus::all_masked) {
     const double n = static_cast<double>(x_.size()), u = unit_roundoff(format_);
     for (double out : y)
-      if (!is_masked_row_value(out, spec(d.op).output, policy, n, u)) v.follows_policy = false;
+      if (!is_masked_row_value(out, spec(d.op).out[0].kind, policy, n, u)) v.follows_policy = false;
     return;
   }
   // The entries measured: both on the support, or a NaN/inf output anywhere.
@@ -86,7 +88,7 @@ void RowJudge::decide_sparse(const OpDecl& d, MaskedRowPolicy policy, std::span<
     exact.push_back(s.p[i]);
     v.measured_index.push_back(i);
   }
-  measure_exactly(d, ys, exact, v);
+  measure_exactly(d, 0, ys, exact, v);
 }
 
 const DoubleFastRow& RowJudge::double_tier() {
@@ -116,8 +118,8 @@ const ExactRow& RowJudge::exact() {
 // (fast_oracle.hpp), so whichever is computed first answers.
 // An op without a fast tier starts with MPFR: no fast row is computed just
 // for the status (every tier classifies the row by the same rules).
-RowStatus RowJudge::status_for(const OpDecl& d) {
-  if (!exact_ && !has_dd_ && !has_double_ && !(opt_.tiered && spec(d.op).fast_tier)) return exact().status;
+RowStatus RowJudge::status_for(const OpDecl& d, std::size_t output) {
+  if (!exact_ && !has_dd_ && !has_double_ && !(opt_.tiered && has_fast_tier(d, output))) return exact().status;
   return status();
 }
 
@@ -132,10 +134,11 @@ RowStatus RowJudge::status() {
 // within the tolerance, each element's bin when asked, and the verdict
 // against the bound (not inside the uncertainty).
 template <class Row>
-bool RowJudge::decide_fast(const OpDecl& d, std::span<const double> y, const Row& fast, Tier tier, RowVerdict& v) {
+bool RowJudge::decide_fast(const OpDecl& d, std::size_t output, std::span<const double> y, const Row& fast, Tier tier,
+                           RowVerdict& v) {
   if (fast.status != RowStatus::ok || !fast.usable) return false;
   thread_local FastRowError fe;  // storage reused row to row
-  if (!compare_row_fast(y, fast, format_, d.op, fe, opt_.tolerance, opt_.bits)) return false;
+  if (!compare_row_fast(y, fast, format_, spec(d.op).out[output].kind, fe, opt_.tolerance, opt_.bits)) return false;
   if (opt_.element_bin) {
     v.element_error.assign(fe.ulp.size(), NAN);
     for (std::size_t i = 0; i < fe.ulp.size(); ++i) {
@@ -148,56 +151,68 @@ bool RowJudge::decide_fast(const OpDecl& d, std::span<const double> y, const Row
   }
   v.error = fe.error;
   v.uncertainty = fe.max_ulp_err;
-  set_bound(d, x_, temperature_, format_, v);
-  if (d.contract.declared && !v.broken && v.error.max_ulp - v.uncertainty <= v.bound &&
+  const Contract& c = d.contract_of(output);
+  set_bound(c, x_, temperature_, format_, v);
+  if (c.declared && !v.broken && v.error.max_ulp - v.uncertainty <= v.bound &&
       v.error.max_ulp + v.uncertainty > v.bound)
     return false;  // the verdict sits inside the uncertainty
   v.tier = tier;
   return true;
 }
 
-void RowJudge::decide_exact(const OpDecl& d, std::span<const double> y, RowVerdict& v) {
-  const std::span<const Real> ref = exact_values(exact(), spec(d.op).output);
-  measure_exactly(d, y, ref, v);
+void RowJudge::decide_exact(const OpDecl& d, std::size_t output, std::span<const double> y, RowVerdict& v) {
+  const std::span<const Real> ref = exact_values(exact(), spec(d.op).out[output].kind);
+  measure_exactly(d, output, y, ref, v);
 }
 
 // y against MPFR's values: the row's errors, each element's when asked, the bound.
-void RowJudge::measure_exactly(const OpDecl& d, std::span<const double> y, std::span<const Real> ref, RowVerdict& v) {
-  v.error = compare_row(y, ref, format_, d.op);
+void RowJudge::measure_exactly(const OpDecl& d, std::size_t output, std::span<const double> y,
+                               std::span<const Real> ref, RowVerdict& v) {
+  const Operand& out = spec(d.op).out[output];
+  v.error = compare_row(y, ref, format_, out);
   v.uncertainty = 0;
   if (opt_.element_bin) {
     v.element_error.assign(ref.size(), NAN);
     for (std::size_t i = 0; i < ref.size(); ++i) {
-      const ElementError e = compare_element(y[i], ref[i], format_, d.op);
+      const ElementError e = compare_element(y[i], ref[i], format_, out);
       if (e.cls == ElementClass::finite) v.element_error[i] = e.ulp;
     }
   }
-  set_bound(d, x_, temperature_, format_, v);
+  set_bound(d.contract_of(output), x_, temperature_, format_, v);
   v.tier = Tier::mpfr;
 }
 
-RowVerdict RowJudge::judge(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y) {
+bool RowJudge::has_fast_tier(const OpDecl& d, std::size_t output) {
+  return spec(d.op).fast_tier && spec(d.op).out[output].shape == OperandShape::row;
+}
+
+RowVerdict RowJudge::judge(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y, std::size_t output) {
+  if (output >= spec(d.op).out.size())
+    throw std::invalid_argument("RowJudge::judge: " + std::string(name(d.op)) + " has no output " +
+                                std::to_string(output));
   RowVerdict v;
   if (spec(d.op).sparse()) {
     decide_sparse(d, policy, y, v);
     return v;
   }
-  v.status = status_for(d);
+  v.status = status_for(d, output);
   if (v.status == RowStatus::undefined) return v;
   if (v.status == RowStatus::all_masked) {
     const double n = static_cast<double>(x_.size()), u = unit_roundoff(format_);
     for (double out : y)
-      if (!is_masked_row_value(out, spec(d.op).output, policy, n, u)) v.follows_policy = false;
+      if (!is_masked_row_value(out, spec(d.op).out[output].kind, policy, n, u)) v.follows_policy = false;
     return v;
   }
   // Tier order (docs/oracle.md): f64 results by the double-double tier only,
   // the others by double, then long double; MPFR for what they leave.
-  if (opt_.tiered && spec(d.op).fast_tier) {
+  if (opt_.tiered && has_fast_tier(d, output)) {
     if (format_ == Format::f64) {
-      if (decide_fast(d, y, dd_tier(), Tier::fast_double_double, v)) return v;
+      if (decide_fast(d, output, y, dd_tier(), Tier::fast_double_double, v)) return v;
     } else {
-      if (decide_fast(d, y, double_tier(), Tier::fast_double, v)) return v;
-      if (double_tier().status == RowStatus::ok && decide_fast(d, y, extended_tier(), Tier::fast_extended, v)) return v;
+      if (decide_fast(d, output, y, double_tier(), Tier::fast_double, v)) return v;
+      if (double_tier().status == RowStatus::ok &&
+          decide_fast(d, output, y, extended_tier(), Tier::fast_extended, v))
+        return v;
     }
   }
   if (!opt_.mpfr_fallback) {
@@ -206,7 +221,7 @@ RowVerdict RowJudge::judge(const OpDecl& d, MaskedRowPolicy policy, std::span<co
     v.tier = Tier::none;
     return v;
   }
-  decide_exact(d, y, v);
+  decide_exact(d, output, y, v);
   return v;
 }
 
@@ -218,7 +233,8 @@ std::string text(double v) {
 }
 }  // namespace
 
-std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double> y, RowJudge& judge) {
+std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double> y, RowJudge& judge,
+                    std::size_t output) {
   switch (v.status) {
     case RowStatus::undefined: return "no exact value (a +inf or NaN input): no verdict";
     case RowStatus::all_masked:
@@ -226,12 +242,13 @@ std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double
              " the declared masked-row policy";
     case RowStatus::ok: break;
   }
-  const std::string unit = spec(d.op).metric == Metric::absolute ? "u (absolute)" : "ulp";
+  const Operand& out = spec(d.op).out[output];
+  const std::string unit = out.metric == Metric::absolute ? "u (absolute)" : "ulp";
   // The worst element's row position (sparse ops: of the measured ones).
   std::size_t w = v.error.worst_index;
   if (!v.measured_index.empty()) w = w < v.measured_index.size() ? v.measured_index[w] : y.size();
   const std::span<const Real> ref =
-      spec(d.op).sparse() ? std::span<const Real>(judge.sparse_exact(d).p) : exact_values(judge.exact(), spec(d.op).output);
+      spec(d.op).sparse() ? std::span<const Real>(judge.sparse_exact(d).p) : exact_values(judge.exact(), out.kind);
   const std::string at = v.error.elements > 0 && w < y.size()
                              ? " at [" + std::to_string(w) + "] (got " + text(y[w]) + ", exact " + to_string(ref[w], 17) + ")"
                              : "";
@@ -239,8 +256,9 @@ std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double
     return std::to_string(v.error.nonfinite + v.error.special_mismatch) +
            " outputs NaN/inf or a wrong special value" + at;
   std::string s = "max error " + text(v.error.max_ulp) + " " + unit + at;
-  if (d.contract.declared)
-    s += (v.within ? " <= " : " > ") + std::string("bound ") + text(v.bound) + " (" + d.contract.formula() + ")";
+  const Contract& c = d.contract_of(output);
+  if (c.declared)
+    s += (v.within ? " <= " : " > ") + std::string("bound ") + text(v.bound) + " (" + c.formula() + ")";
   else
     s += ", no contract";
   if (v.false_zeros + v.false_nonzeros > 0)

@@ -210,21 +210,29 @@ ElementError compare_element(double result, const oracle::Real& exact, Format f)
   return finite_errors(result, v, f);
 }
 
-ElementError compare_element(double result, const oracle::Real& exact, Format f, Op op) {
+ElementError compare_element(double result, const oracle::Real& exact, Format f, const Operand& output) {
   ElementError e = compare_element(result, exact, f);
-  if (spec(op).metric == Metric::absolute && e.cls == ElementClass::finite) e.ulp = e.abs / unit_roundoff(f);
+  if (output.metric == Metric::absolute && e.cls == ElementClass::finite) e.ulp = e.abs / unit_roundoff(f);
   return e;
 }
 
+ElementError compare_element(double result, const oracle::Real& exact, Format f, Op op) {
+  return compare_element(result, exact, f, spec(op).out[0]);
+}
+
+RowError compare_row(std::span<const double> result, std::span<const oracle::Real> exact, Format f, Op op) {
+  return compare_row(result, exact, f, spec(op).out[0]);
+}
+
 RowError compare_row(std::span<const double> result, std::span<const oracle::Real> exact, Format f,
-                     Op op) {
+                     const Operand& output) {
   if (result.size() != exact.size())
     throw std::invalid_argument("compare_row: result and exact rows differ in length");
   RowError row;
   row.elements = result.size();
   WorstTracker worst;
   for (std::size_t i = 0; i < result.size(); ++i) {
-    const ElementError e = compare_element(result[i], exact[i], f, op);
+    const ElementError e = compare_element(result[i], exact[i], f, output);
     switch (e.cls) {
       case ElementClass::finite:
         accumulate(row, e);
@@ -241,7 +249,7 @@ RowError compare_row(std::span<const double> result, std::span<const oracle::Rea
     }
   }
   row.worst_index = worst.index();
-  if (spec(op).normwise) row.normwise = normwise(row.max_abs, exact, f);
+  if (output.normwise) row.normwise = normwise(row.max_abs, exact, f);
   return row;
 }
 

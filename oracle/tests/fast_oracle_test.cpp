@@ -132,7 +132,7 @@ void check_tier(const oracle::BasicFastRow<R>& fast, const oracle::ExactRow& exa
       y[i] = s == 99 ? NAN : s == 98 ? INFINITY : s == 97 ? 0.0 : std::isfinite(rounded) ? nudge(rounded, s, f) : rounded;
     }
     const RowError want = compare_row(y, ref, f, op);
-    const auto got = oracle::compare_row_fast(y, fast, f, op);
+    const auto got = oracle::compare_row_fast(y, fast, f, spec(op).out[0].kind);
     if (!got) continue;  // undecided: the run falls back to MPFR
     const RowError& e = got->error;
     RC_ASSERT(e.elements == want.elements);
@@ -195,7 +195,7 @@ void check_vector_paths(const std::vector<double>& x, double temperature, Format
           const double rounded = oracle::round_to(ref[i], f);
           y[i] = s == 99 ? NAN : s == 98 ? INFINITY : s == 97 ? 0.0 : std::isfinite(rounded) ? nudge(rounded, s, f) : rounded;
         }
-        out.decided.push_back(oracle::compare_row_fast(y, out.row, f, op));
+        out.decided.push_back(oracle::compare_row_fast(y, out.row, f, spec(op).out[0].kind));
       }
     paths.push_back(std::move(out));
   }
@@ -307,7 +307,7 @@ void decides_ordinary_f32_rows(oracle::BasicFastRow<R> (*tier)(std::span<const d
       std::vector<double> y(n);
       for (std::size_t i = 0; i < n; ++i) y[i] = round_to_format(static_cast<double>(fast.softmax[i]), Format::f32);
       ++rows;
-      decided += oracle::compare_row_fast(y, fast, Format::f32, Op::softmax).has_value();
+      decided += oracle::compare_row_fast(y, fast, Format::f32, OutputKind::probabilities).has_value();
     }
   }
   EXPECT_EQ(decided, rows);
@@ -370,7 +370,7 @@ TEST(FastOracle, HugeErrorsAreDecidedRelatively) {
   const std::vector<double> x{0.0, -70.0};
   const oracle::ExactRow exact = oracle::exact_row(x, 1.0);
   const std::vector<double> y{0.0, -70.0};  // log(1 + e^-70) rounds to 0 in f64
-  const auto got = oracle::compare_row_fast(y, oracle::dd_fast_row(x, 1.0), Format::f64, Op::log_softmax);
+  const auto got = oracle::compare_row_fast(y, oracle::dd_fast_row(x, 1.0), Format::f64, OutputKind::log_probabilities);
   ASSERT_TRUE(got.has_value());
   const RowError want = compare_row(y, exact.log_softmax, Format::f64, Op::log_softmax);
   EXPECT_GT(want.max_ulp, 0x1p50);
@@ -393,13 +393,13 @@ TEST(FastOracle, LogSoftmaxJustPastAMidpointIsDecided) {
   for (const double y1 : {odd, -48.0}) {
     const std::vector<double> y{oracle::round_to(exact.log_softmax[0], Format::f32), y1};
     for (const auto& fast : {oracle::double_fast_row(x, 1.0)}) {
-      const auto got = oracle::compare_row_fast(y, fast, Format::f32, Op::log_softmax);
+      const auto got = oracle::compare_row_fast(y, fast, Format::f32, OutputKind::log_probabilities);
       ASSERT_TRUE(got.has_value()) << y1;
       const RowError want = compare_row(y, exact.log_softmax, Format::f32, Op::log_softmax);
       EXPECT_EQ(got->error.max_bits, want.max_bits);
       EXPECT_NEAR(got->error.max_ulp, want.max_ulp, got->max_ulp_err);
     }
-    const auto ext = oracle::compare_row_fast(y, oracle::fast_row(x, 1.0), Format::f32, Op::log_softmax);
+    const auto ext = oracle::compare_row_fast(y, oracle::fast_row(x, 1.0), Format::f32, OutputKind::log_probabilities);
     ASSERT_TRUE(ext.has_value()) << y1;
     EXPECT_EQ(ext->error.max_bits, compare_row(y, exact.log_softmax, Format::f32, Op::log_softmax).max_bits);
   }
@@ -422,7 +422,7 @@ TEST(FastOracle, DoubleDoubleTierDecidesF64RowsWithMasks) {
         const double rounded = oracle::round_to(ref[i], Format::f64);
         y[i] = rounded == 0 || std::isinf(rounded) ? rounded : nudge(rounded, 1, Format::f64);
       }
-      const auto got = oracle::compare_row_fast(y, fast, Format::f64, op);
+      const auto got = oracle::compare_row_fast(y, fast, Format::f64, spec(op).out[0].kind);
       ASSERT_TRUE(got.has_value()) << name(op) << " row of " << x.size();
       const RowError want = compare_row(y, ref, Format::f64, op);
       EXPECT_NEAR(got->error.max_ulp, want.max_ulp, got->max_ulp_err);

@@ -27,7 +27,7 @@ OpDecl with_contract(Op op, double a) {
 std::vector<double> rounded(const std::vector<double>& x, Op op) {
   const ExactRow e = exact_row(x);
   std::vector<double> y;
-  for (const Real& v : exact_values(e, spec(op).output)) y.push_back(round_to(v, Format::f32));
+  for (const Real& v : exact_values(e, spec(op).out[0].kind)) y.push_back(round_to(v, Format::f32));
   return y;
 }
 
@@ -105,6 +105,44 @@ TEST(RowJudge, SparseRowsCountSupportMismatchesApart) {
   const RowVerdict w = judge.judge(d, MaskedRowPolicy::zeros, std::vector<double>{0.75, 0.25, 0.125});
   EXPECT_EQ(w.false_nonzeros, 1u);
   EXPECT_TRUE(w.within);  // the measured entries are exact
+}
+
+// An op with several outputs (softmax_lse: the row y and its lse) is judged
+// output by output, each in its own metric against its own contract: a wrong
+// lse next to a right row fails the lse only, and the row's verdict comes
+// from the fast tiers as softmax's does.
+TEST(RowJudge, EachOutputOfAnOpWithSeveralIsJudgedOnItsOwn) {
+  const std::vector<double> x = {1, 2, 3, -INFINITY, 0.5};
+  OpDecl d = with_contract(Op::softmax_lse, 1);
+  Contract lse_contract;
+  lse_contract.declared = true;
+  lse_contract.a = 2;  // 2u absolute
+  d.further_contracts = {lse_contract};
+  const std::vector<double> y = rounded(x, Op::softmax);
+  std::vector<double> lse = rounded(x, Op::lse);
+  RowJudge judge(x, 1.0, Format::f32);
+  const RowVerdict row = judge.judge(d, MaskedRowPolicy::nan, y, 0);
+  EXPECT_TRUE(row.holds());
+  EXPECT_NE(row.tier, Tier::mpfr);  // the row output has the softmax fast tier
+  EXPECT_TRUE(judge.judge(d, MaskedRowPolicy::nan, lse, 1).holds());
+  // 8 ulps of f32 at lse ~ 3.47 (ulp 2^-22 = 4u) are 32u absolute: over 2u.
+  lse[0] = std::nextafter(static_cast<float>(lse[0]), 10.0f);
+  for (int i = 0; i < 7; ++i) lse[0] = std::nextafter(static_cast<float>(lse[0]), 10.0f);
+  const RowVerdict bad = judge.judge(d, MaskedRowPolicy::nan, lse, 1);
+  EXPECT_FALSE(bad.holds());
+  EXPECT_EQ(bad.tier, Tier::mpfr);
+  EXPECT_NEAR(bad.error.max_ulp, 32, 1);  // units of u: the lse output's metric is absolute
+  const std::string why = explain(bad, d, lse, judge, 1);
+  EXPECT_NE(why.find("u (absolute)"), std::string::npos) << why;
+  EXPECT_NE(why.find("bound 2"), std::string::npos) << why;
+  EXPECT_TRUE(judge.judge(d, MaskedRowPolicy::nan, y, 0).holds());  // the row is unaffected
+  EXPECT_THROW(judge.judge(d, MaskedRowPolicy::nan, lse, 2), std::invalid_argument);
+  // A fully masked row: y follows the policy, lse = -inf is its exact value.
+  const std::vector<double> masked(3, -INFINITY);
+  RowJudge on_masked(masked, 1.0, Format::f32);
+  EXPECT_TRUE(on_masked.judge(d, MaskedRowPolicy::zeros, std::vector<double>(3, 0.0), 0).holds());
+  EXPECT_TRUE(on_masked.judge(d, MaskedRowPolicy::zeros, std::vector<double>{-INFINITY}, 1).holds());
+  EXPECT_FALSE(on_masked.judge(d, MaskedRowPolicy::zeros, std::vector<double>{0.0}, 1).holds());
 }
 
 }  // namespace

@@ -28,16 +28,11 @@ using oracle::Real;
 
 namespace {
 
-std::span<const Real> exact_of(const oracle::ExactRow& e, Op op) { return oracle::exact_values(e, spec(op).output); }
+std::span<const Real> exact_of(const oracle::ExactRow& e, Op op) { return oracle::exact_values(e, spec(op).out[0].kind); }
 
 std::string at(std::size_t j, double y, const Real& exact, Format f) {
   return " at index " + std::to_string(j) + " (result " + hex(y) + ", exact " +
          oracle::to_string(exact, 10) + " ~ " + hex(oracle::round_to(exact, f)) + ")";
-}
-
-std::string contract_text(const Kernel& k, Op op) {
-  const OpDecl* d = k.find(op);
-  return d != nullptr && d->contract.declared ? d->contract.formula() : "none";
 }
 
 std::optional<CaseResult> exact_or_na(const oracle::ExactRow& e) {
@@ -92,23 +87,39 @@ double finite_min(std::span<const double> x) {
   return m;
 }
 
-// Accuracy against the oracle within the contract: max_j |y_j - g_j| / ulp_T(g_j) <= B.
+// Accuracy against the oracle within the contract: max_j |y_j - g_j| / ulp_T(g_j) <= B,
+// for every output of the op against its own contract (softmax_lse: the row
+// and its lse), the worst of them reported.
 // A NaN/inf result where the exact value is finite fails whatever B is.
 CaseResult accuracy_core(const Kernel& k, Op op, const Case& c) {
-  const std::vector<double> y = run_row(k, op, c.row, c.temperature);
+  const std::vector<std::vector<double>> outputs = run_outputs(k, op, c.row, 1, static_cast<std::int64_t>(c.row.size()), c.temperature);
   oracle::RowJudge row_judge(c.row, c.temperature, k.format, oracle::JudgeOptions::exact_only());
   if (auto na = exact_or_na(row_judge.exact())) return *na;
-  const oracle::RowVerdict v = row_judge.judge(*k.find(op), k.masked_policy, y);
-  const std::span<const Real> exact = exact_of(row_judge.exact(), op);
-  if (v.broken) {
-    const std::size_t j = first_bad_special(y, exact, k.format);
-    return fail(INFINITY, v.bound, spec(op).metric == Metric::absolute ? "u" : "ulp",
-                std::to_string(v.error.nonfinite + v.error.special_mismatch) + " entries non-finite or wrong special value" +
-                    at(j, y[j], exact[j], k.format));
+  const OpDecl& d = *k.find(op);
+  std::optional<CaseResult> result;
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    const std::vector<double>& y = outputs[o];
+    const Operand& out = spec(op).out[o];
+    const oracle::RowVerdict v = row_judge.judge(d, k.masked_policy, y, o);
+    const std::span<const Real> exact = oracle::exact_values(row_judge.exact(), out.kind);
+    const std::string unit = out.metric == Metric::absolute ? "u" : "ulp";
+    const std::string which = outputs.size() > 1 ? std::string(out.name) + ": " : "";
+    const Contract& contract = d.contract_of(o);
+    CaseResult r;
+    if (v.broken) {
+      const std::size_t j = first_bad_special(y, exact, k.format);
+      r = fail(INFINITY, v.bound, unit,
+               which + std::to_string(v.error.nonfinite + v.error.special_mismatch) +
+                   " entries non-finite or wrong special value" + at(j, y[j], exact[j], k.format));
+    } else {
+      const std::size_t w = v.error.worst_index;
+      r = judge(v.error.max_ulp, v.bound, unit,
+                which + "max componentwise error" + at(w, y[w], exact[w], k.format) + "; contract " +
+                    (contract.declared ? contract.formula() : "none"));
+    }
+    result = result ? worst(std::move(*result), std::move(r)) : std::move(r);
   }
-  const std::size_t w = v.error.worst_index;
-  return judge(v.error.max_ulp, v.bound, spec(op).metric == Metric::absolute ? "u" : "ulp",
-               "max componentwise error" + at(w, y[w], exact[w], k.format) + "; contract " + contract_text(k, op));
+  return *result;
 }
 
 }  // namespace
@@ -306,11 +317,11 @@ CaseResult check_range(const Kernel& k, Op op, const Case& c) {
   for (std::size_t j = 0; j < y.size(); ++j) {
     double excess = 0;
     if (std::isnan(y[j])) excess = INFINITY;
-    else if (spec(op).output == OutputKind::probabilities) excess = std::max({y[j] - 1.0, -y[j], 0.0});
+    else if (spec(op).out[0].kind == OutputKind::probabilities) excess = std::max({y[j] - 1.0, -y[j], 0.0});
     else excess = std::max(y[j], 0.0);
     if (excess > worst) worst = excess, at_j = j;
   }
-  const std::string range = spec(op).output == OutputKind::probabilities ? "[0, 1]" : "(-inf, 0]";
+  const std::string range = spec(op).out[0].kind == OutputKind::probabilities ? "[0, 1]" : "(-inf, 0]";
   return judge(worst, 0, "abs",
                worst > 0 ? "output " + hex(y[at_j]) + " at index " + std::to_string(at_j) + " outside " + range
                          : "every output in " + range);
@@ -349,7 +360,7 @@ CaseResult check_underflow(const Kernel& k, Op op, const Case& c) {
 CaseResult check_masked_entries(const Kernel& k, Op op, const Case& c) {
   if (auto na = out_of_scope(c, k.format, Scope::masked)) return *na;
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
-  const double masked_value = masked_entry_value(spec(op).output);
+  const double masked_value = masked_entry_value(spec(op).out[0].kind);
   std::vector<double> compact;
   std::vector<std::size_t> where;
   for (std::size_t j = 0; j < y.size(); ++j) {
@@ -391,7 +402,7 @@ CaseResult check_fully_masked(const Kernel& k, Op op, const Case& c) {
     std::size_t bad = 0, first = 0;
     for (std::size_t j = 0; j < y.size(); ++j) {
       const bool ok = p == MaskedRowPolicy::nan ? std::isnan(y[j])
-                                                : y[j] == masked_entry_value(spec(op).output);
+                                                : y[j] == masked_entry_value(spec(op).out[0].kind);
       if (!ok && bad++ == 0) first = j;
     }
     if (bad == 0) return pass(0, 0, "entries", policy + " followed");
@@ -399,7 +410,7 @@ CaseResult check_fully_masked(const Kernel& k, Op op, const Case& c) {
                 policy + " violated: output " + hex(y[first]) + " at index " + std::to_string(first));
   }
   const auto n = static_cast<double>(y.size());
-  const Real target = spec(op).output == OutputKind::probabilities ? Real(1) / Real(n) : -log(Real(n));
+  const Real target = spec(op).out[0].kind == OutputKind::probabilities ? Real(1) / Real(n) : -log(Real(n));
   const double allowed = has_contract(k, op) ? bound_ulps(k, op, std::vector<double>(y.size(), 0.0), 1.0) : 1.0;
   double worst = 0;
   std::size_t wj = 0;

@@ -33,8 +33,9 @@ Claim sparse(const Kernel& k, Op op) {
 // tau consistency: the entmax family with 1 < alpha <= 2 (the derivation's range).
 Claim entmax_form(const Kernel& k, Op op) {
   if (Claim c = sparse(k, op); !c.claimed) return c;
-  if (op == Op::sparsemax || op == Op::entmax15) return {true, "entmax form"};
-  if (op == Op::entmax && k.find(op)->params.alpha <= 2) return {true, "entmax form, alpha <= 2"};
+  const double alpha = entmax_alpha(op, k.find(op)->params);
+  if (alpha > 1 && alpha <= 2)
+    return {true, spec(op).param == OpParam::alpha ? "entmax form, alpha <= 2" : "entmax form"};
   return {false, "tau consistency is stated for sparsemax / entmax with alpha <= 2"};
 }
 
@@ -64,13 +65,25 @@ Claim log_contract(const Kernel& k, Op op) {
 }
 
 // accuracy against the oracle: every dense op with a declared contract, row
-// or scalar output (the row judge compares either in the op's metric).
+// or scalar output (the row judge compares either in the op's metric); an op
+// with several outputs when one of them has one.
 Claim dense_contract(const Kernel& k, Op op) {
-  if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  const OpDecl* d = k.find(op);
+  if (d == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
   if (is_sparse(op)) return {false, "sparse op: checked by the sparse properties (docs/sparse.md)"};
-  const Contract& c = k.find(op)->contract;
-  if (!c.declared) return {false, "contract none: only structural properties are claimed"};
-  return {true, "declared contract " + c.formula()};
+  if (!spec(op).several_outputs()) {
+    if (!d->contract.declared) return {false, "contract none: only structural properties are claimed"};
+    return {true, "declared contract " + d->contract.formula()};
+  }
+  std::string contracts;
+  bool any = false;
+  for (std::size_t o = 0; o < spec(op).out.size(); ++o) {
+    const Contract& c = d->contract_of(o);
+    any = any || c.declared;
+    contracts += (o ? ", " : "") + std::string(spec(op).out[o].name) + ": " + (c.declared ? c.formula() : "none");
+  }
+  if (!any) return {false, "contracts none (" + contracts + "): only structural properties are claimed"};
+  return {true, "declared contracts " + contracts};
 }
 
 // ---- ops with one output per row (lse, entropy; docs/ops.md) ------------------------
@@ -86,7 +99,7 @@ Claim scalar_contract(const Kernel& k, Op op) {
 }
 
 Claim scalar_contract_of(const Kernel& k, Op op, OutputKind kind, const char* what) {
-  if (spec(op).output != kind) return {false, what};
+  if (spec(op).out[0].kind != kind) return {false, what};
   return scalar_contract(k, op);
 }
 

@@ -47,7 +47,7 @@ CaseResult check_scalar_shift(const Kernel& k, Op op, const Case& c) {
   if (sc.not_applicable) return *sc.not_applicable;
   const double v0 = value_of(k, op, c.row, c.temperature);
   const double v1 = value_of(k, op, sc.shifted.row, c.temperature);
-  const Long expected_change = spec(op).output == OutputKind::log_sum_exp
+  const Long expected_change = spec(op).out[0].kind == OutputKind::log_sum_exp
                                    ? static_cast<Long>(sc.shift) / static_cast<Long>(c.temperature)
                                    : Long{0};
   const double measured =
@@ -98,11 +98,11 @@ CaseResult check_scalar_fully_masked(const Kernel& k, Op op, const Case& c) {
   if (auto na = out_of_scope(c, k.format, Scope::fully_masked)) return *na;
   const double v = value_of(k, op, c.row, c.temperature);
   const double n = static_cast<double>(c.row.size());
-  if (is_masked_row_value(v, spec(op).output, k.masked_policy, n, u_of(k)))
+  if (is_masked_row_value(v, spec(op).out[0].kind, k.masked_policy, n, u_of(k)))
     return pass(0, 0, "u", "policy " + std::string(name(k.masked_policy)));
   return fail(INFINITY, 0, "u",
               "got " + hex(v) + ", policy " + std::string(name(k.masked_policy)) + " gives " +
-                  hex(masked_row_value(spec(op).output, k.masked_policy, n)) + " (n = " + num(n) + ")");
+                  hex(masked_row_value(spec(op).out[0].kind, k.masked_policy, n)) + " (n = " + num(n) + ")");
 }
 
 // ---- lse_bounds ----------------------------------------------------------------------------

@@ -22,15 +22,13 @@ double bound_of(const Kernel& k, Op op, const std::vector<double>& row, double t
   return sparse_abs_bound(k, decl_of(k, op), row, t);
 }
 
-// The certified-bisection oracle (entmax, alpha not 1.5 or 2) costs about
-// 2n(bits + 16) MPFR pow calls; longer rows are out of scope.
-constexpr std::size_t bisection_max_cols = 256;
 constexpr unsigned oracle_bits = 128;  // > 2 x 53: ample for absolute errors of order u
 
 std::optional<CaseResult> oracle_out_of_reach(const Kernel& k, Op op, const Case& c) {
   const OpDecl& d = decl_of(k, op);
-  if (d.op == Op::entmax && d.params.alpha != 1.5 && d.params.alpha != 2 && c.row.size() > bisection_max_cols)
-    return not_applicable("row longer than " + std::to_string(bisection_max_cols) +
+  // The certified-bisection oracle is too slow for longer rows (sparse_oracle.hpp).
+  if (oracle::needs_bisection(d.op, d.params) && c.row.size() > oracle::bisection_max_cols)
+    return not_applicable("row longer than " + std::to_string(oracle::bisection_max_cols) +
                           ": the certified bisection oracle is too slow");
   return std::nullopt;
 }
@@ -135,7 +133,7 @@ CaseResult check_sparse_range(const Kernel& k, Op op, const Case& c) {
 CaseResult check_tau_consistency(const Kernel& k, Op op, const Case& c) {
   if (auto na = out_of_scope(c, k.format, Scope::finite_or_masked)) return *na;
   const OpDecl& d = decl_of(k, op);
-  const double alpha = op == Op::sparsemax ? 2.0 : op == Op::entmax15 ? 1.5 : d.params.alpha;
+  const double alpha = entmax_alpha(op, d.params);
   const long double a = static_cast<long double>(alpha) - 1;
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
   const std::size_t m = static_cast<std::size_t>(std::max_element(y.begin(), y.end()) - y.begin());

@@ -27,9 +27,10 @@ constexpr std::uint16_t kCanaryBF16 = 0x7FDC;
 // A kernel reports its own failure with KernelFailure (kernel_failure.hpp: a
 // plugin that returned non-zero or crashed in its isolated child): the case
 // fails. Any other exception is a harness error and propagates.
-void call(const Kernel& k, Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols, double t) {
+void call(const Kernel& k, Op op, const void* x, std::span<void* const> outs, std::int64_t rows, std::int64_t cols,
+          double t) {
   try {
-    k.run(op, x, y, rows, cols, t);
+    k.run(op, x, outs, rows, cols, t);
   } catch (const KernelFailure& e) {
     throw KernelThrew{e.what()};
   }
@@ -41,15 +42,23 @@ double decode_f16(std::uint16_t b) { return decode16(b, Format::f16); }
 double decode_bf16(std::uint16_t b) { return decode16(b, Format::bf16); }
 
 template <class Storage, class Enc, class Dec>
-std::vector<double> run_as(const Kernel& k, Op op, std::span<const double> x, std::int64_t rows,
-                           std::int64_t cols, double t, Storage canary, Enc enc, Dec dec) {
-  // One output per input for a row op, one per row for lse / entropy (op table).
-  const auto outputs = static_cast<std::size_t>(rows * output_cols(op, cols));
-  std::vector<Storage> in(x.size()), out(outputs, canary);
+std::vector<std::vector<double>> run_as(const Kernel& k, Op op, std::span<const double> x, std::int64_t rows,
+                                        std::int64_t cols, double t, Storage canary, Enc enc, Dec dec) {
+  // Each output operand of the op (op table): rows x cols values, or one per row.
+  std::vector<Storage> in(x.size());
   std::transform(x.begin(), x.end(), in.begin(), enc);
-  call(k, op, in.data(), out.data(), rows, cols, t);
-  std::vector<double> y(out.size());
-  std::transform(out.begin(), out.end(), y.begin(), dec);
+  std::vector<std::vector<Storage>> out;
+  std::vector<void*> out_ptr;
+  for (const Operand& o : spec(op).out) {
+    out.emplace_back(static_cast<std::size_t>(rows * output_cols(o, cols)), canary);
+    out_ptr.push_back(out.back().data());
+  }
+  call(k, op, in.data(), out_ptr, rows, cols, t);
+  std::vector<std::vector<double>> y;
+  for (const std::vector<Storage>& o : out) {
+    y.emplace_back(o.size());
+    std::transform(o.begin(), o.end(), y.back().begin(), dec);
+  }
   return y;
 }
 
@@ -57,6 +66,11 @@ std::vector<double> run_as(const Kernel& k, Op op, std::span<const double> x, st
 
 std::vector<double> run_rows(const Kernel& k, Op op, std::span<const double> x, std::int64_t rows,
                              std::int64_t cols, double t) {
+  return run_outputs(k, op, x, rows, cols, t).front();
+}
+
+std::vector<std::vector<double>> run_outputs(const Kernel& k, Op op, std::span<const double> x, std::int64_t rows,
+                                             std::int64_t cols, double t) {
   switch (k.format) {
     case Format::f64:
       return run_as(k, op, x, rows, cols, t, std::bit_cast<double>(kCanary64), [](double v) { return v; },

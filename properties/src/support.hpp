@@ -21,9 +21,13 @@ struct KernelThrew {
   std::string what;
 };
 
-// Runs `kernel` on rows x cols values (exact in its format) and returns the
-// outputs as doubles. Output buffers are pre-filled with a NaN canary so that an
-// entry a kernel never writes reads as NaN, deterministically.
+// Runs `kernel` on rows x cols values (exact in its format) and returns each
+// output operand of the op (spec(op).out order) as doubles. Output buffers are
+// pre-filled with a NaN canary so that an entry a kernel never writes reads as
+// NaN, deterministically.
+std::vector<std::vector<double>> run_outputs(const Kernel& kernel, Op op, std::span<const double> x,
+                                             std::int64_t rows, std::int64_t cols, double temperature);
+// The op's first output (its row for softmax_lse).
 std::vector<double> run_rows(const Kernel& kernel, Op op, std::span<const double> x, std::int64_t rows,
                              std::int64_t cols, double temperature);
 std::vector<double> run_row(const Kernel& kernel, Op op, std::span<const double> row, double temperature);

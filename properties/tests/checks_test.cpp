@@ -81,6 +81,25 @@ TEST(ScalarReference, PassesEveryProperty) {
   }
 }
 
+// softmax_lse: the reference passes every property it claims; accuracy
+// judges both outputs (a fake with a wrong lse fails it, CaughtBy), and the
+// row properties apply to its row y.
+TEST(FusedReference, PassesEveryProperty) {
+  for (Format f : {Format::f64, Format::f32}) {
+    const std::vector<PropertyVerdict> v = check_kernel(testing::fused_reference_kernel(f), ci_options());
+    std::vector<std::string> claimed;
+    for (const PropertyVerdict& pv : v) {
+      if (!pv.claimed) continue;
+      claimed.push_back(pv.property);
+      EXPECT_EQ(pv.verdict, Verdict::passed) << name(f) << " " << describe({&pv, 1});
+    }
+    EXPECT_NE(std::find(claimed.begin(), claimed.end(), "accuracy"), claimed.end()) << name(f);
+  }
+  const PropertyVerdict bad = check_property(fakes().back().kernel, Op::softmax_lse, "accuracy", ci_options());
+  ASSERT_EQ(bad.verdict, Verdict::failed);
+  EXPECT_EQ(bad.failure.message.rfind("lse: ", 0), 0u) << bad.failure.message;
+}
+
 class CaughtBy : public ::testing::TestWithParam<std::size_t> {};
 
 TEST_P(CaughtBy, FakeFailsAndReplays) {

@@ -127,6 +127,30 @@ Kernel make_scalar(std::string name, ScalarRow value, Format f = Format::f64) {
   return k;
 }
 
+// ---- softmax_lse (a row and one value per row) ------------------------------------
+
+// The reference row's softmax and the reference lse, the lse then passed
+// through `lse_post` (the identity for the reference).
+Kernel make_fused(std::string name, std::function<double(double)> lse_post, Format f = Format::f64) {
+  Kernel k = test_kernel(std::move(name), f,
+                         {{.op = Op::softmax_lse,
+                           .contract = reference_contract(),
+                           .further_contracts = {scalar_reference_contract(Op::lse)}}});
+  k.compute = [lse_post, f](const OpCall& c) {
+    const auto n = static_cast<std::size_t>(c.cols);
+    std::vector<double> x(n), y(n);
+    for (std::int64_t r = 0; r < c.rows; ++r) {
+      const auto base = static_cast<std::size_t>(r) * n;
+      for (std::size_t j = 0; j < n; ++j) x[j] = detail::load_value(c.in[0], base + j, f);
+      const double t = round_to_format(c.temperature, f);
+      reference_row(Op::softmax, x, y, t);
+      for (std::size_t j = 0; j < n; ++j) detail::store_value(c.out[0], base + j, y[j], f);
+      detail::store_value(c.out[1], static_cast<std::size_t>(r), lse_post(reference_scalar(Op::lse, x, t)), f);
+    }
+  };
+  return k;
+}
+
 // The reference scalar with its result post-processed.
 ScalarRow scalar_after(std::function<double(double, std::span<const double>)> post) {
   return [post](Op op, std::span<const double> x, double t) { return post(reference_scalar(op, x, t), x); };
@@ -314,10 +338,18 @@ std::vector<Fake> make_fakes() {
                make_scalar("fake_entropy_scaled", scalar_after([](double h, XS) { return h * (1 + 0x1p-20); }))});
   f.push_back({"entropy_cold", Op::entropy,
                make_scalar("fake_entropy_floor", scalar_after([](double h, XS) { return h + 0x1p-20; }))});
+  // softmax_lse: a right row next to an lse off by 2^-20 (absolute).
+  f.push_back({"accuracy", Op::softmax_lse, make_fused("fake_softmax_lse_off", [](double v) { return v + 0x1p-20; })});
   return f;
 }
 
 }  // namespace
+
+const Kernel& fused_reference_kernel(Format f) {
+  static const Kernel k64 = make_fused("fused_reference_f64", [](double v) { return v; });
+  static const Kernel k32 = make_fused("fused_reference_f32", [](double v) { return v; }, Format::f32);
+  return f == Format::f32 ? k32 : k64;
+}
 
 const Kernel& scalar_reference_kernel(Format f) {
   static const Kernel k64 = make_scalar("scalar_reference_f64", reference_scalar);

@@ -23,6 +23,8 @@ Kernel identity_kernel(Format f);
 // Reference lse and entropy in format f (long double, one final rounding;
 // zeros policy: lse -inf, entropy 0), both with a contract in units of u.
 const Kernel& scalar_reference_kernel(Format f = Format::f64);
+// softmax_lse from the long-double reference row and lse, each rounded once.
+const Kernel& fused_reference_kernel(Format f = Format::f64);
 
 struct Fake {
   std::string property;  // the property that must catch it

@@ -15,11 +15,14 @@ namespace {
 
 using text::num;
 
-const KernelSummary* find(const Report& r, const std::string& kernel, const std::string& op) {
-  const auto it = std::find_if(r.kernels.begin(), r.kernels.end(),
-                               [&](const KernelSummary& k) { return k.kernel == kernel && k.op == op; });
+// The entry of `kernel` for the same op and output as `like`.
+const KernelSummary* find(const Report& r, const std::string& kernel, const KernelSummary& like) {
+  const auto it = std::find_if(r.kernels.begin(), r.kernels.end(), [&](const KernelSummary& k) {
+    return k.kernel == kernel && k.op == like.op && k.output == like.output;
+  });
   return it == r.kernels.end() ? nullptr : &*it;
 }
+const KernelSummary* find(const Report& r, const KernelSummary& like) { return find(r, like.kernel, like); }
 
 std::uint64_t broken_outputs(const KernelSummary& k) { return k.nonfinite + k.special_mismatch; }
 
@@ -28,7 +31,7 @@ class Checker {
  public:
   Checker(Result& out, const KernelSummary& k) : out_(out), k_(k) {}
   void add(std::string name, Outcome o, std::string message) {
-    out_.checks.push_back({k_.kernel, k_.op, std::move(name), o, std::move(message)});
+    out_.checks.push_back({k_.kernel, k_.label(), std::move(name), o, std::move(message)});
   }
 
  private:
@@ -111,7 +114,7 @@ void check_properties(Checker& c, const KernelSummary* base, const KernelSummary
 
 void check_references(Checker& c, const Report& report, const KernelSummary& k, const Options& opt) {
   for (const ReferenceRule& rule : opt.reference_rules) {
-    const KernelSummary* ref = find(report, rule.kernel, k.op);
+    const KernelSummary* ref = find(report, rule.kernel, k);
     const auto any = std::find_if(report.kernels.begin(), report.kernels.end(),
                                   [&](const KernelSummary& s) { return s.kernel == rule.kernel; });
     // The rule applies to kernels of the reference's format and op that
@@ -144,7 +147,7 @@ void check_kernel(Result& out, const Report& report, const KernelSummary* base, 
 
 DiffRow diff_row(const KernelSummary* base, const KernelSummary* now) {
   const KernelSummary& any = now ? *now : *base;
-  DiffRow d{any.kernel, any.op, any.format, base != nullptr, now != nullptr, 0, 0, 0, 0, "", ""};
+  DiffRow d{any.kernel, any.label(), any.format, base != nullptr, now != nullptr, 0, 0, 0, 0, "", ""};
   if (base) d.base_max_ulp = base->max_ulp, d.base_nonfinite = broken_outputs(*base), d.base_status = base->status;
   if (now) d.new_max_ulp = now->max_ulp, d.new_nonfinite = broken_outputs(*now), d.new_status = now->status;
   return d;
@@ -224,15 +227,15 @@ Result compare(const Report& baseline, const Report& report, const Options& opt)
   Result out;
   if (std::string note = settings_difference(baseline, report); !note.empty()) out.notes.push_back(note);
   for (const KernelSummary& k : report.kernels) {
-    const KernelSummary* base = find(baseline, k.kernel, k.op);
+    const KernelSummary* base = find(baseline, k);
     check_kernel(out, report, base, k, opt);
     out.rows.push_back(diff_row(base, &k));
   }
   for (const KernelSummary& b : baseline.kernels) {
-    if (find(report, b.kernel, b.op)) continue;
+    if (find(report, b)) continue;
     out.rows.push_back(diff_row(&b, nullptr));
     const bool measured = b.status != "unavailable";
-    out.checks.push_back({b.kernel, b.op, "present", measured ? Outcome::fail : Outcome::skip,
+    out.checks.push_back({b.kernel, b.label(), "present", measured ? Outcome::fail : Outcome::skip,
                           measured ? "in the baseline, missing from the report" : "unavailable in the baseline"});
   }
   return out;

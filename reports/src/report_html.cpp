@@ -93,7 +93,7 @@ std::string td(const std::string& escaped) { return "<td>" + escaped + "</td>"; 
 std::vector<std::string> ops_of(const Report& r) {
   std::vector<std::string> ops;
   for (const KernelSummary& k : r.kernels)
-    if (std::find(ops.begin(), ops.end(), k.op) == ops.end()) ops.push_back(k.op);
+    if (std::find(ops.begin(), ops.end(), k.label()) == ops.end()) ops.push_back(k.label());
   return ops;
 }
 
@@ -127,13 +127,13 @@ std::string summary_section(const Report& r) {
       "<th>max ULP</th><th>mean ULP</th><th>max bits</th><th>max normwise</th><th>NaN/inf</th><th>contract (ULP)</th>"
       "<th>verdict</th></tr>\n";
   for (const KernelSummary& k : r.kernels)
-    s += "<tr>" + td(escape(k.kernel)) + td(escape(k.op)) + td(escape(k.format)) + td_count(k.cases) +
+    s += "<tr>" + td(escape(k.kernel)) + td(escape(k.label())) + td(escape(k.format)) + td_count(k.cases) +
          td_num(k.max_ulp) + td_num(k.mean_ulp) + td_num(k.max_bits) +
-         (has_normwise(k.op) ? td_num(k.max_normwise) : td("n/a")) + td_count(k.nonfinite) +
+         (has_normwise(k.op, k.output) ? td_num(k.max_normwise) : td("n/a")) + td_count(k.nonfinite) +
          td("<code>" + escape(k.contract_formula) + "</code>") + td(status_cell(k)) + "</tr>\n";
   s += "</table>";
-  if (std::any_of(r.kernels.begin(), r.kernels.end(), [](const KernelSummary& k) { return has_absolute_metric(k.op); }))
-    s += "<p class=\"intro\">For lse and entropy the ULP columns and the contract hold the absolute error in units "
+  if (std::any_of(r.kernels.begin(), r.kernels.end(), [](const KernelSummary& k) { return has_absolute_metric(k.op, k.output); }))
+    s += "<p class=\"intro\">For " + absolute_metric_outputs() + " the ULP columns and the contract hold the absolute error in units "
          "of u (2^-24 for f32, 2^-53 for f64): |got - exact| / u (the op table's metric; docs/ops.md).</p>";
   return s + "</section>\n";
 }
@@ -156,7 +156,7 @@ std::string bin_range(std::size_t bin) {
 std::string kernel_histogram(const KernelSummary& k, const Palette& pal) {
   if (k.ulp_histogram.empty() && k.measured > 0) return "";  // a report written before histograms
   svg::BarChart ch;
-  ch.title = k.kernel + " · " + k.op;
+  ch.title = k.kernel + " · " + k.label();
   ch.x_label = "ULP error (bin lower edge, log2 bins)";
   ch.y_label = "elements";
   ch.y_log = true;
@@ -189,7 +189,7 @@ std::string histogram_section(const Report& r, const Palette& pal) {
     const std::string plot = measured(k) ? kernel_histogram(k, pal) : "";
     std::string& list = k.status == "unavailable" ? unavailable : missing;
     if (plot.empty())
-      list += (list.empty() ? "" : ", ") + escape(k.kernel + " " + k.op);
+      list += (list.empty() ? "" : ", ") + escape(k.kernel + " " + k.label());
     else
       s += figure(plot);
   }
@@ -240,7 +240,7 @@ std::string sweep_section(const Report& r, const Palette& pal, const Sweep& sw, 
   for (const std::string& op : ops_of(r)) {
     svg::LineChart ch = ulp_chart(heading + " — " + op, x_label, x_log, 1160);
     for (const KernelSummary& k : r.kernels)
-      if (k.op == op && measured(k)) {
+      if (k.label() == op && measured(k)) {
         svg::Series series = sweep_series(k, sw, k.kernel, pal.color(k.algorithm), Palette::dash(k.format));
         if (!series.points.empty()) ch.series.push_back(std::move(series));
       }
@@ -257,7 +257,7 @@ std::vector<std::vector<const KernelSummary*>> format_twins(const Report& r) {
   for (const KernelSummary& k : r.kernels) {
     if (!measured(k)) continue;
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
-      return g.front()->algorithm == k.algorithm && g.front()->op == k.op;
+      return g.front()->algorithm == k.algorithm && g.front()->label() == k.label();
     });
     if (it == groups.end())
       groups.push_back({&k});
@@ -308,7 +308,7 @@ std::string formats_section(const Report& r) {
 
 std::string worst_rows(const KernelSummary& k) {
   const WorstCase& w = k.worst;
-  std::string s = "<tr>" + td(escape(k.kernel)) + td(escape(k.op)) + td(escape(w.family)) +
+  std::string s = "<tr>" + td(escape(k.kernel)) + td(escape(k.label())) + td(escape(w.family)) +
                   td_count(static_cast<std::uint64_t>(w.cols)) + td_num(w.temperature) +
                   td(fmt::format("{} / {}", w.row, w.element)) + td_num(w.got) + td("<code>" + escape(w.exact) + "</code>") +
                   td_num(w.ulp) + td_num(w.bound) + "</tr>\n";
@@ -333,7 +333,7 @@ std::string properties_section(const Report& r) {
   for (const KernelSummary& k : r.kernels)
     for (const PropertySummary& p : k.properties) {
       const char* cls = p.verdict == "passed" ? "held" : p.verdict == "failed" ? "violated" : "no_contract";
-      rows += "<tr>" + td(escape(k.kernel)) + td(escape(k.op)) + td(escape(p.property)) +
+      rows += "<tr>" + td(escape(k.kernel)) + td(escape(k.label())) + td(escape(p.property)) +
               td(fmt::format("<span class=\"{}\">{}</span>", cls, escape(p.verdict))) + td_count(p.tests) +
               td(escape(p.detail)) + td(p.repro.empty() ? "" : "<code>" + escape(p.repro) + "</code>") + "</tr>\n";
     }

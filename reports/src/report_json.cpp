@@ -116,6 +116,8 @@ Json kernel_json(const KernelSummary& k) {
     j["false_zeros"] = k.false_zeros;
     j["false_nonzeros"] = k.false_nonzeros;
   }
+  // Ops with several outputs only: which output the entry judges.
+  if (!k.output.empty()) j["output"] = k.output;
   return j;
 }
 

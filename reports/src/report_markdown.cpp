@@ -108,17 +108,17 @@ void summary_table(std::string& out, const Report& r) {
          "contract | verdict |\n";
   out += "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const KernelSummary& k : r.kernels)
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(k.kernel), md(k.op),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(k.kernel), md(k.label()),
                        md(k.format), k.cases, num(k.max_ulp), num(k.mean_ulp), num(k.max_bits),
-                       has_normwise(k.op) ? num(k.max_normwise) : std::string("n/a"), k.nonfinite,
+                       has_normwise(k.op, k.output) ? num(k.max_normwise) : std::string("n/a"), k.nonfinite,
                        md_code(k.contract_formula, true), verdict(k));
-  if (std::any_of(r.kernels.begin(), r.kernels.end(), [](const KernelSummary& k) { return has_absolute_metric(k.op); }))
-    out += "\nFor lse and entropy the ULP columns and the contract hold the absolute error in units of u "
+  if (std::any_of(r.kernels.begin(), r.kernels.end(), [](const KernelSummary& k) { return has_absolute_metric(k.op, k.output); }))
+    out += "\nFor " + absolute_metric_outputs() + " the ULP columns and the contract hold the absolute error in units of u "
            "(2^-24 for f32, 2^-53 for f64): |got - exact| / u (the op table's metric; docs/ops.md).\n";
 }
 
 void kernel_section(std::string& out, const KernelSummary& k) {
-  out += fmt::format("\n### {} ({})\n\n{}\n\n", md(k.kernel), md(k.op), md_paragraph(k.description));
+  out += fmt::format("\n### {} ({})\n\n{}\n\n", md(k.kernel), md(k.label()), md_paragraph(k.description));
   out += fmt::format("- masked-row policy: {} ({} fully masked rows, {} policy violations)\n",
                      md_code(k.masked_policy, false), k.policy_rows, k.policy_violations);
   out += fmt::format("- contract: {} — {}\n", md_code(k.contract_formula, false), md(k.contract_why));

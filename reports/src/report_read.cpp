@@ -364,12 +364,21 @@ KernelSummary read_kernel(const Node& k) {
   s.algorithm = k.str("algorithm");
   s.format = k.str("format");
   s.op = k.op("op");
+  // An op with several outputs has one entry per output, named by "output".
+  const OperandList outs = spec(*parse_op(s.op)).out;
+  if (outs.size() > 1) {
+    s.output = k.str("output");
+    if (std::none_of(outs.begin(), outs.end(), [&](const Operand& o) { return o.name == s.output; }))
+      k.fail("output", "'" + s.output + "' is not an output of " + s.op);
+  } else if (k.has("output")) {
+    k.fail("output", s.op + " has one output: no \"output\" field expected");
+  }
   s.description = k.str("description");
   s.masked_policy = k.word("masked_row_policy", {"nan", "zeros", "uniform"});
   read_contract(k, s);
   s.status = k.word("status", {"held", "violated", "no_contract", "unavailable"});
   s.unavailable_reason = k.str("unavailable_reason");
-  const std::string who = " (kernel '" + s.kernel + "', op " + s.op + ")";
+  const std::string who = " (kernel '" + s.kernel + "', op " + s.label() + ")";
   read_counts(k, s, who);
   read_errors(k, s, who);
   s.worst = read_worst(k, who);
@@ -502,13 +511,13 @@ Report from_json(std::string_view text) {
   read_run(doc, r);
   const std::string verdict = doc.word("verdict", {"held", "violated"});
   doc.each("kernels", [&](const Node& k) { r.kernels.push_back(read_kernel(k)); });
-  // The gate matches entries by (kernel, op): a second one would be ambiguous.
+  // The gate matches entries by (kernel, op, output): a second one would be ambiguous.
   std::map<std::pair<std::string, std::string>, std::size_t> first;
   for (std::size_t i = 0; i < r.kernels.size(); ++i) {
-    const auto [at, fresh] = first.emplace(std::pair{r.kernels[i].kernel, r.kernels[i].op}, i);
+    const auto [at, fresh] = first.emplace(std::pair{r.kernels[i].kernel, r.kernels[i].label()}, i);
     if (!fresh)
       throw ReportFormatError("kernels[" + std::to_string(i) + "]: duplicate entry for kernel '" +
-                              r.kernels[i].kernel + "', op " + r.kernels[i].op + " (also kernels[" +
+                              r.kernels[i].kernel + "', op " + r.kernels[i].label() + " (also kernels[" +
                               std::to_string(at->second) + "])");
   }
   if (doc.has("performance")) r.performance = read_performance(doc.child("performance"));

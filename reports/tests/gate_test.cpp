@@ -122,6 +122,22 @@ TEST(Gate, MissingKernelFails) {
   EXPECT_TRUE(gate::compare(now, base, {}).passed());
 }
 
+// Each output of an op with several is its own gate entry: a violated lse
+// fails "softmax_lse:lse" and nothing else, and a missing one is named.
+TEST(Gate, OutputsOfAnOpWithSeveralAreSeparateEntries) {
+  const Report base = softcheck::testing::sample_with_two_outputs();
+  EXPECT_TRUE(gate::compare(base, base, {}).passed());
+  Report now = base;
+  now.kernels.back().status = "violated";
+  now.kernels.back().contract_violations = 1;
+  EXPECT_EQ(failures(gate::compare(base, now, {})),
+            (std::vector<std::string>{"online_f32 softmax_lse:lse contract"}));
+  now = base;
+  now.kernels.pop_back();
+  EXPECT_EQ(failures(gate::compare(base, now, {})),
+            (std::vector<std::string>{"online_f32 softmax_lse:lse present"}));
+}
+
 TEST(Gate, ReferenceRule) {
   const Report base = softcheck::testing::sample();
   Report now = base;

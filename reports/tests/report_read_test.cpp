@@ -102,6 +102,37 @@ TEST(ReportRead, SparseSupportCountsRoundTrip) {
   EXPECT_NE(bad.find("false_zeros"), std::string::npos) << bad;
 }
 
+TEST(ReportRead, OutputsOfAnOpWithSeveralRoundTripAndAreChecked) {
+  // docs/report-schema.md: an op with several outputs (softmax_lse) has one
+  // entry per output, named by "output"; other entries have no such field.
+  const softcheck::Report r = softcheck::testing::sample_with_two_outputs();
+  const std::string text = to_json(r);
+  const Json doc = Json::parse(text);
+  EXPECT_FALSE(doc["kernels"][0].contains("output"));
+  EXPECT_EQ(doc["kernels"].back()["output"], "lse");
+  const softcheck::Report back = from_json(text);
+  EXPECT_EQ(back.kernels.back().label(), "softmax_lse:lse");
+  EXPECT_EQ(to_json(back), text);
+  const auto edited = [&](auto edit) {
+    Json d = Json::parse(text);
+    edit(d);
+    try {
+      from_json(d.dump());
+    } catch (const ReportFormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string unknown = edited([](Json& d) { d["kernels"].back()["output"] = "h"; });
+  EXPECT_NE(unknown.find("'h' is not an output of softmax_lse"), std::string::npos) << unknown;
+  const std::string missing = edited([](Json& d) { d["kernels"].back().erase("output"); });
+  EXPECT_NE(missing.find("output"), std::string::npos) << missing;
+  const std::string extra = edited([](Json& d) { d["kernels"][0]["output"] = "y"; });
+  EXPECT_NE(extra.find("has one output"), std::string::npos) << extra;
+  const std::string twice = edited([](Json& d) { d["kernels"].back()["output"] = "y"; });
+  EXPECT_NE(twice.find("duplicate entry for kernel 'online_f32', op softmax_lse:y"), std::string::npos) << twice;
+}
+
 TEST(ReportRead, NotJson) {
   EXPECT_THROW(from_json("{\"schema\": "), ReportFormatError);
   try {

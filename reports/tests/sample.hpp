@@ -92,6 +92,20 @@ inline Report sample() {
   return r;
 }
 
+// The sample with the two entries of an op with two outputs: online_f32's
+// softmax_lse, "y" then "lse" (copies of the first entry's figures).
+inline Report sample_with_two_outputs() {
+  Report r = sample();
+  for (const char* output : {"y", "lse"}) {
+    KernelSummary s = r.kernels[0];
+    s.kernel = "online_f32";
+    s.op = "softmax_lse";
+    s.output = output;
+    r.kernels.push_back(s);
+  }
+  return r;
+}
+
 inline Performance sample_performance() {
   Performance p;
   p.present = true;

@@ -17,6 +17,7 @@
 #include "softcheck/kernel_failure.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
+#include "softcheck/sparse_oracle.hpp"
 #include "softcheck/storage.hpp"
 #include "softcheck/version.hpp"
 
@@ -109,10 +110,15 @@ std::string hex_row(const double* x, std::int64_t n) {
 
 namespace {
 
-// One (kernel, op) pair under test.
+// One output of one (kernel, op) pair under test: each output of an op
+// with several (softmax_lse's y and lse) is judged and reported on its own.
 struct Target {
   const Kernel* kernel;
   const OpDecl* decl;
+  std::size_t output = 0;  // index into spec(decl->op).out
+
+  const Contract& contract() const { return decl->contract_of(output); }
+  const Operand& operand() const { return spec(decl->op).out[output]; }
 };
 
 // Sweep bins (report.hpp ErrorBin) are accumulated with mean_ulp holding the
@@ -212,7 +218,7 @@ bool keep_if_worse(Accum& a, double key, WorstCase w, const Target& t, const Sui
 double row_key(const Target& t, const RowError& e, double bound) {
   const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
   if (broken) return std::numeric_limits<double>::infinity();
-  if (t.decl->contract.declared) return std::isinf(bound) ? 0 : e.max_ulp / bound;
+  if (t.contract().declared) return std::isinf(bound) ? 0 : e.max_ulp / bound;
   return e.max_ulp;
 }
 
@@ -239,7 +245,7 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
   add_row(a.measured_rows, e);
   add_row(bin_at(a.by_magnitude, magnitude_decade(max_abs_scaled(x, c.cols, c.temperature))), e);
   const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
-  if (t.decl->contract.declared) {
+  if (t.contract().declared) {
     const double ratio = std::isinf(bound) ? 0 : e.max_ulp / bound;
     a.max_bound_ratio = std::max(a.max_bound_ratio, ratio);
     if (broken || e.max_ulp > bound) a.contract_violations++;
@@ -292,7 +298,7 @@ void record_verdict(Accum& a, const Target& t, const SuiteCase& c, std::int64_t 
   if (v.tier == oracle::Tier::mpfr && v.error.elements > 0 && row_key(t, v.error, v.bound) > a.worst_key) {
     const oracle::Real& exact =
         sparse ? judge.sparse_exact(*t.decl).p[v.measured_index[v.error.worst_index]]
-               : oracle::exact_values(judge.exact(), spec(t.decl->op).output)[v.error.worst_index];
+               : oracle::exact_values(judge.exact(), t.operand().kind)[v.error.worst_index];
     exact_text = oracle::to_string(exact, 21);
   }
   record_measured_row(a, t, c, row, x, y.data(), v.error, v.bound, exact_text, seed,
@@ -331,17 +337,29 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   std::vector<std::vector<double>> outputs;
   std::vector<std::int64_t> out_cols;  // per target: output values per row
   std::vector<std::string> failures(targets.size());  // KernelFailure messages
+  // One call per (kernel, op): the targets of its outputs follow each other.
+  std::vector<std::vector<unsigned char>> call_out;
+  std::string call_failure;
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const Target& t = targets[i];
-    out_cols.push_back(output_cols(t.decl->op, c.cols));
-    const auto out_count = static_cast<std::size_t>(c.rows * out_cols.back());
-    std::vector<unsigned char> yout(out_count * element_size(f));
-    try {
-      t.kernel->run(t.decl->op, xin.data(), yout.data(), c.rows, c.cols, c.temperature);
-    } catch (const KernelFailure& e) {
-      failures[i] = e.what();
+    const OperandList outs = spec(t.decl->op).out;
+    if (i == 0 || targets[i - 1].kernel != t.kernel || targets[i - 1].decl != t.decl) {
+      call_out.assign(outs.size(), {});
+      std::vector<void*> out_ptr;
+      for (std::size_t j = 0; j < outs.size(); ++j) {
+        call_out[j].resize(static_cast<std::size_t>(c.rows * output_cols(outs[j], c.cols)) * element_size(f));
+        out_ptr.push_back(call_out[j].data());
+      }
+      call_failure.clear();
+      try {
+        t.kernel->run(t.decl->op, xin.data(), out_ptr, c.rows, c.cols, c.temperature);
+      } catch (const KernelFailure& e) {
+        call_failure = e.what();
+      }
     }
-    outputs.push_back(unpack(yout, f, out_count));
+    failures[i] = call_failure;
+    out_cols.push_back(output_cols(t.operand(), c.cols));
+    outputs.push_back(unpack(call_out[t.output], f, static_cast<std::size_t>(c.rows * out_cols.back())));
   }
   CaseResult res;
   std::vector<Accum>& acc = res.acc;
@@ -367,7 +385,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     bool undefined = false;
     for (std::size_t i : judged) {
       const std::span<const double> y(outputs[i].data() + r * out_cols[i], static_cast<std::size_t>(out_cols[i]));
-      const oracle::RowVerdict v = judge.judge(*targets[i].decl, targets[i].kernel->masked_policy, y);
+      const oracle::RowVerdict v = judge.judge(*targets[i].decl, targets[i].kernel->masked_policy, y, targets[i].output);
       if (v.status == oracle::RowStatus::undefined) {  // families never produce +inf/NaN
         undefined = true;
         break;
@@ -425,31 +443,33 @@ void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
   fam.violations += a.contract_violations + a.policy_violations;
 }
 
-KernelSummary describe(const Kernel& k, const OpDecl& d) {
+KernelSummary describe(const Target& t) {
+  const Kernel& k = *t.kernel;
+  const Contract& c = t.contract();
   KernelSummary s;
   s.kernel = k.name;
   s.algorithm = k.algorithm;
   s.format = std::string(name(k.format));
-  s.op = std::string(name(d.op));
+  s.op = std::string(name(t.decl->op));
+  if (spec(t.decl->op).several_outputs()) s.output = std::string(t.operand().name);
   s.masked_policy = std::string(name(k.masked_policy));
   s.description = k.description;
-  s.contract_declared = d.contract.declared;
-  s.contract_formula = d.contract.declared ? d.contract.formula() : "none";
-  s.contract_why = d.contract.why;
+  s.contract_declared = c.declared;
+  s.contract_formula = c.declared ? c.formula() : "none";
+  s.contract_why = c.why;
   s.unavailable_reason = k.unavailable_reason;
   return s;
 }
 
 // Sparse ops run on rows up to sparse_max_cols; those whose oracle is the
-// certified bisection (entmax with alpha other than 1.5 and 2: about
-// 2n(bits + 16) MPFR pow calls per row, docs/sparse.md) up to bisection_max_cols.
+// certified bisection (oracle::needs_bisection, docs/sparse.md) up to
+// oracle::bisection_max_cols.
 constexpr std::int64_t sparse_max_cols = 4096;
-constexpr std::int64_t bisection_max_cols = 256;
 
 bool runs_case(const OpDecl& d, const SuiteCase& c) {
   if (!is_sparse(d.op)) return true;
-  const bool bisection = d.op == Op::entmax && d.params.alpha != 1.5 && d.params.alpha != 2;
-  return c.cols <= (bisection ? bisection_max_cols : sparse_max_cols);
+  const auto longest = oracle::needs_bisection(d.op, d.params) ? oracle::bisection_max_cols : sparse_max_cols;
+  return c.cols <= static_cast<std::int64_t>(longest);
 }
 
 std::string status_of(const Kernel& k, const KernelSummary& s) {
@@ -476,7 +496,8 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
 
   std::vector<Target> targets;
   for (const Kernel* k : kernels)
-    for (const OpDecl& d : k->ops) targets.push_back({k, &d});
+    for (const OpDecl& d : k->ops)
+      for (std::size_t o = 0; o < spec(d.op).out.size(); ++o) targets.push_back({k, &d, o});
 
   // Work items: (format, case) for every format that has an available kernel.
   std::vector<Format> formats;
@@ -554,7 +575,7 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
 
   for (std::size_t ti = 0; ti < targets.size(); ++ti) {
     const Target& t = targets[ti];
-    KernelSummary s = describe(*t.kernel, *t.decl);
+    KernelSummary s = describe(t);
     double worst_key = -1;
     const Accum* worst_from = nullptr;
     UlpHistogram histogram{};
@@ -577,7 +598,7 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
     }
     if (worst_from && worst_from->worst_text_pending) {  // a fast-tier worst case: its exact text from MPFR
       const oracle::ExactRow exact = oracle::exact_row(worst_from->worst_row, s.worst.temperature, opt.oracle_bits);
-      const auto ref = oracle::exact_values(exact, spec(t.decl->op).output);
+      const auto ref = oracle::exact_values(exact, t.operand().kind);
       s.worst.exact = oracle::to_string(ref[static_cast<std::size_t>(s.worst.element)], 21);
     }
     if (s.measured > 0) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "softcheck/run_suite.hpp"
 #include "softcheck/kernel.hpp"
@@ -84,6 +85,51 @@ TEST(RunSuite, FullyMaskedRowsAreCheckedAgainstThePolicy) {
   EXPECT_EQ(summary(r, "shifted_f32", "softmax").policy_violations, 0u);
   EXPECT_EQ(summary(r, "shifted_log1p_f32", "softmax").policy_violations, 0u);
   EXPECT_GT(summary(r, "mutant_masked_nan", "softmax").policy_violations, 0u);
+}
+
+// An op with several outputs (softmax_lse) gets one report entry per output,
+// each judged in its own metric against its own contract, from one kernel
+// call: online's fused outputs measure exactly like its softmax and lse, and
+// a kernel whose lse alone is wrong violates that entry only.
+TEST(RunSuite, OpWithSeveralOutputsGetsOneEntryPerOutput) {
+  Kernel off = *find_kernel("online_f32");
+  off.name = "online_lse_off_f32";
+  off.compute = [inner = off.compute](const OpCall& c) {
+    inner(c);
+    if (c.op == Op::softmax_lse)
+      for (std::int64_t r = 0; r < c.rows; ++r) static_cast<float*>(c.out[1])[r] += 0.01f;
+  };
+  const auto ks = std::vector<const Kernel*>{find_kernel("online_f32"), &off};
+  const Report r = run_suite(ks, small_run({"normal_s10", "fully_masked"}, {3, 100}));
+  const auto entry = [&](const std::string& kernel, const std::string& output) -> const KernelSummary& {
+    for (const KernelSummary& k : r.kernels)
+      if (k.kernel == kernel && k.op == "softmax_lse" && k.output == output) return k;
+    throw std::runtime_error("no " + kernel + " softmax_lse:" + output);
+  };
+  const KernelSummary& y = entry("online_f32", "y");
+  const KernelSummary& lse = entry("online_f32", "lse");
+  EXPECT_EQ(y.label(), "softmax_lse:y");
+  EXPECT_EQ(y.max_ulp, summary(r, "online_f32", "softmax").max_ulp);
+  EXPECT_EQ(y.rows, summary(r, "online_f32", "softmax").rows);
+  EXPECT_EQ(lse.max_ulp, summary(r, "online_f32", "lse").max_ulp);
+  EXPECT_EQ(lse.contract_formula, summary(r, "online_f32", "lse").contract_formula);
+  EXPECT_GT(y.policy_rows, 0u);
+  EXPECT_EQ(y.status, "held");
+  EXPECT_EQ(lse.status, "held");
+  EXPECT_EQ(entry("online_lse_off_f32", "y").status, "held");
+  const KernelSummary& bad = entry("online_lse_off_f32", "lse");
+  EXPECT_EQ(bad.status, "violated");
+  EXPECT_GT(bad.max_ulp, 1e4);  // 0.01 absolute is 1.7e5 u of f32
+  EXPECT_GT(bad.policy_rows, 0u);
+  EXPECT_EQ(bad.policy_violations, 0u) << "lse = -inf + 0.01 stays -inf: masked rows hold";
+  EXPECT_FALSE(r.all_held());
+  // The entries survive the JSON round trip with their output names, and a
+  // single-output entry keeps no "output" field.
+  const std::string json = to_json(r);
+  const Report back = from_json(json);
+  ASSERT_EQ(back.kernels.size(), r.kernels.size());
+  for (std::size_t i = 0; i < r.kernels.size(); ++i) EXPECT_EQ(back.kernels[i].label(), r.kernels[i].label());
+  EXPECT_EQ(to_json(back), json);
 }
 
 TEST(RunSuite, SameSeedSameReportForAnyJobCount) {
@@ -184,13 +230,15 @@ TEST(RunSuite, TieredOracleGivesTheSameVerdictsAsMpfr) {
   }
   EXPECT_TRUE(some_violated) << "the mutants must give the comparison a violated verdict to match";
   // The fast tiers decide almost every row of the ops they know (op table:
-  // fast_tier); ops without one (lse, entropy) go to MPFR on every row, so the
-  // count below is taken on copies of the kernels that keep the fast-tier ops.
+  // fast_tier); ops without one (lse, entropy) and scalar outputs (softmax_lse's
+  // lse) go to MPFR on every row, so the count below is taken on copies of the
+  // kernels that keep the ops whose every output has a fast tier.
   std::vector<Kernel> fast_only;
   fast_only.reserve(ks.size());
   for (const Kernel* k : ks) {
     fast_only.push_back(*k);
-    std::erase_if(fast_only.back().ops, [](const OpDecl& d) { return !spec(d.op).fast_tier; });
+    std::erase_if(fast_only.back().ops,
+                  [](const OpDecl& d) { return !spec(d.op).fast_tier || spec(d.op).several_outputs(); });
   }
   std::vector<const Kernel*> fks;
   for (const Kernel& k : fast_only) fks.push_back(&k);

@@ -87,8 +87,14 @@ ComputeFn single_operand(Fn fn) {
 
 struct OpDecl {
   Op op;
-  Contract contract;
+  Contract contract;  // of the op's first output
   OpParams params{};  // alpha / k / threshold of a parametrised sparse op (docs/sparse.md)
+  // The contracts of the op's further outputs, spec(op).out[1], out[2], ...
+  // (softmax_lse's lse); each in its output's metric.
+  std::vector<Contract> further_contracts{};
+
+  // The contract of output `i` (throws std::out_of_range past the declared ones).
+  const Contract& contract_of(std::size_t i) const { return i == 0 ? contract : further_contracts.at(i - 1); }
 };
 
 struct Kernel {
@@ -104,9 +110,14 @@ struct Kernel {
   bool test_only = false;          // deliberately broken kernels for mutation tests
 
   const OpDecl* find(Op op) const;
-  // The call of an op with one input and one output (every op so far): x in,
-  // `out` its output operand (rows x cols elements, or rows for a scalar op).
+  // The call of an op with one input and one output: x in, `out` its output
+  // operand (rows x cols elements, or rows for a scalar op). Throws
+  // std::invalid_argument for an op with several operands (use compute).
   void run(Op op, const void* x, void* out, std::int64_t rows, std::int64_t cols, double temperature) const;
+  // The call of an op with one input and any number of outputs: `outs[i]`
+  // holds output i (spec(op).out[i]).
+  void run(Op op, const void* x, std::span<void* const> outs, std::int64_t rows, std::int64_t cols,
+           double temperature) const;
 };
 
 // The registry of built-in kernels (in registration order).

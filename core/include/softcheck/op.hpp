@@ -26,6 +26,7 @@ enum class Op : std::uint8_t {
   threshold_softmax,
   lse,
   entropy,
+  softmax_lse,
 };
 
 // Shape of one operand of a call on `rows` rows of `cols` inputs.
@@ -34,32 +35,11 @@ enum class OperandShape : std::uint8_t {
   scalar,  // one element per row
 };
 
-struct Operand {
-  std::string_view name;
-  OperandShape shape;
-};
-
-// An op's inputs or outputs: a view of a constant array (std::span is C++20;
-// this header is also read by the CUDA code, which is C++17).
-class OperandList {
- public:
-  template <std::size_t N>
-  constexpr OperandList(const Operand (&a)[N]) : data_(a), size_(N) {}  // NOLINT(google-explicit-constructor)
-  constexpr std::size_t size() const { return size_; }
-  constexpr bool empty() const { return size_ == 0; }
-  constexpr const Operand& operator[](std::size_t i) const { return data_[i]; }
-  constexpr const Operand* begin() const { return data_; }
-  constexpr const Operand* end() const { return data_ + size_; }
-
- private:
-  const Operand* data_;
-  std::size_t size_;
-};
-
 // What an op's output is. It fixes the output range, the values of a fully
 // masked row under each policy, and which exact value of the oracle's row it
 // is compared with.
 enum class OutputKind : std::uint8_t {
+  none,               // an input operand
   probabilities,      // in [0, 1], summing to 1 (softmax and the sparse family)
   log_probabilities,  // in [-inf, 0]
   log_sum_exp,        // lse(z) = log sum_i exp(z_i), one per row, in [max z, max z + log n]
@@ -80,6 +60,35 @@ enum class Reference : std::uint8_t { dense, sparse };
 // lse ~ 0.003), where its ULP error is unbounded for every algorithm
 // (Blanchard-Higham-Higham's LSE bounds carry a 1/|y| factor, REFERENCE.md).
 enum class Metric : std::uint8_t { ulp, absolute };
+
+// An operand. An output also says what its values are and how their error
+// is measured; inputs keep kind none.
+struct Operand {
+  std::string_view name;
+  OperandShape shape;
+  OutputKind kind = OutputKind::none;
+  Metric metric = Metric::ulp;
+  // Blanchard-Higham-Higham's normwise error max|r - g| / (u max g) applies
+  // (a dense probability row).
+  bool normwise = false;
+};
+
+// An op's inputs or outputs: a view of a constant array (std::span is C++20;
+// this header is also read by the CUDA code, which is C++17).
+class OperandList {
+ public:
+  template <std::size_t N>
+  constexpr OperandList(const Operand (&a)[N]) : data_(a), size_(N) {}  // NOLINT(google-explicit-constructor)
+  constexpr std::size_t size() const { return size_; }
+  constexpr bool empty() const { return size_ == 0; }
+  constexpr const Operand& operator[](std::size_t i) const { return data_[i]; }
+  constexpr const Operand* begin() const { return data_; }
+  constexpr const Operand* end() const { return data_ + size_; }
+
+ private:
+  const Operand* data_;
+  std::size_t size_;
+};
 
 // The op's parameter beyond the temperature (OpParams field), if any.
 enum class OpParam : std::uint8_t { none, alpha, k, threshold };
@@ -118,49 +127,60 @@ struct OpSpec {
   Op op;
   std::string_view name;
   std::string_view math;  // what one row computes, for `list --ops` and --help
-  OperandList in, out;
+  OperandList in, out;       // out[i] says what output i is and how it is measured
   OpParam param;
   Reference reference;
-  OutputKind output;
-  Metric metric;
-  bool normwise;             // Blanchard-Higham-Higham's normwise error max|r - g| / (u max g) applies
-  bool fast_tier;            // the oracle's fast tiers (fast_oracle.hpp) evaluate it
+  bool fast_tier;            // the oracle's fast tiers (fast_oracle.hpp) evaluate its row outputs
   std::int32_t plugin_code;  // its enum softcheck_op value in the plugin ABI, 0 if none
+  // The alpha of an entmax-family op that fixes it (sparsemax 2, entmax15
+  // 1.5; entmax takes OpParams::alpha); 0 for the other ops.
+  double entmax_alpha = 0;
 
   constexpr bool sparse() const { return reference == Reference::sparse; }
-  constexpr bool scalar_output() const { return out[0].shape == OperandShape::scalar; }
+  constexpr bool scalar_output() const { return out[0].shape == OperandShape::scalar; }  // first output
+  constexpr bool several_outputs() const { return out.size() > 1; }
 };
 
 namespace op_operands {
 inline constexpr Operand x[] = {{"x", OperandShape::row}};
-inline constexpr Operand y[] = {{"y", OperandShape::row}};
-inline constexpr Operand lse[] = {{"lse", OperandShape::scalar}};
-inline constexpr Operand h[] = {{"h", OperandShape::scalar}};
+inline constexpr Operand p = {"y", OperandShape::row, OutputKind::probabilities, Metric::ulp, true};
+inline constexpr Operand lse_value = {"lse", OperandShape::scalar, OutputKind::log_sum_exp, Metric::absolute};
+inline constexpr Operand probabilities[] = {p};
+inline constexpr Operand sparse_probabilities[] = {{"y", OperandShape::row, OutputKind::probabilities}};
+inline constexpr Operand log_probabilities[] = {{"y", OperandShape::row, OutputKind::log_probabilities}};
+inline constexpr Operand lse[] = {lse_value};
+inline constexpr Operand h[] = {{"h", OperandShape::scalar, OutputKind::entropy, Metric::absolute}};
+inline constexpr Operand probabilities_and_lse[] = {p, lse_value};
 }  // namespace op_operands
 
 // Indexed by Op (checked below). Plugin codes are fixed by softcheck_plugin.h.
-// Columns: op, name, math, inputs, outputs, parameter, reference, output kind,
-// metric, normwise, fast tier, plugin code.
+// Columns: op, name, math, inputs, outputs (each with its kind, metric and
+// normwise flag), parameter, reference, fast tier, plugin code, entmax alpha.
 inline constexpr OpSpec op_table[] = {
-    {Op::softmax, "softmax", "exp(z_i) / sum_j exp(z_j), z = x / T", op_operands::x, op_operands::y, OpParam::none,
-     Reference::dense, OutputKind::probabilities, Metric::ulp, true, true, 1},
-    {Op::log_softmax, "log_softmax", "z_i - log sum_j exp(z_j)", op_operands::x, op_operands::y, OpParam::none,
-     Reference::dense, OutputKind::log_probabilities, Metric::ulp, false, true, 2},
-    {Op::sparsemax, "sparsemax", "Euclidean projection of z onto the simplex", op_operands::x, op_operands::y,
-     OpParam::none, Reference::sparse, OutputKind::probabilities, Metric::ulp, false, false, 3},
-    {Op::entmax15, "entmax15", "1.5-entmax of z", op_operands::x, op_operands::y, OpParam::none, Reference::sparse,
-     OutputKind::probabilities, Metric::ulp, false, false, 0},
-    {Op::entmax, "entmax", "alpha-entmax of z", op_operands::x, op_operands::y, OpParam::alpha, Reference::sparse,
-     OutputKind::probabilities, Metric::ulp, false, false, 4},
+    {Op::softmax, "softmax", "exp(z_i) / sum_j exp(z_j), z = x / T", op_operands::x, op_operands::probabilities,
+     OpParam::none, Reference::dense, true, 1},
+    {Op::log_softmax, "log_softmax", "z_i - log sum_j exp(z_j)", op_operands::x, op_operands::log_probabilities,
+     OpParam::none, Reference::dense, true, 2},
+    {Op::sparsemax, "sparsemax", "Euclidean projection of z onto the simplex", op_operands::x,
+     op_operands::sparse_probabilities, OpParam::none, Reference::sparse, false, 3, 2.0},
+    {Op::entmax15, "entmax15", "1.5-entmax of z", op_operands::x, op_operands::sparse_probabilities, OpParam::none,
+     Reference::sparse, false, 0, 1.5},
+    {Op::entmax, "entmax", "alpha-entmax of z", op_operands::x, op_operands::sparse_probabilities, OpParam::alpha,
+     Reference::sparse, false, 4},
     {Op::topk_softmax, "topk_softmax", "softmax of the k largest z (ties kept), 0 elsewhere", op_operands::x,
-     op_operands::y, OpParam::k, Reference::sparse, OutputKind::probabilities, Metric::ulp, false, false, 0},
+     op_operands::sparse_probabilities, OpParam::k, Reference::sparse, false, 0},
     {Op::threshold_softmax, "threshold_softmax", "softmax of the z whose softmax is >= threshold, 0 elsewhere",
-     op_operands::x, op_operands::y, OpParam::threshold, Reference::sparse, OutputKind::probabilities, Metric::ulp, false,
-     false, 0},
+     op_operands::x, op_operands::sparse_probabilities, OpParam::threshold, Reference::sparse, false, 0},
     {Op::lse, "lse", "log sum_j exp(z_j), one per row", op_operands::x, op_operands::lse, OpParam::none,
-     Reference::dense, OutputKind::log_sum_exp, Metric::absolute, false, false, 5},
+     Reference::dense, false, 5},
     {Op::entropy, "entropy", "-sum_j p_j log p_j, p = softmax(z), one per row", op_operands::x, op_operands::h,
-     OpParam::none, Reference::dense, OutputKind::entropy, Metric::absolute, false, false, 6},
+     OpParam::none, Reference::dense, false, 6},
+    // What a tiled or split-KV kernel hands on between passes: the row and
+    // its lse from one pass (REFERENCE.md, "FlashAttention tiling"). No
+    // plugin code: a plugin descriptor carries one contract, and an isolated
+    // call copies one output back (docs/plugin-abi.md).
+    {Op::softmax_lse, "softmax_lse", "softmax(z) and lse(z) from one call", op_operands::x,
+     op_operands::probabilities_and_lse, OpParam::none, Reference::dense, true, 0},
 };
 
 inline constexpr std::size_t op_count = std::size(op_table);
@@ -169,9 +189,27 @@ constexpr const OpSpec& spec(Op op) { return op_table[static_cast<std::size_t>(o
 constexpr std::string_view name(Op op) { return spec(op).name; }
 constexpr bool is_sparse(Op op) { return spec(op).sparse(); }
 
-// Output values per row of `cols` inputs: cols for a row output, 1 for one
-// value per row (the op's first output; every op has one so far).
-constexpr std::int64_t output_cols(Op op, std::int64_t cols) { return spec(op).scalar_output() ? 1 : cols; }
+// Values per row of `cols` inputs of output operand o: cols for a row, 1 for
+// one value per row.
+constexpr std::int64_t output_cols(const Operand& o, std::int64_t cols) {
+  return o.shape == OperandShape::scalar ? 1 : cols;
+}
+// The same for the op's first output.
+constexpr std::int64_t output_cols(Op op, std::int64_t cols) { return output_cols(spec(op).out[0], cols); }
+
+// The entmax alpha of a kernel's op: fixed by the op (sparsemax 2, entmax15
+// 1.5), the kernel's parameter for entmax, 0 for an op outside the family.
+constexpr double entmax_alpha(Op op, const OpParams& p) {
+  return spec(op).param == OpParam::alpha ? p.alpha : spec(op).entmax_alpha;
+}
+
+// How tables and reports name output `i` of op: the op's name, or
+// "op:output" for an op with several outputs (softmax_lse:lse).
+inline std::string output_label(Op op, std::size_t i) {
+  std::string s(name(op));
+  if (spec(op).several_outputs()) (s += ':') += spec(op).out[i].name;
+  return s;
+}
 
 inline std::optional<Op> parse_op(std::string_view s) {
   for (const OpSpec& o : op_table)
@@ -207,6 +245,7 @@ inline double masked_row_value(OutputKind kind, MaskedRowPolicy p, double n) {
     case OutputKind::log_probabilities: return uniform ? -std::log(n) : -INFINITY;
     case OutputKind::log_sum_exp: return -INFINITY;  // the exact value, log 0
     case OutputKind::entropy: return uniform ? std::log(n) : 0.0;
+    case OutputKind::none: break;
   }
   return NAN;
 }
@@ -245,10 +284,25 @@ constexpr bool names_and_codes_unique() {
 constexpr bool well_formed() {
   for (const OpSpec& o : op_table) {
     if (o.name.empty() || o.in.empty() || o.out.empty()) return false;
-    // The sparse oracle and the fast tiers know row outputs only.
+    for (const Operand& i : o.in)
+      if (i.kind != OutputKind::none) return false;
+    // The sparse oracle and the fast tiers know row outputs first.
     if ((o.reference == Reference::sparse || o.fast_tier) && o.out[0].shape != OperandShape::row) return false;
-    // Absolute error is for scalar outputs whose value can be 0 (entropy).
-    if (o.metric == Metric::absolute && o.out[0].shape != OperandShape::scalar) return false;
+    // One sparse output per op (its exact row is the threshold and support).
+    if (o.reference == Reference::sparse && o.out.size() != 1) return false;
+    // An entmax alpha is fixed by a sparse op without a parameter, and is > 1.
+    if (o.entmax_alpha != 0 && (o.reference != Reference::sparse || o.param != OpParam::none || !(o.entmax_alpha > 1)))
+      return false;
+    for (const Operand& out : o.out) {
+      if (out.kind == OutputKind::none) return false;
+      // Absolute error is for scalar outputs whose value can be 0 (lse, entropy).
+      if (out.metric == Metric::absolute && out.shape != OperandShape::scalar) return false;
+      // Normwise error is for dense probability rows.
+      if (out.normwise && (out.kind != OutputKind::probabilities || o.reference != Reference::dense)) return false;
+      // Row outputs are probabilities or their logs; scalars lse or entropy.
+      const bool row_kind = out.kind == OutputKind::probabilities || out.kind == OutputKind::log_probabilities;
+      if (row_kind != (out.shape == OperandShape::row)) return false;
+    }
   }
   return true;
 }

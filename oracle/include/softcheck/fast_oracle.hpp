@@ -95,23 +95,23 @@ struct FastRowError {
 // (round_T(v) for Herbie's bits) are made for every value that close.
 template <class R>
 std::optional<FastRowError> compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exact, Format f,
-                                             Op op, double tolerance = 1e-3, unsigned reference_bits = default_bits);
+                                             OutputKind kind, double tolerance = 1e-3, unsigned reference_bits = default_bits);
 // The same into `out` (its vectors' storage reused from one row to the
 // next); false where the optional form gives nullopt (`out` then unspecified).
 template <class R>
-bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exact, Format f, Op op,
+bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exact, Format f, OutputKind kind,
                       FastRowError& out, double tolerance = 1e-3, unsigned reference_bits = default_bits);
-extern template bool compare_row_fast(std::span<const double>, const FastRow&, Format, Op, FastRowError&, double,
+extern template bool compare_row_fast(std::span<const double>, const FastRow&, Format, OutputKind, FastRowError&, double,
                                       unsigned);
-extern template bool compare_row_fast(std::span<const double>, const DoubleFastRow&, Format, Op, FastRowError&,
+extern template bool compare_row_fast(std::span<const double>, const DoubleFastRow&, Format, OutputKind, FastRowError&,
                                       double, unsigned);
-extern template std::optional<FastRowError> compare_row_fast(std::span<const double>, const FastRow&, Format, Op,
+extern template std::optional<FastRowError> compare_row_fast(std::span<const double>, const FastRow&, Format, OutputKind,
                                                              double, unsigned);
 extern template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DoubleFastRow&, Format,
-                                                             Op, double, unsigned);
-extern template bool compare_row_fast(std::span<const double>, const DDFastRow&, Format, Op, FastRowError&, double,
+                                                             OutputKind, double, unsigned);
+extern template bool compare_row_fast(std::span<const double>, const DDFastRow&, Format, OutputKind, FastRowError&, double,
                                       unsigned);
-extern template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DDFastRow&, Format, Op,
+extern template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DDFastRow&, Format, OutputKind,
                                                              double, unsigned);
 
 }  // namespace softcheck::oracle

@@ -94,9 +94,10 @@ class RowJudge {
   // Judges another row from now on; the tiers' storage is reused row to row.
   void set_row(std::span<const double> x, double temperature);
 
-  // The verdict for `y`, the output of an op with a row or a scalar output per
-  // input row, of a kernel with masked-row policy `policy`.
-  RowVerdict judge(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y);
+  // The verdict for `y`, output `output` of op d.op (spec(d.op).out[output]:
+  // a row or one value for this input row), of a kernel with masked-row
+  // policy `policy`, against that output's contract (OpDecl::contract_of).
+  RowVerdict judge(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y, std::size_t output = 0);
 
   // The MPFR row (computed on first use).
   const ExactRow& exact();
@@ -110,12 +111,16 @@ class RowJudge {
 
  private:
   template <class Row>
-  bool decide_fast(const OpDecl& d, std::span<const double> y, const Row& fast, Tier tier, RowVerdict& v);
-  void decide_exact(const OpDecl& d, std::span<const double> y, RowVerdict& v);
+  bool decide_fast(const OpDecl& d, std::size_t output, std::span<const double> y, const Row& fast, Tier tier,
+                   RowVerdict& v);
+  void decide_exact(const OpDecl& d, std::size_t output, std::span<const double> y, RowVerdict& v);
   void decide_sparse(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y, RowVerdict& v);
-  void measure_exactly(const OpDecl& d, std::span<const double> y, std::span<const Real> ref, RowVerdict& v);
-  // The status from whatever is computed, else from the tier `d` starts with.
-  RowStatus status_for(const OpDecl& d);
+  void measure_exactly(const OpDecl& d, std::size_t output, std::span<const double> y, std::span<const Real> ref,
+                       RowVerdict& v);
+  // Whether the fast tiers evaluate this output (a row output of an op with a fast tier).
+  static bool has_fast_tier(const OpDecl& d, std::size_t output);
+  // The status from whatever is computed, else from the tier the output starts with.
+  RowStatus status_for(const OpDecl& d, std::size_t output);
 
   std::span<const double> x_;
   double temperature_;
@@ -137,6 +142,7 @@ class RowJudge {
 
 // One line that says what decided a verdict, e.g. "max error 3.2 ulp at [4]
 // (got 0x1.8p-3, exact 1.8750001e-01) <= bound 17.5 (2 + 1*n + 2*R), double tier".
-std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double> y, RowJudge& judge);
+std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double> y, RowJudge& judge,
+                    std::size_t output = 0);
 
 }  // namespace softcheck::oracle

@@ -35,8 +35,11 @@ struct ElementError {
 // computed in MPFR and rounded to double (a few units of 2^-53 relative).
 // Thread-safe; allocates nothing after its first call in a thread.
 ElementError compare_element(double result, const oracle::Real& exact, Format f);
-// The same in op's metric (op table): for Metric::absolute, `ulp` holds the
-// absolute error in units of u, |r - v| / unit_roundoff(f).
+// The same in the metric of an op's output operand (op table): for
+// Metric::absolute, `ulp` holds the absolute error in units of u,
+// |r - v| / unit_roundoff(f).
+ElementError compare_element(double result, const oracle::Real& exact, Format f, const Operand& output);
+// ... of the op's first output.
 ElementError compare_element(double result, const oracle::Real& exact, Format f, Op op);
 
 // Herbie's ordinal: the index of x among the values of format f, with +-0 both 0
@@ -59,16 +62,18 @@ struct RowError {
   double max_ulp = 0, sum_ulp = 0;
   double max_bits = 0, sum_bits = 0;
   double max_rel = 0, max_abs = 0;
-  double normwise = 0;  // max_j |r_j - g_j| / (u * max_j g_j); ops with OpSpec::normwise, else 0
+  double normwise = 0;  // max_j |r_j - g_j| / (u * max_j g_j); outputs with Operand::normwise, else 0
   // The first element of class nonfinite or special_mismatch if there is one;
   // else the first element with the largest ulp error; 0 for an empty row.
   std::size_t worst_index = 0;
 };
 
-// The op's metric (op table) decides what the `ulp` figures hold: ULPs of f,
-// or for Metric::absolute the absolute error in units of u = unit_roundoff(f),
-// |r - v| / u (the scale the op's contract is written in).
+// The output operand's metric (op table) decides what the `ulp` figures
+// hold: ULPs of f, or for Metric::absolute the absolute error in units of
+// u = unit_roundoff(f), |r - v| / u (the scale the contract is written in).
 RowError compare_row(std::span<const double> result, std::span<const oracle::Real> exact, Format f,
-                     Op op);
+                     const Operand& output);
+// ... of the op's first output.
+RowError compare_row(std::span<const double> result, std::span<const oracle::Real> exact, Format f, Op op);
 
 }  // namespace softcheck

@@ -66,4 +66,13 @@ SparseRow exact_threshold_softmax(std::span<const double> x, double threshold,
 SparseRow exact_sparse(Op op, const OpParams& params, std::span<const double> x,
                        double temperature = 1.0, unsigned bits = default_bits);
 
+// Whether exact_sparse evaluates this op by certified bisection (entmax with
+// alpha other than 1.5 and 2): about 2n(bits + 16) MPFR pow calls per row,
+// so the suite and the properties keep its rows to bisection_max_cols.
+constexpr bool needs_bisection(Op op, const OpParams& params) {
+  const double alpha = entmax_alpha(op, params);
+  return alpha != 0 && alpha != 1.5 && alpha != 2;
+}
+inline constexpr std::size_t bisection_max_cols = 256;
+
 }  // namespace softcheck::oracle

@@ -35,7 +35,7 @@ struct Options {
 enum class Outcome { pass, fail, skip };
 
 struct Check {
-  std::string kernel, op;
+  std::string kernel, op;  // op: KernelSummary::label() ("op" or "op:output")
   std::string name;  // nonfinite | contract | margin | property:P | reference:R | present
   Outcome outcome = Outcome::pass;
   std::string message;  // what was compared, with the numbers
@@ -43,7 +43,7 @@ struct Check {
 
 // One line of the diff table: a (kernel, op) in the report, the baseline or both.
 struct DiffRow {
-  std::string kernel, op, format;
+  std::string kernel, op, format;  // op: KernelSummary::label()
   bool in_baseline = false, in_report = false;
   double base_max_ulp = 0, new_max_ulp = 0;
   std::uint64_t base_nonfinite = 0, new_nonfinite = 0;

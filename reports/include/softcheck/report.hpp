@@ -80,19 +80,44 @@ inline bool is_sparse_op_name(std::string_view op) {
   const std::optional<Op> o = parse_op(op);
   return o && is_sparse(*o);
 }
-// Ops with Blanchard-Higham-Higham's normwise error (the others print n/a).
-inline bool has_normwise(std::string_view op) {
+// The op table's operand for a report entry's output: the op's output named
+// `output`, or its first when `output` is empty; nullptr when there is none.
+inline const Operand* output_operand(std::string_view op, std::string_view output) {
   const std::optional<Op> o = parse_op(op);
-  return o && spec(*o).normwise;
+  if (!o) return nullptr;
+  for (const Operand& out : spec(*o).out)
+    if (output.empty() || out.name == output) return &out;
+  return nullptr;
 }
-// Ops whose error figures (the "ULP" columns) are absolute errors in units of u.
-inline bool has_absolute_metric(std::string_view op) {
-  const std::optional<Op> o = parse_op(op);
-  return o && spec(*o).metric == Metric::absolute;
+// Outputs with Blanchard-Higham-Higham's normwise error (the others print n/a).
+inline bool has_normwise(std::string_view op, std::string_view output = {}) {
+  const Operand* o = output_operand(op, output);
+  return o && o->normwise;
+}
+// Outputs whose error figures (the "ULP" columns) are absolute errors in units of u.
+inline bool has_absolute_metric(std::string_view op, std::string_view output = {}) {
+  const Operand* o = output_operand(op, output);
+  return o && o->metric == Metric::absolute;
+}
+
+// "lse, entropy and softmax_lse:lse": the outputs whose error figures are
+// absolute (op table), for the reports' footnote.
+inline std::string absolute_metric_outputs() {
+  std::vector<std::string> labels;
+  for (const OpSpec& o : op_table)
+    for (std::size_t i = 0; i < o.out.size(); ++i)
+      if (o.out[i].metric == Metric::absolute) labels.push_back(output_label(o.op, i));
+  std::string s;
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == labels.size() ? " and " : ", ") + labels[i];
+  return s;
 }
 
 struct KernelSummary {
   std::string kernel, algorithm, format, op, masked_policy, description;
+  // The output this entry judges, for an op with several (softmax_lse: "y"
+  // or "lse"; op table names); empty for an op with one.
+  std::string output;
   bool contract_declared = false;
   std::string contract_formula;  // "none" when not declared
   std::string contract_why;
@@ -113,6 +138,11 @@ struct KernelSummary {
   // Sweeps for the plots (empty in reports written before they existed).
   std::vector<std::uint64_t> ulp_histogram;  // measured elements per bin, trailing empty bins dropped
   std::vector<ErrorBin> by_size, by_temperature, by_magnitude;  // keys ascending
+
+  // "op", or "op:output" for one output of an op with several: how tables,
+  // plots and the gate name the entry.
+  std::string label() const { return output.empty() ? op : op + ":" + output; }
+  bool same_check(const KernelSummary& o) const { return kernel == o.kernel && op == o.op && output == o.output; }
 };
 
 // Throughput of one (kernel, op, shape) from `softcheck bench` (Google Benchmark).
