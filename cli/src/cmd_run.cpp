@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -81,7 +82,12 @@ void print_summary(const Report& r) {
       if (!marker.empty()) verdict += fmt::format(" {}", marker);
       notes += labelled(fmt::format("{} {}:", k.kernel, k.label()), text);
     };
-    if (k.status != "unavailable" && k.nonfinite > 0) note("FLAGGED", "FLAGGED: NaN/inf on finite input");
+    if (k.floor_violations > 0)
+      note("FLOOR", fmt::format("NaN/inf where the exact value is finite on {} rows the format holds (no contract: "
+                                "the floor fails the run)",
+                                k.floor_violations));
+    else if (k.status != "unavailable" && k.nonfinite > 0)
+      note("FLAGGED", "FLAGGED: NaN/inf on finite input");
     if (k.policy_violations > 0)
       note("POLICY", fmt::format("masked-row policy broken in {} rows", k.policy_violations));
     if (k.worst.exact.starts_with(kernel_failure_prefix)) note("FAILED", k.worst.exact);
@@ -162,9 +168,18 @@ Command add_run(CLI::App& app) {
     write_files_atomically(report_files(report, out));
     if (!a->quiet) {
       print_summary(report);
+      // A kernel without a contract is violated by the floor alone: say which.
+      const bool floor = std::any_of(report.kernels.begin(), report.kernels.end(),
+                                     [](const KernelSummary& k) { return k.floor_violations > 0; });
+      const bool others = std::any_of(report.kernels.begin(), report.kernels.end(), [](const KernelSummary& k) {
+        return k.status == "violated" && k.floor_violations == 0;
+      });
+      const std::string headline = report.all_held() ? "every declared contract held"
+                                   : floor && !others ? "FLOOR VIOLATED (a kernel without a contract)"
+                                                      : "CONTRACT VIOLATED";
       fmt::print("\n{}", wrapped(fmt::format("{} in {:.1f} s with {} jobs; oracle {}: {} of {} rows needed MPFR; "
                                              "wrote report.json, report.md and report.html in {}",
-                                             report.all_held() ? "every declared contract held" : "CONTRACT VIOLATED",
+                                             headline,
                                              secs, opt.jobs, report.oracle.mode, report.oracle.mpfr_rows,
                                              report.oracle.rows, out.string())));
     }

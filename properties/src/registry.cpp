@@ -111,6 +111,21 @@ Claim entropy_contract(const Kernel& k, Op op) {
   return scalar_contract_of(k, op, OutputKind::entropy, "entropy-only property");
 }
 
+// The floor (kernel.hpp; docs/gating-your-kernel.md): exact properties every
+// kernel claims for its row ops whatever it declares, unless it opted out of
+// the check (with a reason). A kernel with a contract gives its contract as
+// the reason, as the contract-derived properties do.
+Claim floor_check(const Kernel& k, Op op, std::string_view check) {
+  if (Claim p = provided(k, op); !p.claimed) return p;
+  const OpDecl& d = *k.find(op);
+  if (const OptOut* o = d.opted_out(check)) return {false, "opted out: " + o->reason};
+  if (d.contract.declared) return {true, "declared contract " + d.contract.formula()};
+  return {true, "the floor: claimed without a contract"};
+}
+Claim floor_no_nonfinite_claim(const Kernel& k, Op op) { return floor_check(k, op, floor_no_nonfinite); }
+Claim floor_range_claim(const Kernel& k, Op op) { return floor_check(k, op, floor_range); }
+Claim floor_ordering_claim(const Kernel& k, Op op) { return floor_check(k, op, floor_ordering); }
+
 Claim policy(const Kernel& k, Op op) {
   if (Claim p = provided(k, op); !p.claimed) return p;
   return {true, "declared masked-row policy " + std::string(name(k.masked_policy))};
@@ -172,17 +187,18 @@ const std::vector<PropertyDef>& registry() {
         "|y(x)_j - y(x+c)_j| <= (B(x) + B(x+c)) ulp(g_j)", "ops with a declared contract"},
        contract, lattice_cases, check_shift_invariance},
       {{"ordering", "x_i <= x_j implies y_i <= y_j; ties give equal outputs", "exact",
-        "ops with a declared contract"},
-       contract, contract_cases, check_ordering},
+        "every kernel's row ops (the floor), unless opted out"},
+       floor_ordering_claim, contract_cases, check_ordering},
       {{"permutation", "permuting the row permutes the outputs",
         "|y(Px)_i - y(x)_pi(i)| <= (B(x) + B(Px)) ulp(g_pi(i))", "ops with a declared contract"},
        contract, contract_cases, check_permutation},
       {{"no_nonfinite", "finite input (incl. the exp overflow edge and far beyond) gives finite output",
         "exact (log-softmax may be -inf where the exact value is below the lowest value)",
-        "ops with a declared contract"},
-       contract, finite_cases, check_no_nonfinite},
-      {{"range", "softmax outputs in [0, 1]; log-softmax outputs <= 0", "exact", "ops with a declared contract"},
-       contract, contract_cases, check_range},
+        "every kernel's row ops (the floor), unless opted out"},
+       floor_no_nonfinite_claim, finite_cases, check_no_nonfinite},
+      {{"range", "softmax outputs in [0, 1]; log-softmax outputs <= 0", "exact",
+        "every kernel's row ops (the floor), unless opted out"},
+       floor_range_claim, contract_cases, check_range},
       {{"underflow", "an output is 0 (or log-softmax -inf) only where the exact value rounds to it",
         "g_j / ulp(g_j) <= max(1/2, B) for every zero output", "ops with a declared contract"},
        contract, underflow_cases, check_underflow},

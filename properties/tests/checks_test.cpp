@@ -144,13 +144,30 @@ TEST(FullyMasked, UniformPolicyHeldAndBroken) {
   }
 }
 
-TEST(Claims, ContractNoneClaimsOnlyStructuralProperties) {
+// Without a contract a kernel claims the structural properties and the
+// floor (no_nonfinite, range, ordering: exact, no bound needed), unless it
+// opted out of a floor check, as naive does with its reason.
+TEST(Claims, ContractNoneClaimsTheStructuralPropertiesAndTheFloor) {
+  const Kernel* shifted = find_kernel("shifted_f32");
+  ASSERT_NE(shifted, nullptr);
+  ASSERT_FALSE(shifted->find(Op::log_softmax)->contract.declared);
   const Kernel* naive = find_kernel("naive_f32");
   ASSERT_NE(naive, nullptr);
   ASSERT_FALSE(naive->find(Op::softmax)->contract.declared);
   for (const PropertyInfo& p : property_list()) {
     const bool structural = p.name == "fully_masked" || p.name == "batch_independence";
+    const bool floor = p.name == "no_nonfinite" || p.name == "range" || p.name == "ordering";
+    EXPECT_EQ(claim(*shifted, Op::log_softmax, p.name).claimed, structural || floor) << p.name;
     EXPECT_EQ(claim(*naive, Op::softmax, p.name).claimed, structural) << p.name;
+    if (floor) {
+      const Claim c = claim(*naive, Op::softmax, p.name);
+      EXPECT_EQ(c.reason.rfind("opted out: the unshifted exp(z) overflows", 0), 0u) << c.reason;
+    }
+  }
+  // The floor holds for shifted's log-softmax, which declares no contract.
+  for (const char* p : {"no_nonfinite", "range", "ordering"}) {
+    const PropertyVerdict v = check_property(*shifted, Op::log_softmax, p, ci_options());
+    EXPECT_EQ(v.verdict, Verdict::passed) << describe({&v, 1});
   }
 }
 

@@ -49,6 +49,12 @@ void check_nonfinite(Checker& c, const KernelSummary* base, const KernelSummary&
 }
 
 void check_contract(Checker& c, const KernelSummary& k) {
+  if (!k.contract_declared) {
+    if (k.policy_violations > 0)
+      return c.add("contract", Outcome::fail,
+                   fmt::format("no contract declared; masked-row policy broken in {} rows", k.policy_violations));
+    return c.add("contract", Outcome::skip, "no contract declared (masked-row policy held)");
+  }
   if (k.status == "violated")
     return c.add("contract", Outcome::fail,
                  fmt::format("contract violated: {} rows over the bound `{}` (largest error/bound {}, max ULP {}), "
@@ -56,7 +62,20 @@ void check_contract(Checker& c, const KernelSummary& k) {
                              k.contract_violations, k.contract_formula, num(k.max_bound_ratio), num(k.max_ulp),
                              broken_outputs(k), k.policy_violations));
   if (k.status == "held") return c.add("contract", Outcome::pass, "max ULP within `" + k.contract_formula + "`");
-  c.add("contract", Outcome::skip, "no contract declared (masked-row policy held)");
+  c.add("contract", Outcome::skip, "kernel unavailable");
+}
+
+// The floor (docs/gating-your-kernel.md) of an entry without a contract.
+void check_floor(Checker& c, const KernelSummary& k) {
+  if (!k.floor_checked) return;
+  if (!k.floor_opt_out.empty())
+    return c.add("floor", Outcome::skip, "no_nonfinite opted out: " + k.floor_opt_out);
+  if (k.floor_violations > 0)
+    return c.add("floor", Outcome::fail,
+                 fmt::format("NaN/inf where the exact value is finite on {} rows the format can hold "
+                             "(no contract declared: the floor still applies)",
+                             k.floor_violations));
+  c.add("floor", Outcome::pass, "no NaN/inf on rows the format can hold");
 }
 
 void check_margin(Checker& c, const KernelSummary* base, const KernelSummary& k, const Options& opt) {
@@ -139,6 +158,7 @@ void check_kernel(Result& out, const Report& report, const KernelSummary* base, 
   if (base && base->status == "unavailable") base = nullptr;  // nothing measured to compare with
   check_nonfinite(c, base, k);
   check_contract(c, k);
+  check_floor(c, k);
   check_margin(c, base, k, opt);
   check_support(c, base, k);
   check_properties(c, base, k);

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "softcheck/kernel.hpp"
 #include "softcheck/report.hpp"
 
 namespace softcheck {
@@ -118,6 +119,17 @@ Json kernel_json(const KernelSummary& k) {
   }
   // Ops with several outputs only: which output the entry judges.
   if (!k.output.empty()) j["output"] = k.output;
+  // Entries without a declared contract: the floor's checks.
+  if (k.floor_checked) {
+    Json check = Json::object();
+    if (k.floor_opt_out.empty())
+      check["violations"] = k.floor_violations;
+    else
+      check["opted_out"] = k.floor_opt_out;
+    Json floor = Json::object();
+    floor[std::string(floor_no_nonfinite)] = std::move(check);
+    j["floor"] = std::move(floor);
+  }
   return j;
 }
 

@@ -128,6 +128,12 @@ void kernel_section(std::string& out, const KernelSummary& k) {
   }
   out += fmt::format("- rows {}, elements {} ({} measured), contract violations {}, largest error/bound {}\n",
                      k.rows, k.elements, k.measured, k.contract_violations, num(k.max_bound_ratio));
+  if (k.floor_checked)
+    out += k.floor_opt_out.empty()
+               ? fmt::format("- floor (no contract): {} rows the format holds with NaN/inf where the exact value "
+                             "is finite\n",
+                             k.floor_violations)
+               : fmt::format("- floor (no contract): no_nonfinite opted out: {}\n", md(k.floor_opt_out));
   if (is_sparse_op_name(k.op))
     out += fmt::format("- support against the oracle's: {} false zeros, {} false non-zeros (not in the ULP "
                        "figures, which cover entries both put on the support)\n",

@@ -17,6 +17,7 @@
 #include <set>
 #include <tuple>
 
+#include "softcheck/kernel.hpp"
 #include "softcheck/report.hpp"
 
 namespace softcheck {
@@ -378,6 +379,20 @@ KernelSummary read_kernel(const Node& k) {
   read_contract(k, s);
   s.status = k.word("status", {"held", "violated", "no_contract", "unavailable"});
   s.unavailable_reason = k.str("unavailable_reason");
+  // The floor's checks: entries without a declared contract only.
+  if (k.has("floor")) {
+    if (s.contract_declared) k.fail("floor", "an entry with a declared contract has no floor checks");
+    const Node check = k.child("floor").child(floor_no_nonfinite.data());
+    s.floor_checked = true;
+    if (check.has("opted_out")) {
+      s.floor_opt_out = check.str("opted_out");
+      if (s.floor_opt_out.empty()) check.fail("opted_out", "an opt-out needs its reason");
+    } else {
+      s.floor_violations = check.count("violations");
+      if (s.floor_violations > 0 && s.status != "violated")
+        check.fail("violations", "floor violations with status '" + s.status + "'");
+    }
+  }
   const std::string who = " (kernel '" + s.kernel + "', op " + s.label() + ")";
   read_counts(k, s, who);
   read_errors(k, s, who);

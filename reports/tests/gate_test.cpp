@@ -138,6 +138,29 @@ TEST(Gate, OutputsOfAnOpWithSeveralAreSeparateEntries) {
             (std::vector<std::string>{"online_f32 softmax_lse:lse present"}));
 }
 
+// The floor of an entry without a contract: violations fail "floor", an
+// opt-out skips it with its reason, and contract entries have no floor check.
+TEST(Gate, FloorCheckOfKernelsWithoutAContract) {
+  Report r = softcheck::testing::sample();
+  softcheck::KernelSummary s = r.kernels[0];
+  s.kernel = "nc_f32";
+  s.contract_declared = false;
+  s.status = "violated";
+  s.floor_checked = true;
+  s.floor_violations = 2;
+  r.kernels.push_back(s);
+  const gate::Result res = gate::compare(r, r, {});
+  EXPECT_EQ(failures(res), (std::vector<std::string>{"nc_f32 softmax floor"}));
+  EXPECT_EQ(find_check(res, r.kernels[0].kernel, "floor"), nullptr);
+  r.kernels.back().floor_violations = 0;
+  r.kernels.back().floor_opt_out = "by design";
+  r.kernels.back().status = "no_contract";
+  const gate::Result opted = gate::compare(r, r, {});
+  EXPECT_TRUE(opted.passed());
+  ASSERT_NE(find_check(opted, "nc_f32", "floor"), nullptr);
+  EXPECT_EQ(find_check(opted, "nc_f32", "floor")->outcome, gate::Outcome::skip);
+}
+
 TEST(Gate, ReferenceRule) {
   const Report base = softcheck::testing::sample();
   Report now = base;

@@ -133,6 +133,54 @@ TEST(ReportRead, OutputsOfAnOpWithSeveralRoundTripAndAreChecked) {
   EXPECT_NE(twice.find("duplicate entry for kernel 'online_f32', op softmax_lse:y"), std::string::npos) << twice;
 }
 
+// docs/report-schema.md: "floor" exists for entries without a contract only;
+// violations need the status "violated", an opt-out its reason.
+TEST(ReportRead, FloorRoundTripsAndIsChecked) {
+  softcheck::Report r = softcheck::testing::sample();
+  softcheck::KernelSummary s = r.kernels[0];
+  s.kernel = "nc_f32";
+  s.contract_declared = false;
+  s.contract_formula = "none";
+  s.status = "violated";
+  s.contract_violations = 0;
+  s.floor_checked = true;
+  s.floor_violations = 3;
+  r.kernels.push_back(s);
+  s.kernel = "nc_opted_f32";
+  s.status = "no_contract";
+  s.floor_violations = 0;
+  s.floor_opt_out = "overflows by design";
+  r.kernels.push_back(s);
+  const std::string text = to_json(r);
+  const Json doc = Json::parse(text);
+  EXPECT_FALSE(doc["kernels"][0].contains("floor"));
+  EXPECT_EQ(doc["kernels"][doc["kernels"].size() - 2]["floor"]["no_nonfinite"]["violations"], 3);
+  const softcheck::Report back = from_json(text);
+  EXPECT_EQ(back.kernels[back.kernels.size() - 2].floor_violations, 3u);
+  EXPECT_EQ(back.kernels.back().floor_opt_out, "overflows by design");
+  EXPECT_EQ(to_json(back), text);
+  const auto edited = [&](auto edit) {
+    Json d = Json::parse(text);
+    edit(d);
+    try {
+      from_json(d.dump());
+    } catch (const ReportFormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::size_t bad = doc["kernels"].size() - 2;
+  EXPECT_NE(edited([&](Json& d) { d["kernels"][0]["floor"] = d["kernels"][bad]["floor"]; }).find("declared contract"),
+            std::string::npos);
+  EXPECT_NE(edited([&](Json& d) {
+              d["kernels"][bad]["status"] = "no_contract";
+              d["verdict"] = "violated";
+            }).find("floor violations with status"),
+            std::string::npos);
+  EXPECT_NE(edited([&](Json& d) { d["kernels"].back()["floor"]["no_nonfinite"]["opted_out"] = ""; }).find("reason"),
+            std::string::npos);
+}
+
 TEST(ReportRead, NotJson) {
   EXPECT_THROW(from_json("{\"schema\": "), ReportFormatError);
   try {

@@ -172,6 +172,7 @@ struct Accum {
   std::uint64_t nonfinite = 0, special_mismatch = 0, contract_violations = 0;
   std::uint64_t false_zeros = 0, false_nonzeros = 0;
   std::uint64_t policy_rows = 0, policy_violations = 0;
+  std::uint64_t floor_violations = 0;
   double worst_key = -1;
   WorstCase worst;
   // The fast tiers cannot print the exact value to 21 digits (long double
@@ -249,6 +250,9 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
     const double ratio = std::isinf(bound) ? 0 : e.max_ulp / bound;
     a.max_bound_ratio = std::max(a.max_bound_ratio, ratio);
     if (broken || e.max_ulp > bound) a.contract_violations++;
+  } else if (e.nonfinite > 0 && !t.decl->opted_out(floor_no_nonfinite) &&
+             row_fits_format({x, static_cast<std::size_t>(c.cols)}, c.temperature, t.kernel->format)) {
+    a.floor_violations++;  // the floor (kernel.hpp) holds for kernels without a contract too
   }
   if (e.elements == 0) return;  // a sparse row with nothing measured (all support mismatches)
   WorstCase w;
@@ -437,10 +441,11 @@ void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
   s.contract_violations += a.contract_violations;
   s.policy_rows += a.policy_rows;
   s.policy_violations += a.policy_violations;
+  s.floor_violations += a.floor_violations;
   fam.rows += a.rows;
   fam.max_ulp = std::max(fam.max_ulp, a.max_ulp);
   fam.nonfinite += a.nonfinite;
-  fam.violations += a.contract_violations + a.policy_violations;
+  fam.violations += a.contract_violations + a.policy_violations + a.floor_violations;
 }
 
 KernelSummary describe(const Target& t) {
@@ -457,6 +462,8 @@ KernelSummary describe(const Target& t) {
   s.contract_declared = c.declared;
   s.contract_formula = c.declared ? c.formula() : "none";
   s.contract_why = c.why;
+  s.floor_checked = !c.declared && k.available;  // with a contract, NaN/inf already breaks it
+  if (const OptOut* o = t.decl->opted_out(floor_no_nonfinite)) s.floor_opt_out = o->reason;
   s.unavailable_reason = k.unavailable_reason;
   return s;
 }
@@ -474,7 +481,7 @@ bool runs_case(const OpDecl& d, const SuiteCase& c) {
 
 std::string status_of(const Kernel& k, const KernelSummary& s) {
   if (!k.available) return "unavailable";
-  if (s.contract_violations > 0 || s.policy_violations > 0) return "violated";
+  if (s.contract_violations > 0 || s.policy_violations > 0 || s.floor_violations > 0) return "violated";
   return s.contract_declared ? "held" : "no_contract";
 }
 

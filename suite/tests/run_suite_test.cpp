@@ -70,6 +70,40 @@ TEST(RunSuite, NaiveIsFlaggedOnOverflowFamiliesWhileShiftedHolds) {
   EXPECT_TRUE(r.all_held());
 }
 
+// The floor (kernel.hpp): a kernel without a contract that returns NaN on
+// rows its format holds is violated, unless it opted out with a reason (as
+// naive does); NaN on a fully masked row is its policy's business.
+TEST(RunSuite, TheFloorHoldsForKernelsWithoutAContract) {
+  Kernel nan_rows = *find_kernel("shifted_f32");
+  nan_rows.name = "nan_on_rows_f32";
+  nan_rows.ops = {{Op::softmax, Contract{}}};  // no contract
+  nan_rows.compute = [inner = nan_rows.compute](const OpCall& c) {
+    inner(c);
+    for (std::int64_t r = 0; r < c.rows; r += 2) static_cast<float*>(c.out[0])[r * c.cols] = NAN;
+  };
+  Kernel opted = nan_rows;
+  opted.name = "nan_opted_out_f32";
+  opted.ops[0].opt_outs = {{std::string(floor_no_nonfinite), "test: NaN on purpose"}};
+  const Report r = run_suite({&nan_rows, &opted}, small_run({"normal_s10"}, {5}));
+  const KernelSummary& bad = summary(r, "nan_on_rows_f32", "softmax");
+  EXPECT_TRUE(bad.floor_checked);
+  EXPECT_EQ(bad.status, "violated");
+  EXPECT_EQ(bad.contract_violations, 0u);
+  EXPECT_GT(bad.floor_violations, 0u);
+  EXPECT_LT(bad.floor_violations, bad.rows);  // only the rows given a NaN
+  const KernelSummary& ok = summary(r, "nan_opted_out_f32", "softmax");
+  EXPECT_EQ(ok.status, "no_contract");
+  EXPECT_EQ(ok.floor_violations, 0u);
+  EXPECT_EQ(ok.floor_opt_out, "test: NaN on purpose");
+  EXPECT_FALSE(r.all_held());
+  // naive opts out (its reason is in the report); a contract kernel has no floor entry.
+  const Report n = run_suite(kernels({"naive_f32", "shifted_f32"}), small_run({"xnnpack_u90_100"}, {8}));
+  EXPECT_EQ(summary(n, "naive_f32", "softmax").status, "no_contract");
+  EXPECT_GT(summary(n, "naive_f32", "softmax").nonfinite, 0u);
+  EXPECT_FALSE(summary(n, "naive_f32", "softmax").floor_opt_out.empty());
+  EXPECT_FALSE(summary(n, "shifted_f32", "softmax").floor_checked);
+}
+
 TEST(RunSuite, BrokenKernelViolatesItsContract) {
   const Report r = run_suite(kernels({"mutant_no_max_shift"}), small_run({"xnnpack_u90_100"}, {16}));
   EXPECT_EQ(r.kernels.at(0).status, "violated");

@@ -85,6 +85,22 @@ ComputeFn single_operand(Fn fn) {
   return [fn = std::move(fn)](const OpCall& c) { fn(c.op, c.in[0], c.out[0], c.rows, c.cols, c.temperature); };
 }
 
+// The floor: checks every kernel gets whatever it declares, because they need
+// no derived contract (docs/gating-your-kernel.md, "The floor"). A kernel may
+// opt out of one for an op, with the reason the report shows.
+//   no_nonfinite: no NaN/inf output where the exact value is finite, on rows
+//                 the kernel's format can hold (row_fits_format); `run`
+//                 counts it against the oracle, `check` claims the property
+//   range, ordering: the exact properties of that name (docs/properties.md)
+inline constexpr std::string_view floor_no_nonfinite = "no_nonfinite";
+inline constexpr std::string_view floor_range = "range";
+inline constexpr std::string_view floor_ordering = "ordering";
+
+struct OptOut {
+  std::string check;   // a floor check, e.g. floor_no_nonfinite
+  std::string reason;  // why the kernel does not meet it (shown in the report)
+};
+
 struct OpDecl {
   Op op;
   Contract contract;  // of the op's first output
@@ -93,8 +109,17 @@ struct OpDecl {
   // (softmax_lse's lse); each in its output's metric.
   std::vector<Contract> further_contracts{};
 
+  // Floor checks not claimed for this op, each with its reason.
+  std::vector<OptOut> opt_outs{};
+
   // The contract of output `i` (throws std::out_of_range past the declared ones).
   const Contract& contract_of(std::size_t i) const { return i == 0 ? contract : further_contracts.at(i - 1); }
+  // The opt-out of floor check `check`, or nullptr when the op claims it.
+  const OptOut* opted_out(std::string_view check) const {
+    for (const OptOut& o : opt_outs)
+      if (o.check == check) return &o;
+    return nullptr;
+  }
 };
 
 struct Kernel {

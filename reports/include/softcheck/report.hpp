@@ -132,6 +132,13 @@ struct KernelSummary {
   // false_zeros: kernel 0, exact > 0; false_nonzeros: kernel > 0, exact 0.
   std::uint64_t false_zeros = 0, false_nonzeros = 0;
   std::uint64_t contract_violations = 0, policy_violations = 0, policy_rows = 0;
+  // The floor (docs/gating-your-kernel.md) for an entry without a declared
+  // contract: rows of the format with a NaN/inf output where the exact value
+  // is finite (any makes the status "violated"), unless the kernel opted out
+  // of that check (floor_opt_out: its reason).
+  bool floor_checked = false;
+  std::uint64_t floor_violations = 0;
+  std::string floor_opt_out;
   WorstCase worst;
   std::vector<FamilySummary> by_family;
   std::vector<PropertySummary> properties;  // empty when properties were not run
