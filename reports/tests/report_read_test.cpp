@@ -21,10 +21,10 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-// The error message from_json gives for a document edited by `edit`.
+// The error message from_json gives for the document `text` edited by `edit`.
 template <class Edit>
-std::string error_after(Edit edit) {
-  Json doc = Json::parse(to_json(softcheck::testing::sample()));
+std::string error_after_editing(const std::string& text, Edit edit) {
+  Json doc = Json::parse(text);
   edit(doc);
   try {
     from_json(doc.dump());
@@ -32,6 +32,12 @@ std::string error_after(Edit edit) {
     return e.what();
   }
   return "(no error)";
+}
+
+// ... of the sample report.
+template <class Edit>
+std::string error_after(Edit edit) {
+  return error_after_editing(to_json(softcheck::testing::sample()), edit);
 }
 
 }  // namespace
@@ -113,16 +119,7 @@ TEST(ReportRead, OutputsOfAnOpWithSeveralRoundTripAndAreChecked) {
   const softcheck::Report back = from_json(text);
   EXPECT_EQ(back.kernels.back().label(), "softmax_lse:lse");
   EXPECT_EQ(to_json(back), text);
-  const auto edited = [&](auto edit) {
-    Json d = Json::parse(text);
-    edit(d);
-    try {
-      from_json(d.dump());
-    } catch (const ReportFormatError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
+  const auto edited = [&](auto edit) { return error_after_editing(text, edit); };
   const std::string unknown = edited([](Json& d) { d["kernels"].back()["output"] = "h"; });
   EXPECT_NE(unknown.find("'h' is not an output of softmax_lse"), std::string::npos) << unknown;
   const std::string missing = edited([](Json& d) { d["kernels"].back().erase("output"); });
@@ -159,16 +156,7 @@ TEST(ReportRead, FloorRoundTripsAndIsChecked) {
   EXPECT_EQ(back.kernels[back.kernels.size() - 2].floor_violations, 3u);
   EXPECT_EQ(back.kernels.back().floor_opt_out, "overflows by design");
   EXPECT_EQ(to_json(back), text);
-  const auto edited = [&](auto edit) {
-    Json d = Json::parse(text);
-    edit(d);
-    try {
-      from_json(d.dump());
-    } catch (const ReportFormatError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
+  const auto edited = [&](auto edit) { return error_after_editing(text, edit); };
   const std::size_t bad = doc["kernels"].size() - 2;
   EXPECT_NE(edited([&](Json& d) { d["kernels"][0]["floor"] = d["kernels"][bad]["floor"]; }).find("declared contract"),
             std::string::npos);
