@@ -89,6 +89,21 @@ TEST(OpTable, OutputsCarryTheirKindAndMetric) {
     for (const Operand& in : o.in) EXPECT_EQ(in.kind, OutputKind::none) << o.name;
 }
 
+// A declaration that forgot an output's contract promises nothing for it;
+// an opt-out without a reason does not count.
+TEST(OpDecl, MissingContractsAndReasonlessOptOuts) {
+  OpDecl d{Op::softmax_lse, {}};
+  d.contract.declared = true;
+  EXPECT_TRUE(d.contract_of(0).declared);
+  EXPECT_FALSE(d.contract_of(1).declared);
+  EXPECT_FALSE(d.contract_of(1).why.empty());
+  d.opt_outs = {{std::string(floor_range), ""}, {std::string(floor_ordering), "why"}};
+  EXPECT_EQ(d.opted_out(floor_range), nullptr);
+  ASSERT_NE(d.opted_out(floor_ordering), nullptr);
+  EXPECT_EQ(d.opted_out(floor_ordering)->reason, "why");
+  EXPECT_EQ(d.opted_out(floor_no_nonfinite), nullptr);
+}
+
 TEST(OpTable, EntmaxAlphaComesFromTheOpOrTheKernel) {
   OpParams p;
   p.alpha = 1.25;

@@ -167,10 +167,6 @@ double fill_value(FillMode mode, Format f, const std::vector<double>& v, std::si
   return decoded == 0 ? 0.0 : v[i % decoded];
 }
 
-bool has_contract(const Kernel& k) {
-  return std::any_of(k.ops.begin(), k.ops.end(), [](const OpDecl& d) { return d.contract.declared; });
-}
-
 // Ops with several outputs (softmax_lse) are left to the run suite and the
 // properties: a fuzz case reads one output.
 bool eligible(const OpDecl& d, OpChoice choice) {
@@ -215,7 +211,7 @@ struct CirclePoint {
 std::vector<CirclePoint> make_circle(const Pool& pool, OpChoice choice) {
   std::vector<CirclePoint> out;
   for (const Kernel* k : pool)
-    if (choice == OpChoice::any || has_contract(*k))
+    if (eligible_op_count(*k, choice) > 0)
       for (int r = 0; r < points_per_kernel; ++r) out.push_back({kernel_point(*k, r), k});
   std::sort(out.begin(), out.end(), [](const CirclePoint& a, const CirclePoint& b) {
     return a.at != b.at ? a.at < b.at : a.kernel->name < b.kernel->name;

@@ -54,7 +54,8 @@ std::vector<Slot> slots(const Pool& pool, OpChoice choice) {
   std::vector<Slot> out;
   for (const Kernel* k : pool)
     for (const OpDecl& d : k->ops)
-      if (choice == OpChoice::any || d.contract.declared) out.push_back({k, d.op});
+      // As the decoder's op choice (fuzz_case.cpp, eligible): one output only.
+      if (!spec(d.op).several_outputs() && (choice == OpChoice::any || d.contract.declared)) out.push_back({k, d.op});
   return out;
 }
 

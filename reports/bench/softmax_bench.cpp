@@ -115,22 +115,37 @@ std::vector<unsigned char> inputs(Format f, std::size_t count) {
   return buf;
 }
 
-// One timed call: the output kept, so the compiler cannot drop the call.
-void call_kernel(const Kernel* k, Op op, const std::vector<unsigned char>& x, std::vector<unsigned char>& y,
-                 Shape s) {
-  k->run(op, x.data(), y.data(), s.rows, s.cols, 1.0);
-  benchmark::DoNotOptimize(y.data());
+// The op's output buffers in format f (op table: a row output holds
+// rows x cols values, a scalar output one per row) and their pointers.
+struct Outputs {
+  std::vector<std::vector<unsigned char>> buffers;
+  std::vector<void*> pointers;
+  std::size_t bytes = 0;
+
+  Outputs(Format f, Op op, Shape s) {
+    for (const softcheck::Operand& o : softcheck::spec(op).out) {
+      buffers.emplace_back(static_cast<std::size_t>(s.rows * softcheck::output_cols(o, s.cols)) * element_bytes(f));
+      bytes += buffers.back().size();
+    }
+    for (std::vector<unsigned char>& b : buffers) pointers.push_back(b.data());
+  }
+};
+
+// One timed call: the outputs kept, so the compiler cannot drop the call.
+void call_kernel(const Kernel* k, Op op, const std::vector<unsigned char>& x, Outputs& y, Shape s) {
+  k->run(op, x.data(), y.pointers, s.rows, s.cols, 1.0);
+  benchmark::DoNotOptimize(y.pointers.data());
   benchmark::ClobberMemory();
 }
 
 void run_kernel(benchmark::State& state, const Kernel* k, Op op, Shape s) {
   const auto count = static_cast<std::size_t>(s.rows * s.cols);
   const std::vector<unsigned char> x = inputs(k->format, count);
-  std::vector<unsigned char> y(x.size());
+  Outputs y(k->format, op, s);
   for (auto _ : state) call_kernel(k, op, x, y, s);
   const auto iterations = static_cast<std::int64_t>(state.iterations());
   state.SetItemsProcessed(iterations * static_cast<std::int64_t>(count));
-  state.SetBytesProcessed(iterations * static_cast<std::int64_t>(2 * x.size()));
+  state.SetBytesProcessed(iterations * static_cast<std::int64_t>(x.size() + y.bytes));
 }
 
 // OpenMP's thread count setter, looked up in the already loaded runtime
@@ -187,7 +202,7 @@ void run_pair(benchmark::State& state, const Kernel* kernel, const Kernel* peer,
               OmpThreads omp, PairTiming timing) {
   const auto count = static_cast<std::size_t>(s.rows * s.cols);
   const std::vector<unsigned char> x = inputs(kernel->format, count);
-  std::vector<unsigned char> y(x.size());
+  Outputs y(kernel->format, op, s);
   // A burst of about 2^21 elements: a millisecond or two per side.
   const std::size_t burst = std::max<std::size_t>(1, (std::size_t{1} << 21) / count);
   const auto seconds_of = [&](const Kernel* k) {
@@ -217,7 +232,7 @@ void run_pair(benchmark::State& state, const Kernel* kernel, const Kernel* peer,
     peer_seconds.push_back(tp);
   }
   if (timing.peer_one_thread) omp.set(threads_before);
-  const double bytes = static_cast<double>(burst) * 2.0 * static_cast<double>(x.size());
+  const double bytes = static_cast<double>(burst) * static_cast<double>(x.size() + y.bytes);
   state.counters["ratio"] = quantile(ratios, 0.5);
   state.counters["ratio_q1"] = quantile(ratios, 0.25);
   state.counters["ratio_q3"] = quantile(ratios, 0.75);

@@ -50,9 +50,14 @@ void check_nonfinite(Checker& c, const KernelSummary* base, const KernelSummary&
 
 void check_contract(Checker& c, const KernelSummary& k) {
   if (!k.contract_declared) {
-    if (k.policy_violations > 0)
+    // Without a contract, contract_violations counts the rows of cases where
+    // the kernel failed (a crash, a non-zero return: run_suite.hpp).
+    if (k.policy_violations > 0 || k.contract_violations > 0)
       return c.add("contract", Outcome::fail,
-                   fmt::format("no contract declared; masked-row policy broken in {} rows", k.policy_violations));
+                   fmt::format("no contract declared; {} rows where the kernel failed{}, masked-row policy broken "
+                               "in {} rows",
+                               k.contract_violations,
+                               k.worst.exact.empty() ? "" : " (" + k.worst.exact + ")", k.policy_violations));
     return c.add("contract", Outcome::skip, "no contract declared (masked-row policy held)");
   }
   if (k.status == "violated")

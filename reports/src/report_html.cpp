@@ -407,7 +407,11 @@ std::string performance_section(const Report& r, const Palette& pal) {
       "(of copy) per shape, rows x cols. Rates are per wall-clock second. Timings vary from run to run: they are the "
       "only part of a report that is not reproducible.</p>\n",
       escape(p.host), p.cpus, num(p.mhz_per_cpu), num(p.min_time), escape(p.library_build_type));
-  for (const std::string& op : ops_of(r)) {
+  // Throughput is per op (a kernel call fills every output of an op).
+  std::vector<std::string> ops;
+  for (const KernelSummary& k : r.kernels)
+    if (std::find(ops.begin(), ops.end(), k.op) == ops.end()) ops.push_back(k.op);
+  for (const std::string& op : ops) {
     const std::string plot = throughput_chart(p, r, pal, op);
     if (!plot.empty()) s += figure(plot);
   }

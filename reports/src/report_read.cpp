@@ -382,6 +382,7 @@ KernelSummary read_kernel(const Node& k) {
   // The floor's checks: entries without a declared contract only.
   if (k.has("floor")) {
     if (s.contract_declared) k.fail("floor", "an entry with a declared contract has no floor checks");
+    if (s.status == "unavailable") k.fail("floor", "an unavailable entry has no floor checks");
     const Node check = k.child("floor").child(floor_no_nonfinite.data());
     s.floor_checked = true;
     if (check.has("opted_out")) {
@@ -395,6 +396,10 @@ KernelSummary read_kernel(const Node& k) {
   }
   const std::string who = " (kernel '" + s.kernel + "', op " + s.label() + ")";
   read_counts(k, s, who);
+  // Each floor row is a row with at least one NaN/inf output.
+  if (s.floor_violations > s.rows || s.floor_violations > s.nonfinite)
+    k.fail("floor", std::to_string(s.floor_violations) + " floor rows with " + std::to_string(s.rows) + " rows and " +
+                        std::to_string(s.nonfinite) + " NaN/inf outputs");
   read_errors(k, s, who);
   s.worst = read_worst(k, who);
   k.each("by_family", [&](const Node& n) { s.by_family.push_back(read_family(n, who)); });

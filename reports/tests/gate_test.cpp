@@ -159,6 +159,13 @@ TEST(Gate, FloorCheckOfKernelsWithoutAContract) {
   EXPECT_TRUE(opted.passed());
   ASSERT_NE(find_check(opted, "nc_f32", "floor"), nullptr);
   EXPECT_EQ(find_check(opted, "nc_f32", "floor")->outcome, gate::Outcome::skip);
+  // A kernel without a contract that failed (crashed, returned non-zero:
+  // its rows count as contract violations) fails the contract check.
+  r.kernels.back().floor_opt_out.clear();
+  r.kernels.back().status = "violated";
+  r.kernels.back().contract_violations = 16;
+  r.kernels.back().worst.exact = "kernel failed: plugin kernel 'nc_f32' (softmax): run returned 7";
+  EXPECT_EQ(failures(gate::compare(r, r, {})), (std::vector<std::string>{"nc_f32 softmax contract"}));
 }
 
 TEST(Gate, ReferenceRule) {

@@ -142,6 +142,7 @@ TEST(ReportRead, FloorRoundTripsAndIsChecked) {
   s.contract_violations = 0;
   s.floor_checked = true;
   s.floor_violations = 3;
+  s.nonfinite = 5;
   r.kernels.push_back(s);
   s.kernel = "nc_opted_f32";
   s.status = "no_contract";
@@ -166,6 +167,13 @@ TEST(ReportRead, FloorRoundTripsAndIsChecked) {
             }).find("floor violations with status"),
             std::string::npos);
   EXPECT_NE(edited([&](Json& d) { d["kernels"].back()["floor"]["no_nonfinite"]["opted_out"] = ""; }).find("reason"),
+            std::string::npos);
+  // Floor rows are rows with a NaN/inf output: no more of them than either.
+  EXPECT_NE(edited([&](Json& d) { d["kernels"][bad]["nonfinite"] = 0; }).find("floor rows"), std::string::npos);
+  EXPECT_NE(edited([&](Json& d) {
+              d["kernels"][bad]["status"] = "unavailable";
+              d["verdict"] = "held";
+            }).find("unavailable entry"),
             std::string::npos);
 }
 

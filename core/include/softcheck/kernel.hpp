@@ -112,12 +112,18 @@ struct OpDecl {
   // Floor checks not claimed for this op, each with its reason.
   std::vector<OptOut> opt_outs{};
 
-  // The contract of output `i` (throws std::out_of_range past the declared ones).
-  const Contract& contract_of(std::size_t i) const { return i == 0 ? contract : further_contracts.at(i - 1); }
-  // The opt-out of floor check `check`, or nullptr when the op claims it.
+  // The contract of output `i`: none ("declared" false) for an output past
+  // the declared ones (a declaration that forgot one promises nothing).
+  const Contract& contract_of(std::size_t i) const {
+    static const Contract undeclared{.why = "no contract declared for this output"};
+    if (i == 0) return contract;
+    return i - 1 < further_contracts.size() ? further_contracts[i - 1] : undeclared;
+  }
+  // The opt-out of floor check `check`, or nullptr when the op claims it (an
+  // opt-out without a reason does not count: the report must say why).
   const OptOut* opted_out(std::string_view check) const {
     for (const OptOut& o : opt_outs)
-      if (o.check == check) return &o;
+      if (o.check == check && !o.reason.empty()) return &o;
     return nullptr;
   }
 };
