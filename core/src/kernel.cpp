@@ -12,11 +12,8 @@ const OpDecl* Kernel::find(Op op) const {
 }
 
 void Kernel::run(Op op, const void* x, void* out, std::int64_t rows, std::int64_t cols, double temperature) const {
-  if (spec(op).in.size() != 1 || spec(op).out.size() != 1)
-    throw std::invalid_argument(std::string(softcheck::name(op)) + " has several operands: call Kernel::compute");
-  const void* const in[] = {x};
   void* const outs[] = {out};
-  compute({op, in, outs, rows, cols, temperature});
+  run(op, x, outs, rows, cols, temperature);
 }
 
 void Kernel::run(Op op, const void* x, std::span<void* const> outs, std::int64_t rows, std::int64_t cols,

@@ -12,6 +12,12 @@
 
 namespace softcheck::fuzz {
 
+// Ops with several outputs (softmax_lse) are left to the run suite and the
+// properties: a fuzz case reads one output.
+bool eligible(const OpDecl& d, OpChoice choice) {
+  return !spec(d.op).several_outputs() && (choice == OpChoice::any || d.contract.declared);
+}
+
 namespace {
 
 // ---- value tags -------------------------------------------------------------------
@@ -165,12 +171,6 @@ double fill_value(FillMode mode, Format f, const std::vector<double>& v, std::si
     case FillMode::count: break;
   }
   return decoded == 0 ? 0.0 : v[i % decoded];
-}
-
-// Ops with several outputs (softmax_lse) are left to the run suite and the
-// properties: a fuzz case reads one output.
-bool eligible(const OpDecl& d, OpChoice choice) {
-  return !spec(d.op).several_outputs() && (choice == OpChoice::any || d.contract.declared);
 }
 
 std::size_t eligible_op_count(const Kernel& k, OpChoice choice) {

@@ -75,6 +75,10 @@ using Pool = std::vector<const Kernel*>;
 // Which ops of a kernel the decoder may pick.
 enum class OpChoice { any, contract_only };
 
+// Whether the decoder may pick op declaration d under `choice` (ops with one
+// output; with contract_only, a declared contract).
+bool eligible(const OpDecl& d, OpChoice choice);
+
 // Decodes `data` against `pool` (non-empty). With OpChoice::contract_only only
 // kernels with a declared contract sit on the circle and only ops with a
 // declared contract are picked; returns false when no kernel in the pool has one.

@@ -79,8 +79,7 @@ TEST(FuzzCodec, EncodeThenDecodeIsTheIdentity) {
       FuzzCase c;
       c.kernel = pool[rng.below(pool.size())];
       c.op = c.kernel->ops[rng.below(c.kernel->ops.size())].op;
-      if (spec(c.op).several_outputs()) continue;  // not a fuzz case (fuzz_case.cpp: eligible)
-      if (choice == OpChoice::contract_only && !c.kernel->find(c.op)->contract.declared) continue;
+      if (!eligible(*c.kernel->find(c.op), choice)) continue;  // not an op the decoder picks
       c.rows = 1 + static_cast<std::int64_t>(rng.below(4));
       c.cols = 1 + static_cast<std::int64_t>(rng.below(i % 2 ? 256 : 32));
       const double ts[] = {1.0, 0.5, 3.0, 1e-40, -2.0, 0.1};
@@ -185,7 +184,7 @@ TEST(FuzzInvariants, BuiltinKernelsHoldThemOnEdgeRows) {
       {1000, 1001, 1002}, {-INFINITY, -INFINITY}, {0, -INFINITY, 88.72283935546875}, {-1e9, -1e9}, {-0.0}};
   for (const Kernel* k : builtins())
     for (const OpDecl& d : k->ops) {
-      if (spec(d.op).several_outputs()) continue;  // a fuzz case reads one output (fuzz_case.cpp)
+      if (!eligible(d, OpChoice::any)) continue;  // not a fuzz case (one output only)
       for (const auto& row : rows) {
         FuzzCase c = one_row(k->name.c_str(), d.op, row);
         EXPECT_FALSE(invariants_of(c).has_value()) << k->name << " " << name(d.op);
@@ -329,7 +328,7 @@ TEST(FuzzDifferential, PrefilterNeverPassesWhatTheOracleRejects) {
   int decided = 0;
   for (const Kernel* k : builtins())
     for (const OpDecl& d : k->ops) {
-      if (spec(d.op).several_outputs()) continue;  // a fuzz case reads one output (fuzz_case.cpp)
+      if (!eligible(d, OpChoice::any)) continue;  // not a fuzz case (one output only)
       if (!d.contract.declared || spec(d.op).scalar_output()) continue;  // the prefilter knows row ops only
       for (int i = 0; i < 150; ++i) {
         // f64 kernels also get rows only the expm1 form of the bound decides.
@@ -356,8 +355,7 @@ TEST(FuzzDifferential, FastTierNeverPassesWhatTheOracleRejects) {
   int decided = 0;
   for (const Kernel* k : builtins())
     for (const OpDecl& d : k->ops) {
-      if (spec(d.op).several_outputs()) continue;  // a fuzz case reads one output (fuzz_case.cpp)
-      if (!d.contract.declared) continue;
+      if (!eligible(d, OpChoice::contract_only)) continue;  // a fuzz case of fuzz_differential's choice
       for (int i = 0; i < 60; ++i) {
         const double t = i % 3 ? 1.0 : 0.5;
         FuzzCase c = one_row(k->name.c_str(), d.op, mixed_row(rng, k->format, 1 + rng.below(40)), t);
@@ -383,7 +381,7 @@ TEST(FuzzInvariants, RunBatchIntoScratchMatches) {
   std::vector<double> y;
   for (const Kernel* k : builtins())
     for (const OpDecl& d : k->ops) {
-      if (spec(d.op).several_outputs()) continue;  // a fuzz case reads one output (fuzz_case.cpp)
+      if (!eligible(d, OpChoice::any)) continue;  // not a fuzz case (one output only)
       FuzzCase c = one_row(k->name.c_str(), d.op, mixed_row(rng, k->format, 1 + rng.below(70)));
       run_batch(*k, d.op, c, scratch, y);
       const std::vector<double> fresh = run_batch(*k, d.op, c);

@@ -54,8 +54,7 @@ std::vector<Slot> slots(const Pool& pool, OpChoice choice) {
   std::vector<Slot> out;
   for (const Kernel* k : pool)
     for (const OpDecl& d : k->ops)
-      // As the decoder's op choice (fuzz_case.cpp, eligible): one output only.
-      if (!spec(d.op).several_outputs() && (choice == OpChoice::any || d.contract.declared)) out.push_back({k, d.op});
+      if (eligible(d, choice)) out.push_back({k, d.op});  // the ops the decoder can pick
   return out;
 }
 

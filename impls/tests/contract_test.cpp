@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "run_outputs.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
@@ -261,30 +262,8 @@ std::vector<double> in_format(std::vector<double> x, Format f) {
   return x;
 }
 
-// Every output operand of the op on one row (op table order), as doubles.
-std::vector<std::vector<double>> run_kernel_all(const Kernel& k, Op op, const std::vector<double>& x, double t) {
-  const auto cols = static_cast<std::int64_t>(x.size());
-  std::vector<std::vector<double>> y;
-  std::vector<std::vector<float>> yf;
-  std::vector<void*> out;
-  for (const Operand& o : spec(op).out) {
-    y.emplace_back(static_cast<std::size_t>(output_cols(o, cols)));
-    yf.emplace_back(y.back().size());
-    out.push_back(k.format == Format::f32 ? static_cast<void*>(yf.back().data()) : y.back().data());
-  }
-  if (k.format == Format::f32) {
-    std::vector<float> xf(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) xf[i] = static_cast<float>(x[i]);
-    k.run(op, xf.data(), out, 1, cols, t);
-    for (std::size_t i = 0; i < y.size(); ++i) std::copy(yf[i].begin(), yf[i].end(), y[i].begin());
-  } else {
-    k.run(op, x.data(), out, 1, cols, t);
-  }
-  return y;
-}
-
 std::vector<double> run_kernel(const Kernel& k, Op op, const std::vector<double>& x, double t) {
-  return run_kernel_all(k, op, x, t).front();
+  return testing::run_outputs(k, op, x, 1, t).front();
 }
 
 struct Measured {
@@ -314,7 +293,7 @@ TEST(ContractHolds, EveryDeclaredContractOnRandomRows) {
       for (const Kernel& k : builtin_kernels()) {
         if (k.format != f || !k.available) continue;
         for (const OpDecl& d : k.ops) {
-          const auto outputs = run_kernel_all(k, d.op, x, row.temperature);
+          const auto outputs = testing::run_outputs(k, d.op, x, 1, row.temperature);
           for (std::size_t o = 0; o < outputs.size(); ++o) {
           const Contract& contract = d.contract_of(o);
           if (!contract.declared) continue;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "run_outputs.hpp"
 #include "softcheck/kernel.hpp"
 
 namespace softcheck {
@@ -18,36 +19,10 @@ namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
 
-// Runs `k` on rows x cols, given as doubles (exact for f32/f64); returns each
-// output operand of the op (op table: a row op's one output per input, lse /
-// entropy one per row, softmax_lse both) as doubles.
-std::vector<std::vector<double>> run_all(const Kernel& k, Op op, const std::vector<double>& x, std::int64_t rows = 1,
-                                         double temperature = 1.0) {
-  const auto cols = static_cast<std::int64_t>(x.size()) / rows;
-  std::vector<std::vector<double>> y;
-  std::vector<std::vector<float>> yf;
-  std::vector<void*> out;
-  for (const Operand& o : spec(op).out) {
-    const auto n = static_cast<std::size_t>(rows * output_cols(o, cols));
-    y.emplace_back(n);
-    yf.emplace_back(n);
-    out.push_back(k.format == Format::f32 ? static_cast<void*>(yf.back().data()) : y.back().data());
-  }
-  if (k.format == Format::f32) {
-    std::vector<float> xf(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) xf[i] = static_cast<float>(x[i]);
-    k.run(op, xf.data(), out, rows, cols, temperature);
-    for (std::size_t i = 0; i < y.size(); ++i) y[i].assign(yf[i].begin(), yf[i].end());
-  } else {
-    k.run(op, x.data(), out, rows, cols, temperature);
-  }
-  return y;
-}
-
-// The op's first output.
+// Runs `k` on rows x cols given as doubles; the op's first output.
 std::vector<double> run(const Kernel& k, Op op, const std::vector<double>& x, std::int64_t rows = 1,
                         double temperature = 1.0) {
-  return run_all(k, op, x, rows, temperature).front();
+  return testing::run_outputs(k, op, x, rows, temperature).front();
 }
 
 double eps(const Kernel& k) { return 2 * unit_roundoff(k.format); }
@@ -331,7 +306,7 @@ TEST(Online, SoftmaxLseIsBothOutputsOfOnePass) {
     const std::vector<double> x = {-50, -3, 0, 10, 2, 40, -inf, 7.25, 1, 2, 3, 4, -inf, -inf, -inf, -inf};
     for (double t : {1.0, 0.7}) {
       const auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
-      const auto both = run_all(k, Op::softmax_lse, x, 4, t);
+      const auto both = testing::run_outputs(k, Op::softmax_lse, x, 4, t);
       ASSERT_EQ(both.size(), 2u);
       const auto y = run(k, Op::softmax, x, 4, t);
       ASSERT_EQ(both[0].size(), y.size());

@@ -119,7 +119,7 @@ Claim floor_check(const Kernel& k, Op op, std::string_view check) {
   if (Claim p = provided(k, op); !p.claimed) return p;
   const OpDecl& d = *k.find(op);
   if (const OptOut* o = d.opted_out(check)) return {false, "opted out: " + o->reason};
-  if (d.contract.declared) return {true, "declared contract " + d.contract.formula()};
+  if (d.contract.declared) return contract(k, op);
   return {true, "the floor: claimed without a contract"};
 }
 Claim floor_no_nonfinite_claim(const Kernel& k, Op op) { return floor_check(k, op, floor_no_nonfinite); }

@@ -92,11 +92,13 @@ std::string td_num(double v) { return "<td class=\"n\">" + num(v) + "</td>"; }
 std::string td_count(std::uint64_t v) { return fmt::format("<td class=\"n\">{}</td>", v); }
 std::string td(const std::string& escaped) { return "<td>" + escaped + "</td>"; }
 
-std::vector<std::string> ops_of(const Report& r) {
-  std::vector<std::string> ops;
+// The distinct key(k) of the report's entries, in report order.
+template <class Key>
+std::vector<std::string> distinct(const Report& r, Key key) {
+  std::vector<std::string> out;
   for (const KernelSummary& k : r.kernels)
-    if (std::find(ops.begin(), ops.end(), k.label()) == ops.end()) ops.push_back(k.label());
-  return ops;
+    if (std::string v = key(k); std::find(out.begin(), out.end(), v) == out.end()) out.push_back(std::move(v));
+  return out;
 }
 
 bool measured(const KernelSummary& k) { return k.status != "unavailable" && k.rows > 0; }
@@ -239,7 +241,7 @@ std::string sweep_section(const Report& r, const Palette& pal, const Sweep& sw, 
                               "below 0.01 ULP (0 included) are drawn at 0.01. Hover a point for its numbers.</p>\n",
                               id, heading, intro);
   std::string plots;
-  for (const std::string& op : ops_of(r)) {
+  for (const std::string& op : distinct(r, [](const KernelSummary& k) { return k.label(); })) {
     svg::LineChart ch = ulp_chart(heading + " — " + op, x_label, x_log, 1160);
     for (const KernelSummary& k : r.kernels)
       if (k.label() == op && measured(k)) {
@@ -408,10 +410,7 @@ std::string performance_section(const Report& r, const Palette& pal) {
       "only part of a report that is not reproducible.</p>\n",
       escape(p.host), p.cpus, num(p.mhz_per_cpu), num(p.min_time), escape(p.library_build_type));
   // Throughput is per op (a kernel call fills every output of an op).
-  std::vector<std::string> ops;
-  for (const KernelSummary& k : r.kernels)
-    if (std::find(ops.begin(), ops.end(), k.op) == ops.end()) ops.push_back(k.op);
-  for (const std::string& op : ops) {
+  for (const std::string& op : distinct(r, [](const KernelSummary& k) { return k.op; })) {
     const std::string plot = throughput_chart(p, r, pal, op);
     if (!plot.empty()) s += figure(plot);
   }

@@ -143,7 +143,7 @@ struct Kernel {
   const OpDecl* find(Op op) const;
   // The call of an op with one input and one output: x in, `out` its output
   // operand (rows x cols elements, or rows for a scalar op). Throws
-  // std::invalid_argument for an op with several operands (use compute).
+  // std::invalid_argument for an op with several outputs (use the form below).
   void run(Op op, const void* x, void* out, std::int64_t rows, std::int64_t cols, double temperature) const;
   // The call of an op with one input and any number of outputs: `outs[i]`
   // holds output i (spec(op).out[i]).

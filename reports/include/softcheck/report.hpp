@@ -149,7 +149,6 @@ struct KernelSummary {
   // "op", or "op:output" for one output of an op with several: how tables,
   // plots and the gate name the entry.
   std::string label() const { return output.empty() ? op : op + ":" + output; }
-  bool same_check(const KernelSummary& o) const { return kernel == o.kernel && op == o.op && output == o.output; }
 };
 
 // Throughput of one (kernel, op, shape) from `softcheck bench` (Google Benchmark).
