@@ -10,6 +10,19 @@ namespace softcheck::oracle {
 
 namespace {
 
+// y - g for a tier's value g: in long double, and for a double-double g as
+// (y - hi) - lo, so that an f64 result's difference keeps g's low part.
+template <class R>
+long double difference(double y, const R& g) {
+  return static_cast<long double>(y) - static_cast<long double>(g);
+}
+long double difference(double y, const DD& g) { return (static_cast<long double>(y) - g.hi) - g.lo; }
+template <class R>
+long double wide(const R& g) {
+  return static_cast<long double>(g);
+}
+long double wide(const DD& g) { return static_cast<long double>(g.hi) + g.lo; }
+
 void set_bound(const Contract& c, std::span<const double> x, double temperature, Format f, RowVerdict& v) {
   v.bound = c.bound_ulps(row_shape(x, temperature, f), f);
   v.broken = v.error.nonfinite > 0 || v.error.special_mismatch > 0;
@@ -149,6 +162,22 @@ bool RowJudge::decide_fast(const OpDecl& d, std::size_t output, std::span<const 
       v.element_error[i] = fe.ulp[i];
     }
   }
+  if (opt_.signed_errors) {
+    // The sign of r - v from the enclosure [g - e, g + e] of v; the figures
+    // are the tier's (within its tolerance of MPFR's).
+    const OutputKind kind = spec(d.op).out[output].kind;
+    const auto& g = kind == OutputKind::probabilities ? fast.softmax : fast.log_softmax;
+    const auto& ge = kind == OutputKind::probabilities ? fast.softmax_err : fast.log_softmax_err;
+    v.element_signed.assign(fe.ulp.size(), NAN);
+    v.element_signed_rel.assign(fe.ulp.size(), NAN);
+    for (std::size_t i = 0; i < fe.ulp.size(); ++i) {
+      if (!fe.finite[i]) continue;
+      const long double gi = wide(g[i]), diff = difference(y[i], g[i]);
+      const double sign = std::isinf(y[i]) || std::fabs(diff) <= wide(ge[i]) ? 0 : diff > 0 ? 1 : -1;
+      v.element_signed[i] = sign * fe.ulp[i];
+      v.element_signed_rel[i] = gi == 0 ? NAN : static_cast<double>(sign * std::fabs(diff / gi));
+    }
+  }
   v.error = fe.error;
   v.uncertainty = fe.max_ulp_err;
   const Contract& c = d.contract_of(output);
@@ -171,11 +200,21 @@ void RowJudge::measure_exactly(const OpDecl& d, std::size_t output, std::span<co
   const Operand& out = spec(d.op).out[output];
   v.error = compare_row(y, ref, format_, out);
   v.uncertainty = 0;
-  if (opt_.element_bin) {
-    v.element_error.assign(ref.size(), NAN);
+  if (opt_.element_bin || opt_.signed_errors) {
+    if (opt_.element_bin) v.element_error.assign(ref.size(), NAN);
+    if (opt_.signed_errors) {
+      v.element_signed.assign(ref.size(), NAN);
+      v.element_signed_rel.assign(ref.size(), NAN);
+    }
     for (std::size_t i = 0; i < ref.size(); ++i) {
       const ElementError e = compare_element(y[i], ref[i], format_, out);
-      if (e.cls == ElementClass::finite) v.element_error[i] = e.ulp;
+      if (e.cls != ElementClass::finite) continue;
+      if (opt_.element_bin) v.element_error[i] = e.ulp;
+      if (opt_.signed_errors) {
+        const double sign = std::isinf(y[i]) || ref[i] == y[i] ? 0 : ref[i] < y[i] ? 1 : -1;
+        v.element_signed[i] = sign * e.ulp;
+        v.element_signed_rel[i] = ref[i] == 0 || std::isinf(e.rel) ? NAN : sign * e.rel;
+      }
     }
   }
   set_bound(d.contract_of(output), x_, temperature_, format_, v);

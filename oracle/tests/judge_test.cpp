@@ -49,6 +49,43 @@ TEST(RowJudge, CorrectlyRoundedRowsHoldInEveryTierOrder) {
   }
 }
 
+// Signed errors (JudgeOptions::signed_errors, the report's bias figures):
+// outputs moved up and down by whole ulps carry those signs in every tier,
+// the fast tier's figures within its tolerance of MPFR's.
+TEST(RowJudge, SignedErrorsCarryTheSideInEveryTier) {
+  const std::vector<double> x = {0.25, -1.5, 2, -INFINITY, 0.75};
+  for (Op op : {Op::softmax, Op::log_softmax, Op::lse}) {
+    std::vector<double> y = rounded(x, op);
+    const std::size_t up = 0, down = y.size() > 1 ? 2 : 0;
+    y[up] = std::nextafter(std::nextafter(static_cast<float>(y[up]), INFINITY), INFINITY);  // 1.5 to 2.5 ulp high
+    if (down != up) y[down] = std::nextafter(static_cast<float>(y[down]), -INFINITY);  // 0.5 to 1.5 ulp low
+    JudgeOptions fast, exact = JudgeOptions::exact_only();
+    fast.signed_errors = exact.signed_errors = true;
+    RowJudge tiered(x, 1.0, Format::f32, fast), mpfr(x, 1.0, Format::f32, exact);
+    const OpDecl d = with_contract(op, 4);
+    const RowVerdict a = tiered.judge(d, MaskedRowPolicy::zeros, y), b = mpfr.judge(d, MaskedRowPolicy::zeros, y);
+    ASSERT_EQ(a.element_signed.size(), y.size()) << name(op);
+    ASSERT_EQ(b.element_signed.size(), y.size()) << name(op);
+    EXPECT_GE(b.element_signed[up], 1.5) << name(op);
+    EXPECT_GT(b.element_signed_rel[up], 0) << name(op);
+    if (down != up) {
+      EXPECT_LE(b.element_signed[down], -0.5) << name(op);
+      EXPECT_LT(b.element_signed_rel[down], 0) << name(op);
+    }
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      if (std::isnan(b.element_signed[i])) {
+        EXPECT_TRUE(std::isnan(a.element_signed[i])) << name(op) << " " << i;
+        continue;
+      }
+      EXPECT_NEAR(a.element_signed[i], b.element_signed[i], 1e-3) << name(op) << " " << i;
+      EXPECT_LE(std::fabs(b.element_signed[i]), b.error.max_ulp) << name(op) << " " << i;
+    }
+    // Without the option nothing is filled (the other checkers pay nothing).
+    RowJudge plain(x, 1.0, Format::f32);
+    EXPECT_TRUE(plain.judge(d, MaskedRowPolicy::zeros, y).element_signed.empty());
+  }
+}
+
 TEST(RowJudge, TheVerdictFlipsWhereTheBoundIsCrossed) {
   const std::vector<double> x = {0.25, -1.5, 2};
   std::vector<double> y = rounded(x, Op::softmax);

@@ -43,6 +43,9 @@ struct JudgeOptions {
   // When set, RowVerdict::element_error is filled, and a fast tier's verdict
   // is taken only when every element's bin (e.g. a histogram's) is decided.
   std::function<std::size_t(double)> element_bin;
+  // When true, RowVerdict::element_signed and element_signed_rel are filled
+  // (the run report's bias figures).
+  bool signed_errors = false;
   // false: when the fast tiers cannot decide, the verdict has tier none and
   // no figures (a caller with a cheaper stage of its own after them).
   bool mpfr_fallback = true;
@@ -72,6 +75,11 @@ struct RowVerdict {
   RowError error;
   double uncertainty = 0;
   std::vector<double> element_error;  // with JudgeOptions::element_bin: per output, NaN unless class finite
+  // With JudgeOptions::signed_errors: per output, the error with the sign of
+  // r - v (ULP, in the output's metric) and (r - v) / |v| (NaN unless class
+  // finite; the relative error also NaN where v = 0). A fast tier gives 0
+  // where its enclosure of v holds r (the error is then below its tolerance).
+  std::vector<double> element_signed, element_signed_rel;
   double bound = std::numeric_limits<double>::infinity();  // the contract's, +inf for none
   bool broken = false;   // a NaN/inf output where the exact value is finite, or a wrong special value
   bool within = true;    // declared contract: !broken && max error <= bound (always true without one)
