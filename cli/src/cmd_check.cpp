@@ -70,6 +70,7 @@ Command add_check(CLI::App& app) {
       all.insert(all.end(), per_kernel[i].begin(), per_kernel[i].end());
     }
     props::print_verdicts(std::cout, all);
+    props::print_coverage(std::cout, all);
     if (a->kill_table) props::print_kill_table(std::cout, all);
     return props::all_held(all) ? exit_ok : exit_violation;
   };

@@ -56,6 +56,7 @@ Json verdict_json(const props::PropertyVerdict& v) {
          {"shrink_steps", v.shrink_steps},
          {"shrink_truncated", v.shrink_truncated},
          {"repro", v.repro}};
+  if (v.coverage) j["coverage"] = Json{{"cases", v.coverage->cases}, {"counts", v.coverage->counts}};
   if (v.counterexample) {
     Json row = Json::array();
     for (double x : v.counterexample->row) row.push_back(bits(x));
@@ -82,6 +83,12 @@ props::PropertyVerdict verdict_from(const Json& j) {
   v.shrink_steps = j.at("shrink_steps").get<int>();
   v.shrink_truncated = j.at("shrink_truncated").get<bool>();
   v.repro = j.at("repro").get<std::string>();
+  if (j.contains("coverage")) {
+    props::Coverage c;
+    c.cases = j["coverage"].at("cases").get<int>();
+    c.counts = j["coverage"].at("counts").get<decltype(c.counts)>();
+    v.coverage = c;
+  }
   if (j.contains("counterexample")) {
     props::Case c;
     for (const Json& x : j["counterexample"].at("row")) c.row.push_back(from_bits(x));

@@ -26,7 +26,9 @@ T naive_entropy(Op, std::span<T> z) {
 // The floor checks a NaN output breaks (kernel.hpp), all for one reason.
 std::vector<OptOut> overflow_opt_outs(const std::string& reason) {
   std::vector<OptOut> out;
-  for (std::string_view check : {floor_no_nonfinite, floor_range, floor_ordering}) out.push_back({std::string(check), reason});
+  for (std::string_view check : {floor_no_nonfinite, floor_range, floor_ordering, floor_reference, floor_sum_to_one,
+                                 floor_shift_invariance, floor_permutation})
+    out.push_back({std::string(check), reason});
   return out;
 }
 

@@ -48,19 +48,21 @@ std::size_t first_bad_special(std::span<const double> y, std::span<const Real> e
   return static_cast<std::size_t>(-1);
 }
 
-// Largest |a_j - b_j| in ULPs of the exact value; masked entries (exact -inf in
+// Largest |a_j - b_j| in ULPs of the exact value (of max(|exact|, 1) when
+// `at_one`: the floor's log-softmax tolerance); masked entries (exact -inf in
 // log-softmax, exact 0 in softmax) must agree exactly.
 struct Spread {
   double ulps = 0;
   std::size_t index = 0;
 };
 Spread max_spread(std::span<const double> a, std::span<const double> b, std::span<const std::size_t> map,
-                  std::span<const Real> exact, Format f) {
+                  std::span<const Real> exact, Format f, bool at_one = false) {
   Spread s;
   for (std::size_t j = 0; j < a.size(); ++j) {
     const double bj = b[map[j]];
     const Real& ex = exact[map[j]];
     const double d = isinf(ex) ? (same_bits_or_both_nan(a[j], bj) && !std::isnan(a[j]) ? 0.0 : INFINITY)
+                     : at_one  ? ulps_apart(a[j], bj, abs(ex) < 1 ? Real(1) : Real(abs(ex)), f)
                                : ulps_apart(a[j], bj, ex, f);
     if (d > s.ulps || std::isnan(d)) s = {std::isnan(d) ? INFINITY : d, map[j]};
   }
@@ -122,17 +124,21 @@ CaseResult accuracy_core(const Kernel& k, Op op, const Case& c) {
   return *result;
 }
 
+// Unit of a spread judged by tolerance_ulps.
+std::string tolerance_unit(const Kernel& k, Op op) { return tolerance_at_one(k, op) ? "ulp of max(|l|,1)" : "ulp"; }
+
 }  // namespace
 
 // ---- sum_to_one -----------------------------------------------------------------
 // |sum_j y_j - 1| <= sum_j |y_j - g_j| <= B sum_j ulp_T(g_j) <= B (2u + n eta)   (U1)
+// B: the contract's bound, or the floor's generic tolerance without one.
 // Measured and allowed in units of u. The sum of the outputs is formed exactly
 // (MPFR with enough bits for any sum of n doubles in [0, 1]).
 CaseResult check_sum_to_one(const Kernel& k, Op op, const Case& c) {
   if (op != Op::softmax) return not_applicable("sum_to_one is a softmax property");
   if (auto na = out_of_scope(c, k.format, Scope::finite_or_masked)) return *na;
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
-  const double bound = bound_ulps(k, op, c.row, c.temperature);
+  const double bound = tolerance_ulps(k, op, c.row, c.temperature);
   for (std::size_t j = 0; j < y.size(); ++j)
     if (!std::isfinite(y[j])) return fail(INFINITY, bound, "u", "non-finite output " + hex(y[j]) + " at index " + std::to_string(j));
   const auto n = static_cast<double>(y.size());
@@ -215,8 +221,8 @@ ShiftedCase shifted_case(const Case& c, Format f) {
   return r;
 }
 
-// softmax(x + c) = softmax(x) exactly, so with the contract on both rows
-// |y(x)_j - y(x+c)_j| <= (B(x) + B(x+c)) ulp_T(g_j).
+// softmax(x + c) = softmax(x) exactly, so with the contract (or the floor's
+// tolerance) on both rows |y(x)_j - y(x+c)_j| <= (B(x) + B(x+c)) ulp_T(g_j).
 CaseResult check_shift_invariance(const Kernel& k, Op op, const Case& c) {
   const ShiftedCase sc = shifted_case(c, k.format);
   if (sc.not_applicable) return *sc.not_applicable;
@@ -225,11 +231,12 @@ CaseResult check_shift_invariance(const Kernel& k, Op op, const Case& c) {
   const std::vector<double> ys = run_row(k, op, shifted.row, c.temperature);
   const oracle::ExactRow ex = oracle::exact_row(c.row, c.temperature);
   if (auto na = exact_or_na(ex)) return *na;
-  const double allowed = bound_ulps(k, op, c.row, c.temperature) + bound_ulps(k, op, shifted.row, c.temperature);
+  const double allowed =
+      tolerance_ulps(k, op, c.row, c.temperature) + tolerance_ulps(k, op, shifted.row, c.temperature);
   const std::vector<std::size_t> id = identity(y.size());
-  const Spread s = max_spread(ys, y, id, exact_of(ex, op), k.format);
+  const Spread s = max_spread(ys, y, id, exact_of(ex, op), k.format, tolerance_at_one(k, op));
   const std::size_t j = s.index;
-  return judge(s.ulps, allowed, "ulp",
+  return judge(s.ulps, allowed, tolerance_unit(k, op),
                "shift c = " + hex(sc.shift) + ": y(x)[" + std::to_string(j) + "] = " + hex(y[j]) + ", y(x+c)[" +
                    std::to_string(j) + "] = " + hex(ys[j]));
 }
@@ -264,7 +271,8 @@ CaseResult check_ordering(const Kernel& k, Op op, const Case& c) {
 
 // ---- permutation ----------------------------------------------------------------------
 // softmax(Px) = P softmax(x) exactly; summation order may change the rounding,
-// so |y(Px)_i - y(x)_pi(i)| <= (B(x) + B(Px)) ulp_T(g_pi(i)). The permutation is
+// so |y(Px)_i - y(x)_pi(i)| <= (B(x) + B(Px)) ulp_T(g_pi(i)), B the contract's
+// bound or the floor's tolerance. The permutation is
 // derived from the row's hash (a repro line needs only the row).
 CaseResult check_permutation(const Kernel& k, Op op, const Case& c) {
   if (auto na = out_of_scope(c, k.format, Scope::finite_or_masked)) return *na;
@@ -277,9 +285,9 @@ CaseResult check_permutation(const Kernel& k, Op op, const Case& c) {
   const std::vector<double> yp = run_row(k, op, px, c.temperature);
   const oracle::ExactRow ex = oracle::exact_row(c.row, c.temperature);
   if (auto na = exact_or_na(ex)) return *na;
-  const double allowed = bound_ulps(k, op, c.row, c.temperature) + bound_ulps(k, op, px, c.temperature);
-  const Spread s = max_spread(yp, y, perm, exact_of(ex, op), k.format);
-  return judge(s.ulps, allowed, "ulp",
+  const double allowed = tolerance_ulps(k, op, c.row, c.temperature) + tolerance_ulps(k, op, px, c.temperature);
+  const Spread s = max_spread(yp, y, perm, exact_of(ex, op), k.format, tolerance_at_one(k, op));
+  return judge(s.ulps, allowed, tolerance_unit(k, op),
                "entry " + std::to_string(s.index) + ": y(x) = " + hex(y[s.index]) + " vs permuted-row result");
 }
 

@@ -103,6 +103,7 @@ struct RunState {
   CaseResult last_result;
   double closest_ratio = -1;  // largest measured/allowed among passing cases
   CaseResult closest;
+  Coverage coverage;  // of the passing cases before the first failure
   std::optional<std::string> harness_error;
 };
 
@@ -113,6 +114,12 @@ void note_pass(RunState& st, const CaseResult& r) {
     st.closest_ratio = ratio;
     st.closest = r;
   }
+}
+
+void count_case(Coverage& cov, const Case& c, Format f) {
+  ++cov.cases;
+  const std::array<bool, case_class_count> in = classify(c, f);
+  for (std::size_t i = 0; i < case_class_count; ++i) cov.counts[i] += in[i] ? 1 : 0;
 }
 
 rc::detail::CaseResult callback(RunState& st, const Case& c) {
@@ -130,7 +137,10 @@ rc::detail::CaseResult callback(RunState& st, const Case& c) {
     return {Type::Discard, std::string("harness error: ") + e.what()};
   }
   switch (r.status) {
-    case CaseStatus::pass: note_pass(st, r); return {Type::Success, r.message};
+    case CaseStatus::pass:
+      note_pass(st, r);
+      if (st.failures == 0) count_case(st.coverage, c, st.kernel->format);
+      return {Type::Success, r.message};
     case CaseStatus::not_applicable: ++st.discards; return {Type::Discard, r.message};
     case CaseStatus::fail: break;
   }
@@ -164,6 +174,7 @@ void record_failure(PropertyVerdict& v, const RunState& st) {
 
 void translate(PropertyVerdict& v, const rc::detail::TestResult& result, const RunState& st) {
   v.discarded = st.discards;
+  v.coverage = st.coverage;
   v.closest_ratio = std::max(st.closest_ratio, 0.0);
   v.closest = st.closest;
   if (result.is<rc::detail::SuccessResult>()) {

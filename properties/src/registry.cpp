@@ -3,6 +3,7 @@
 #include <string>
 
 #include "checks.hpp"
+#include "support.hpp"
 
 namespace softcheck::props::detail {
 
@@ -50,7 +51,7 @@ Claim entmax_identity(const Kernel& k, Op op) {
 Claim contract(const Kernel& k, Op op) {
   if (Claim p = provided(k, op); !p.claimed) return p;
   const Contract& c = k.find(op)->contract;
-  if (!c.declared) return {false, "contract none: only structural properties are claimed"};
+  if (!c.declared) return {false, "contract none: only the floor and the structural properties are claimed"};
   return {true, "declared contract " + c.formula()};
 }
 
@@ -72,7 +73,7 @@ Claim dense_contract(const Kernel& k, Op op) {
   if (d == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
   if (is_sparse(op)) return {false, "sparse op: checked by the sparse properties (docs/sparse.md)"};
   if (!spec(op).several_outputs()) {
-    if (!d->contract.declared) return {false, "contract none: only structural properties are claimed"};
+    if (!d->contract.declared) return {false, "contract none: only the floor and the structural properties are claimed"};
     return {true, "declared contract " + d->contract.formula()};
   }
   std::string contracts;
@@ -82,7 +83,7 @@ Claim dense_contract(const Kernel& k, Op op) {
     any = any || c.declared;
     contracts += (o ? ", " : "") + std::string(spec(op).out[o].name) + ": " + (c.declared ? c.formula() : "none");
   }
-  if (!any) return {false, "contracts none (" + contracts + "): only structural properties are claimed"};
+  if (!any) return {false, "contracts none (" + contracts + "): only the floor and the structural properties are claimed"};
   return {true, "declared contracts " + contracts};
 }
 
@@ -120,11 +121,29 @@ Claim floor_check(const Kernel& k, Op op, std::string_view check) {
   const OpDecl& d = *k.find(op);
   if (const OptOut* o = d.opted_out(check)) return {false, "opted out: " + o->reason};
   if (d.contract.declared) return contract(k, op);
-  return {true, "the floor: claimed without a contract"};
+  return {true, std::string(floor_claim_prefix) + "claimed without a contract"};
 }
 Claim floor_no_nonfinite_claim(const Kernel& k, Op op) { return floor_check(k, op, floor_no_nonfinite); }
 Claim floor_range_claim(const Kernel& k, Op op) { return floor_check(k, op, floor_range); }
 Claim floor_ordering_claim(const Kernel& k, Op op) { return floor_check(k, op, floor_ordering); }
+
+// The floor's properties with a tolerance: a kernel with a contract claims
+// them by its contract, as before; one without claims them with the floor's
+// generic tolerance (support.hpp, floor_tolerance) unless it opted out of the
+// check.
+Claim floor_tolerance_check(const Kernel& k, Op op, std::string_view check) {
+  if (Claim p = provided(k, op); !p.claimed) return p;
+  const OpDecl& d = *k.find(op);
+  if (d.contract.declared) return contract(k, op);
+  if (const OptOut* o = d.opted_out(check)) return {false, "opted out: " + o->reason};
+  return {true, std::string(floor_claim_prefix) + floor_tolerance_text(op) + ", no contract"};
+}
+Claim floor_sum_to_one_claim(const Kernel& k, Op op) {
+  if (op != Op::softmax) return {false, "softmax-only property"};
+  return floor_tolerance_check(k, op, floor_sum_to_one);
+}
+Claim floor_shift_claim(const Kernel& k, Op op) { return floor_tolerance_check(k, op, floor_shift_invariance); }
+Claim floor_permutation_claim(const Kernel& k, Op op) { return floor_tolerance_check(k, op, floor_permutation); }
 
 Claim policy(const Kernel& k, Op op) {
   if (Claim p = provided(k, op); !p.claimed) return p;
@@ -173,48 +192,55 @@ rc::Gen<Case> log_cases(Format f, const gen::RowOptions& o) {
 
 rc::Gen<Case> any_cases(Format f, const gen::RowOptions& o) { return with_temperature(gen::any_row(f, o)); }
 
+// Coverage a property should meet (PropertyDef::expected) when its rows are
+// finite (no masks to meet; mask_1e9's masks are finite too) or all -inf (no ties).
+constexpr unsigned finite_rows = class_bit(CaseClass::ties) | class_bit(CaseClass::t_not_1);
+constexpr unsigned masked_rows = class_bit(CaseClass::masks) | class_bit(CaseClass::t_not_1);
+
 }  // namespace
 
 const std::vector<PropertyDef>& registry() {
   static const std::vector<PropertyDef> all = {
       {{"sum_to_one", "the softmax outputs sum to 1", "|sum y - 1| <= B (2u + n eta)",
-        "softmax with a declared contract"},
-       softmax_contract, contract_cases, check_sum_to_one},
+        "softmax: B the contract's bound, without one the floor's generic tolerance, unless opted out"},
+       floor_sum_to_one_claim, contract_cases, check_sum_to_one},
       {{"accuracy", "every output within the contract's componentwise bound of the exact value",
         "max_j |y_j - g_j| / ulp(g_j) <= B; NaN/inf where exact is finite fails", "ops with a declared contract"},
        dense_contract, accuracy_cases, check_accuracy},
       {{"shift_invariance", "softmax(x + c) = softmax(x) for shifts c exact in the format",
-        "|y(x)_j - y(x+c)_j| <= (B(x) + B(x+c)) ulp(g_j)", "ops with a declared contract"},
-       contract, lattice_cases, check_shift_invariance},
+        "|y(x)_j - y(x+c)_j| <= (B(x) + B(x+c)) ulp(g_j)",
+        "row ops: B the contract's bound, without one the floor's generic tolerance, unless opted out"},
+       floor_shift_claim, lattice_cases, check_shift_invariance},
       {{"ordering", "x_i <= x_j implies y_i <= y_j; ties give equal outputs", "exact",
         "every kernel's row ops (the floor), unless opted out"},
        floor_ordering_claim, contract_cases, check_ordering},
       {{"permutation", "permuting the row permutes the outputs",
-        "|y(Px)_i - y(x)_pi(i)| <= (B(x) + B(Px)) ulp(g_pi(i))", "ops with a declared contract"},
-       contract, contract_cases, check_permutation},
+        "|y(Px)_i - y(x)_pi(i)| <= (B(x) + B(Px)) ulp(g_pi(i))",
+        "row ops: B the contract's bound, without one the floor's generic tolerance, unless opted out"},
+       floor_permutation_claim, contract_cases, check_permutation},
       {{"no_nonfinite", "finite input (incl. the exp overflow edge and far beyond) gives finite output",
         "exact (log-softmax may be -inf where the exact value is below the lowest value)",
         "every kernel's row ops (the floor), unless opted out"},
-       floor_no_nonfinite_claim, finite_cases, check_no_nonfinite},
+       floor_no_nonfinite_claim, finite_cases, check_no_nonfinite, finite_rows | class_bit(CaseClass::overflow_edge)},
       {{"range", "softmax outputs in [0, 1]; log-softmax outputs <= 0", "exact",
         "every kernel's row ops (the floor), unless opted out"},
        floor_range_claim, contract_cases, check_range},
       {{"underflow", "an output is 0 (or log-softmax -inf) only where the exact value rounds to it",
         "g_j / ulp(g_j) <= max(1/2, B) for every zero output", "ops with a declared contract"},
-       contract, underflow_cases, check_underflow},
+       contract, underflow_cases, check_underflow, masks_ties_t | class_bit(CaseClass::subnormal_outputs)},
       {{"masked_entries", "-inf entries give exactly 0 / -inf; the rest is the softmax of the unmasked entries",
         "exact for masked entries; B vs oracle; B(x) + B(x_unmasked) vs the compacted row",
         "ops with a declared contract"},
        contract, masked_cases, check_masked_entries},
       {{"fully_masked", "an all -inf row follows the declared masked-row policy",
         "exact for nan/zeros; uniform within B of an all-equal row (1 ulp without contract)", "every kernel"},
-       policy, fully_masked_cases, check_fully_masked},
+       policy, fully_masked_cases, check_fully_masked, masked_rows},
       {{"mask_1e9", "finite masks (-1e9, lowest) behave as the format makes them: like the oracle, or like -inf",
         "as accuracy (B), or the -inf rules where the mask rounds to -inf", "ops with a declared contract"},
-       contract, mask_1e9_cases, check_mask_1e9},
+       contract, mask_1e9_cases, check_mask_1e9, finite_rows},
       {{"temperature", "T -> 0 gives one-hot (ties split), T -> inf uniform, max weight non-increasing in T",
         "monotone: 2u (B(T) + B(2T)); limits: B + exact deviation", "softmax with a declared contract"},
-       softmax_contract, finite_cases, check_temperature},
+       softmax_contract, finite_cases, check_temperature, finite_rows},
       {{"log_softmax", "log-softmax <= 0, finite where the exact value is finite, consistent with softmax",
         "|e^l_hat - s_hat| <= g expm1(B_l ulp(l)) + B_s ulp(g)", "log_softmax with a declared contract"},
        log_contract, log_cases, check_log_softmax},
@@ -233,7 +259,7 @@ const std::vector<PropertyDef>& registry() {
        scalar_contract, masked_cases, check_scalar_masked_entries},
       {{"scalar_fully_masked", "an all -inf row follows the declared masked-row policy",
         "exact (lse -inf; entropy NaN / 0 / log n within 4u)", "every kernel with lse or entropy"},
-       scalar, fully_masked_cases, check_scalar_fully_masked},
+       scalar, fully_masked_cases, check_scalar_fully_masked, masked_rows},
       {{"lse_bounds", "max z <= lse <= max z + log n", "excess / u <= B + 1", "lse with a declared contract"},
        lse_contract, contract_cases, check_lse_bounds},
       {{"entropy_range", "0 <= H <= log n", "excess / u <= B + 1", "entropy with a declared contract"},
@@ -251,7 +277,7 @@ const std::vector<PropertyDef>& registry() {
       {{"sparse_sum_to_one", "the outputs sum to 1", "|sum y - 1| <= n B", "sparse ops"},
        sparse, contract_cases, check_sparse_sum_to_one},
       {{"sparse_range", "every output finite and in [0, 1]", "exact", "sparse ops"},
-       sparse, finite_cases, check_sparse_range},
+       sparse, finite_cases, check_sparse_range, finite_rows},
       {{"tau_consistency", "one tau explains every output: sum [(alpha-1) z - tau]_+^(1/(alpha-1)) = 1",
         "(n / (alpha-1)) |d tau|, |d tau| <= (alpha-1) n^(1-alpha') B + 2(alpha-1) u M",
         "sparsemax, entmax15, entmax with alpha <= 2"},
@@ -270,7 +296,7 @@ const std::vector<PropertyDef>& registry() {
         "sparse ops"},
        sparse, masked_cases, check_sparse_masked_entries},
       {{"sparse_fully_masked", "an all -inf row follows the declared masked-row policy", "exact", "sparse ops"},
-       sparse, fully_masked_cases, check_sparse_fully_masked},
+       sparse, fully_masked_cases, check_sparse_fully_masked, masked_rows},
   };
   return all;
 }

@@ -12,12 +12,25 @@
 
 namespace softcheck::props::detail {
 
+// A set of coverage classes (properties.hpp, CaseClass) as bits.
+constexpr unsigned class_bit(CaseClass c) { return 1u << static_cast<unsigned>(c); }
+inline constexpr unsigned masks_ties_t = class_bit(CaseClass::masks) | class_bit(CaseClass::ties) |
+                                         class_bit(CaseClass::t_not_1);
+
 struct PropertyDef {
   PropertyInfo info;
   Claim (*claim)(const Kernel&, Op);
   rc::Gen<Case> (*cases)(Format, const gen::RowOptions&);
   CaseResult (*check)(const Kernel&, Op, const Case&);
+  // The classes a passing run should have met (print_coverage says when it
+  // did not): masks, ties and T != 1, less what the property's scope rules
+  // out, plus the class its statement is about.
+  unsigned expected = masks_ties_t;
 };
+
+// How the reason of a property claimed by the floor (no contract needed)
+// starts; `check` shows it beside the verdict.
+inline constexpr std::string_view floor_claim_prefix = "the floor: ";
 
 const std::vector<PropertyDef>& registry();
 const PropertyDef* find_def(std::string_view name);

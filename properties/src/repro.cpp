@@ -158,8 +158,12 @@ namespace {
 std::string note_text(const PropertyVerdict& v) {
   if (v.verdict == Verdict::failed)
     return detail::num(v.failure.measured) + " > " + detail::num(v.failure.allowed) + " " + v.failure.unit;
-  if (v.verdict == Verdict::passed && !v.closest.unit.empty())
-    return "worst " + detail::num(v.closest.measured) + " <= " + detail::num(v.closest.allowed) + " " + v.closest.unit;
+  if (v.verdict == Verdict::passed && !v.closest.unit.empty()) {
+    // A property the floor claims says so: its bound is not the kernel's own.
+    const bool floor = v.reason.starts_with(detail::floor_claim_prefix);
+    return "worst " + detail::num(v.closest.measured) + " <= " + detail::num(v.closest.allowed) + " " +
+           v.closest.unit + (floor ? "; " + v.reason : "");
+  }
   return v.reason;
 }
 

@@ -113,6 +113,48 @@ bool has_contract(const Kernel& k, Op op) {
   return d != nullptr && d->contract.declared;
 }
 
+// The stable formulas' first-order errors, in units of u (REFERENCE.md,
+// Blanchard-Higham-Higham's table, and the contracts in impls/src):
+//   - fl(x_i / fl(T)) moves each z_i by <= 2u|z_i|, so z_j - a by <= 4uM: 4M[T!=1];
+//   - fl(z_j - a) errs by u|z_j - a| <= uR, and exp turns that into a relative
+//     error uR; the online form rescales by e^(m_old - m_new) too: 3R;
+//   - exp itself: 0.502u (glibc) up to ~10u (the SIMD kernels' polynomial), and
+//     the final division or subtraction u: 16;
+//   - the sum of n terms: (n - 1)u recursively, 3n for the online form;
+//   - the lse forms exp(z_j - lse) and z_j - lse: lse carries u|lse| <= u(M + ln n): M.
+// So E = 16 + 3n + 3R + M + 4M[T!=1] covers every stable formula, as a
+// componentwise bound in ULPs of g_j for softmax (the contracts' shape) and,
+// for log-softmax, in ULPs of max(|l_j|, 1): (z_j - a) - log S errs by
+// u(|z_j - a| + |l_j|) <= 2u|l_j| from its two roundings plus u(2n + 2R + M) from
+// log S, within E u max(|l_j|, 1). The floor allows 4E: an analysis of a kernel
+// it does not know must not fail a correct one, and 4E is still far below
+// what a wrong kernel misses by (a tail dropped, 1e6 ULP off).
+const Contract& floor_tolerance() {
+  static const Contract c = [] {
+    Contract k;
+    k.declared = true;
+    k.a = 4 * 16, k.b = 4 * 3, k.c = 4 * 3, k.d = 4 * 1, k.t = 4 * 4;
+    k.why = "4 x (16 + 3n + 3R + M + 4M[T!=1]), the envelope of the stable formulas' error analyses";
+    return k;
+  }();
+  return c;
+}
+
+bool floor_tolerance_at_one(Op op) { return spec(op).out[0].kind == OutputKind::log_probabilities; }
+
+std::string floor_tolerance_text(Op op) {
+  const std::string k =
+      floor_tolerance().formula([](double v, std::string_view var) { return num(v) + std::string(var); });
+  return "generic tolerance " + k + " ulps" + (floor_tolerance_at_one(op) ? " of max(|l|,1)" : "");
+}
+
+double tolerance_ulps(const Kernel& k, Op op, std::span<const double> row, double t) {
+  if (has_contract(k, op)) return bound_ulps(k, op, row, t);
+  return floor_tolerance().bound_ulps(row_shape(row, t, k.format), k.format);
+}
+
+bool tolerance_at_one(const Kernel& k, Op op) { return !has_contract(k, op) && floor_tolerance_at_one(op); }
+
 double bound_ulps(const Kernel& k, Op op, std::span<const double> row, double t) {
   const OpDecl* d = k.find(op);
   if (d == nullptr || !d->contract.declared) return INFINITY;

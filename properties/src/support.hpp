@@ -42,6 +42,23 @@ void store_value(void* base, std::size_t i, double v, Format f);
 double bound_ulps(const Kernel& kernel, Op op, std::span<const double> row, double temperature);
 bool has_contract(const Kernel& kernel, Op op);
 
+// The floor's generic tolerance (docs/properties.md, "The floor's generic
+// tolerance"): a componentwise bound in the shape of a contract, derived from
+// the error analyses every stable softmax meets, that sum_to_one,
+// shift_invariance and permutation judge an op without a contract by.
+const Contract& floor_tolerance();
+// The floor's tolerance of a log-softmax is in ULPs of max(|l_j|, 1), not of
+// l_j: the max-shifted (z_j - a) - log(sum) has an absolute error of a few u
+// where l_j ~ 0 (shifted.cpp's reason for declaring no contract).
+bool floor_tolerance_at_one(Op op);
+std::string floor_tolerance_text(Op op);  // "generic tolerance 64 + 12n + ... ulps"
+// The bound a property judges by: the contract's (bound_ulps) or, for an op
+// without one, the floor's generic tolerance.
+double tolerance_ulps(const Kernel& kernel, Op op, std::span<const double> row, double temperature);
+// True when tolerance_ulps counts ULPs of max(|l_j|, 1) (an op without a
+// contract whose output is a log-softmax).
+bool tolerance_at_one(const Kernel& kernel, Op op);
+
 // ulp_T(v) (REFERENCE.md "Error metrics in use"): 2^(max(e, emin) - p + 1),
 // denorm_min for v = 0.
 double ulp_of(double v, Format f);

@@ -145,8 +145,10 @@ TEST(FullyMasked, UniformPolicyHeldAndBroken) {
 }
 
 // Without a contract a kernel claims the structural properties and the
-// floor (no_nonfinite, range, ordering: exact, no bound needed), unless it
-// opted out of a floor check, as naive does with its reason.
+// floor (no_nonfinite, range, ordering: exact, no bound needed; sum_to_one,
+// shift_invariance, permutation with the generic tolerance), unless it opted
+// out of a floor check, as naive does with its reason (an opt-out of
+// no_nonfinite covers the generic-tolerance checks too).
 TEST(Claims, ContractNoneClaimsTheStructuralPropertiesAndTheFloor) {
   const Kernel* shifted = find_kernel("shifted_f32");
   ASSERT_NE(shifted, nullptr);
@@ -156,19 +158,93 @@ TEST(Claims, ContractNoneClaimsTheStructuralPropertiesAndTheFloor) {
   ASSERT_FALSE(naive->find(Op::softmax)->contract.declared);
   for (const PropertyInfo& p : property_list()) {
     const bool structural = p.name == "fully_masked" || p.name == "batch_independence";
-    const bool floor = p.name == "no_nonfinite" || p.name == "range" || p.name == "ordering";
-    EXPECT_EQ(claim(*shifted, Op::log_softmax, p.name).claimed, structural || floor) << p.name;
+    const bool exact_floor = p.name == "no_nonfinite" || p.name == "range" || p.name == "ordering";
+    const bool tolerance_floor = p.name == "shift_invariance" || p.name == "permutation";  // sum_to_one: softmax only
+    EXPECT_EQ(claim(*shifted, Op::log_softmax, p.name).claimed, structural || exact_floor || tolerance_floor) << p.name;
     EXPECT_EQ(claim(*naive, Op::softmax, p.name).claimed, structural) << p.name;
-    if (floor) {
-      const Claim c = claim(*naive, Op::softmax, p.name);
+    const Claim c = claim(*naive, Op::softmax, p.name);
+    if (exact_floor || tolerance_floor || p.name == "sum_to_one") {
       EXPECT_EQ(c.reason.rfind("opted out: the unshifted exp(z) overflows", 0), 0u) << c.reason;
     }
   }
+  EXPECT_EQ(claim(*shifted, Op::log_softmax, "permutation").reason.rfind("the floor: generic tolerance", 0), 0u);
   // The floor holds for shifted's log-softmax, which declares no contract.
-  for (const char* p : {"no_nonfinite", "range", "ordering"}) {
+  for (const char* p : {"no_nonfinite", "range", "ordering", "shift_invariance", "permutation"}) {
     const PropertyVerdict v = check_property(*shifted, Op::log_softmax, p, ci_options());
     EXPECT_EQ(v.verdict, Verdict::passed) << describe({&v, 1});
   }
+}
+
+// The floor's generic tolerance: a correct kernel without a contract claims
+// and passes it, in every format the reference has; the claim says which
+// tolerance it is, and `check` shows that beside the verdict.
+TEST(Floor, CorrectKernelWithoutContractPassesTheGenericTolerance) {
+  for (Format f : {Format::f64, Format::f32, Format::f16}) {
+    const Kernel& k = testing::no_contract_reference_kernel(f);
+    for (const PropertyVerdict& v : check_kernel(k, ci_options())) {
+      const bool floor = v.property == "no_nonfinite" || v.property == "range" || v.property == "ordering" ||
+                         v.property == "shift_invariance" || v.property == "permutation" ||
+                         (v.property == "sum_to_one" && v.op == Op::softmax);
+      const bool structural = v.property == "fully_masked" || v.property == "batch_independence";
+      EXPECT_EQ(v.claimed, floor || structural) << name(f) << " " << name(v.op) << " " << v.property;
+      if (v.claimed) {
+        EXPECT_EQ(v.verdict, Verdict::passed) << name(f) << " " << describe({&v, 1});
+      }
+    }
+  }
+  const PropertyVerdict v = check_property(testing::no_contract_reference_kernel(), Op::softmax, "sum_to_one", ci_options());
+  EXPECT_EQ(v.reason, "the floor: generic tolerance 64 + 12n + 12R + 4M + 16M[T!=1] ulps, no contract");
+  EXPECT_NE(describe({&v, 1}).find("; the floor: generic tolerance"), std::string::npos) << describe({&v, 1});
+  const PropertyVerdict l = check_property(testing::no_contract_reference_kernel(), Op::log_softmax, "permutation", ci_options());
+  EXPECT_NE(l.reason.find("ulps of max(|l|,1), no contract"), std::string::npos) << l.reason;
+  EXPECT_EQ(l.closest.unit, "ulp of max(|l|,1)");
+}
+
+// The generic tolerance is the contract-shaped bound 4 (16 + 3n + 3R + M + 4M[T!=1])
+// (gamma form: K / (1 - K u)); a kernel with a contract keeps its own bound.
+TEST(Floor, ToleranceFormulaAndContractsUnchanged) {
+  const std::vector<double> row = {0.0, -1.0, -3.0, 2.0};
+  const double u = unit_roundoff(Format::f64);
+  const double k1 = 64 + 12 * 4 + 12 * 5 + 4 * 3;           // T = 1: n = 4, R = 5, M = 3
+  const double k2 = 64 + 12 * 4 + 12 * 10 + (4 + 16) * 6;  // T = 0.5: R = 10, M = 6
+  const Kernel& without = testing::no_contract_reference_kernel();
+  // row_shape inflates R and M by 2^-50 (contract.cpp): compare to 1e-12.
+  EXPECT_NEAR(detail::tolerance_ulps(without, Op::softmax, row, 1.0), k1 / (1 - k1 * u), 1e-12 * k1);
+  EXPECT_NEAR(detail::tolerance_ulps(without, Op::softmax, row, 0.5), k2 / (1 - k2 * u), 1e-12 * k2);
+  const Kernel& with = reference_kernel();
+  EXPECT_EQ(detail::tolerance_ulps(with, Op::softmax, row, 1.0), detail::bound_ulps(with, Op::softmax, row, 1.0));
+  EXPECT_EQ(claim(with, Op::softmax, "shift_invariance").reason.rfind("declared contract", 0), 0u);
+  // f16: the same K in units of its u, vacuous (+inf) once K u >= 1.
+  EXPECT_TRUE(std::isinf(detail::tolerance_ulps(testing::no_contract_reference_kernel(Format::f16), Op::softmax,
+                                                std::vector<double>(200, 0.0), 1.0)));
+}
+
+// The no-contract fakes (fake_nc_*) fail by finite errors beyond a finite
+// tolerance: the generic tolerance, not a NaN, catches a dropped tail and
+// errors of 2^20 ulps.
+TEST(Floor, CatchesFiniteErrorsWithoutAContract) {
+  std::size_t fakes_seen = 0;
+  for (const testing::Fake& f : fakes()) {
+    if (!f.kernel.name.starts_with("fake_nc_")) continue;
+    ++fakes_seen;
+    const PropertyVerdict v = check_property(f.kernel, f.op, f.property, ci_options());
+    ASSERT_EQ(v.verdict, Verdict::failed) << describe({&v, 1});
+    EXPECT_TRUE(std::isfinite(v.failure.measured) && std::isfinite(v.failure.allowed)) << describe({&v, 1});
+    EXPECT_GT(v.failure.measured, v.failure.allowed);
+  }
+  EXPECT_EQ(fakes_seen, 5u);
+}
+
+// A kernel without a contract may opt out of a generic-tolerance check, with
+// its reason; the others stay claimed.
+TEST(Floor, OptOutWithAReason) {
+  Kernel k = testing::no_contract_reference_kernel();
+  k.ops[0].opt_outs = {{std::string(floor_permutation), "reduces in a data-dependent order"}};
+  EXPECT_FALSE(claim(k, Op::softmax, "permutation").claimed);
+  EXPECT_EQ(claim(k, Op::softmax, "permutation").reason, "opted out: reduces in a data-dependent order");
+  EXPECT_TRUE(claim(k, Op::softmax, "shift_invariance").claimed);
+  EXPECT_TRUE(claim(k, Op::softmax, "sum_to_one").claimed);
+  EXPECT_EQ(check_property(k, Op::softmax, "permutation", ci_options()).verdict, Verdict::not_claimed);
 }
 
 TEST(Claims, UnprovidedOpIsNotClaimed) {

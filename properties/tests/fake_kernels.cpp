@@ -151,6 +151,13 @@ Kernel make_fused(std::string name, std::function<double(double)> lse_post, Form
   return k;
 }
 
+// A kernel declaring no contract for any op: claims the floor (the exact
+// checks and the generic tolerance) and the structural properties only.
+Kernel without_contract(Kernel k) {
+  for (OpDecl& d : k.ops) d.contract = no_contract_for_fakes();
+  return k;
+}
+
 // The reference scalar with its result post-processed.
 ScalarRow scalar_after(std::function<double(double, std::span<const double>)> post) {
   return [post](Op op, std::span<const double> x, double t) { return post(reference_scalar(op, x, t), x); };
@@ -285,6 +292,33 @@ std::vector<Fake> make_fakes() {
                })});
   f.push_back({"batch_independence", Op::softmax, batch_shared_max()});
 
+  // Without a contract: the floor's generic tolerance (docs/properties.md)
+  // still catches a dropped tail and errors of 1e6 ULP.
+  f.push_back({"sum_to_one", Op::softmax, without_contract(make("fake_nc_drop_tail", after([](Op, X, S y) {
+                 for (std::size_t j = 8; j < y.size(); ++j) y[j] = 0;
+               })))});
+  // Wrong by 2^20 ulps (1e6) times the row's level, its largest finite
+  // |x_i|: an exact shift changes the level, so the outputs move.
+  const auto level = [](X x) {
+    double m = 0;
+    for (double v : x)
+      if (std::isfinite(v)) m = std::max(m, std::fabs(v));
+    return m;
+  };
+  f.push_back({"shift_invariance", Op::softmax, without_contract(make("fake_nc_level_dependent", after([level](Op, X x, S y) {
+                 for (double& v : y) v *= 1 + level(x) * 0x1p-33;
+               })))});
+  f.push_back({"shift_invariance", Op::log_softmax,
+               without_contract(make("fake_nc_level_dependent_log", after([level](Op, X x, S y) {
+                 for (double& v : y) v -= level(x) * 0x1p-33;
+               })))});
+  f.push_back({"permutation", Op::softmax, without_contract(make("fake_nc_odd_positions", after([](Op, X, S y) {
+                 for (std::size_t j = 1; j < y.size(); j += 2) y[j] *= 1 + 0x1p-33;  // 2^20 ulps
+               })))});
+  f.push_back({"permutation", Op::log_softmax, without_contract(make("fake_nc_odd_positions_log", after([](Op, X, S y) {
+                 for (std::size_t j = 1; j < y.size(); j += 2) y[j] -= 0x1p-33;  // 2^20 ulps of 1
+               })))});
+
   // Sparse ops (docs/sparse.md): each wrong in one way.
   const auto scaled = [](S y) {
     for (double& v : y) v *= 1 + 0x1p-20;
@@ -381,6 +415,17 @@ Kernel uniform_policy_kernel(int off_by) {
   });
   k.masked_policy = MaskedRowPolicy::uniform;
   return k;
+}
+
+const Kernel& no_contract_reference_kernel(Format f) {
+  static const Kernel k64 = without_contract(make("no_contract_reference_f64", reference_row));
+  static const Kernel k32 = without_contract(make("no_contract_reference_f32", reference_row, Format::f32));
+  static const Kernel k16 = without_contract(make("no_contract_reference_f16", reference_row, Format::f16));
+  switch (f) {
+    case Format::f32: return k32;
+    case Format::f16: return k16;
+    default: return k64;
+  }
 }
 
 Kernel identity_kernel(Format f) {

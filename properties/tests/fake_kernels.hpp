@@ -17,6 +17,9 @@ const Kernel& reference_kernel(Format f = Format::f64);
 // The f64 reference declaring the `uniform` masked-row policy; `off_by` ulps
 // are added to its 1/n (-ln n) on fully masked rows (0: a correct kernel).
 Kernel uniform_policy_kernel(int off_by);
+// The reference in format f (f64, f32 or f16) declaring no contract: it
+// claims the floor, judged by the generic tolerance, and must pass it.
+const Kernel& no_contract_reference_kernel(Format f = Format::f64);
 // Copies x to y (T ignored): checks the runner's storage conversions.
 Kernel identity_kernel(Format f);
 

@@ -92,9 +92,20 @@ ComputeFn single_operand(Fn fn) {
 //                 the kernel's format can hold (row_fits_format); `run`
 //                 counts it against the oracle, `check` claims the property
 //   range, ordering: the exact properties of that name (docs/properties.md)
+//   reference:    for an output without a contract, `run`'s reference rule:
+//                 on every row, error <= k x the error of softcheck's stable
+//                 kernel in the same format + slack (FlashAttention's test rule;
+//                 docs/gating-your-kernel.md, "The reference rule")
+//   sum_to_one, shift_invariance, permutation: the properties of that name
+//                 with the floor's generic tolerance in place of a contract's
+//                 bound (docs/properties.md)
 inline constexpr std::string_view floor_no_nonfinite = "no_nonfinite";
 inline constexpr std::string_view floor_range = "range";
 inline constexpr std::string_view floor_ordering = "ordering";
+inline constexpr std::string_view floor_reference = "reference";
+inline constexpr std::string_view floor_sum_to_one = "sum_to_one";
+inline constexpr std::string_view floor_shift_invariance = "shift_invariance";
+inline constexpr std::string_view floor_permutation = "permutation";
 
 struct OptOut {
   std::string check;   // a floor check, e.g. floor_no_nonfinite
@@ -138,6 +149,9 @@ struct Kernel {
   ComputeFn compute;
   bool available = true;           // false: listed and reported, never run
   std::string unavailable_reason;  // e.g. "no CUDA device"
+  // The command-line options that load this kernel, for repro lines
+  // ("--plugin /abs/lib.so --isolate"); empty for a built-in kernel.
+  std::string load_options;
   bool test_only = false;          // deliberately broken kernels for mutation tests
 
   const OpDecl* find(Op op) const;
@@ -156,6 +170,18 @@ const std::vector<Kernel>& builtin_kernels();
 // Deliberately broken test-only kernels (mutation self-test); never in builtin_kernels().
 const std::vector<Kernel>& mutant_kernels();
 const Kernel* find_kernel(std::string_view name);  // searches builtin, peers (peers.hpp), then mutants
+// The reference of `run`'s reference rule for an output of kind `kind` in
+// format f: softcheck's stable kernel, the textbook algorithm the peers'
+// test suites compare with (subtract the max, exp, sum in order, divide; log
+// of the sum for log-softmax and lse): shifted_f32 / shifted_f64, and for the
+// kinds it lacks (entropy) shifted_log1p; in f16 and bf16 the shifted kernel
+// accumulating in f32 (what PyTorch's half softmax does). With the op that
+// computes the output alone; {nullptr, nullptr} when there is none.
+struct StableReference {
+  const Kernel* kernel = nullptr;
+  const OpDecl* decl = nullptr;
+};
+StableReference stable_reference_kernel(Format f, OutputKind kind);
 // The sparse and sharpened kernels (sparsemax, entmax15, entmax_bisect_*,
 // topk_softmax_*, threshold_softmax_*; docs/sparse.md), in registration order.
 // Kept out of builtin_kernels(): the softmax paths (suite, properties, fuzzers,

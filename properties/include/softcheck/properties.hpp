@@ -10,6 +10,7 @@
 // A property a kernel does not claim is reported as not_claimed, never passed.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -104,6 +105,33 @@ struct CheckOptions {
                        // on pass; a failure is reported as failed with claimed=false)
 };
 
+// What the generated cases covered, as RapidCheck's classify reports it
+// (docs/properties.md, "Coverage"). A case is in a class when its row
+// (the generated one: not the shifted, permuted or batched rows a check
+// derives from it) or its temperature has the feature:
+//   masks              a -inf entry
+//   ties               two equal finite entries
+//   overflow_edge      an entry with |x_i / T| within [E - 2, max(E + 2, 1.13 E)],
+//                      E = ln(max) of the format (88.72 in f32): the edge +- 2
+//                      and XNNPACK's U(90, 100), as the generators draw them
+//   subnormal_outputs  an exact softmax weight g_j that rounds to a subnormal
+//                      of the format (eta/2 <= g_j < 2^emin)
+//   t_not_1            T != 1
+//   long_rows          n > 512 (the generators' rarer lengths, 513 .. max_cols)
+enum class CaseClass { masks, ties, overflow_edge, subnormal_outputs, t_not_1, long_rows };
+inline constexpr std::size_t case_class_count = 6;
+std::string_view name(CaseClass c);
+// The classes of one case of a kernel of format f, indexed by CaseClass.
+std::array<bool, case_class_count> classify(const Case& c, Format f);
+
+// Counts of the passing cases of one property x op (the failing case and the
+// shrinking after it are not counted), per class.
+struct Coverage {
+  int cases = 0;
+  std::array<int, case_class_count> counts{};
+  int operator[](CaseClass c) const { return counts[static_cast<std::size_t>(c)]; }
+};
+
 enum class Verdict { passed, failed, not_claimed, skipped, gave_up, error };
 std::string_view name(Verdict v);
 
@@ -128,6 +156,7 @@ struct PropertyVerdict {
   int shrink_steps = 0;           // accepted shrinks
   bool shrink_truncated = false;  // max_shrink_evals was reached
   std::string repro;              // one-line `softcheck repro ...` command
+  std::optional<Coverage> coverage;  // what its cases covered; none when it did not run
 };
 
 // One property x op (ops the kernel does not provide: not_claimed).
@@ -170,6 +199,16 @@ std::string repro_command(std::string_view kernel, Op op, std::string_view prope
 // (the repro line is always complete).
 void print_verdicts(std::ostream& os, std::span<const PropertyVerdict> verdicts,
                     std::size_t max_row_print = 64);
+// What the cases of each verdict that ran covered: one line per verdict,
+//   coverage KERNEL OP PROPERTY cases=N masks=N ties=N ... long_rows=N
+// then, for a passed property whose cases never met a class it should meet
+// (docs/properties.md, "Coverage": masks where its rows may hold -inf, ties
+// where they hold finite entries, T != 1 always, and a few more), one line
+//   never met: KERNEL OP PROPERTY: none of its N passing cases had CLASS, ...
+void print_coverage(std::ostream& os, std::span<const PropertyVerdict> verdicts);
+// The classes a passed `v` should have met and did not (empty for other verdicts).
+std::vector<CaseClass> never_met(const PropertyVerdict& v);
+
 // Mutation table: one line per kernel x op, one column per property:
 // KILLED (claimed, failed), survived (claimed, held), n/c (not claimed); the
 // last column says whether the kernel (any op) was caught.
