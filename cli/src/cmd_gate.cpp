@@ -20,6 +20,8 @@ struct GateArgs {
   std::string baseline, report, junit;
   double margin = 0.10;
   double slack_ulp = 0.5;
+  double slack_ratio = 0.1;
+  double bias_z_growth = 3;
   std::vector<std::string> reference_rules;
   unsigned jobs = 0;
   bool quiet = false;
@@ -40,7 +42,14 @@ std::vector<const Kernel*> baseline_kernels(const Report& baseline, const Kernel
 Report rerun_baseline_suite(const Report& baseline, const GateArgs& a) {
   const KernelSet known(a.plugins);
   RunOptions opt;
-  opt.selection = {baseline.suite, baseline.families, baseline.sizes, baseline.temperatures};
+  // The cases the baseline's run evaluated: its selection as asked for
+  // (older reports: the families, sizes and temperatures it ran).
+  if (baseline.selection_recorded)
+    opt.selection = {baseline.suite, baseline.selected_families, baseline.selected_sizes,
+                     baseline.selected_temperatures};
+  else
+    opt.selection = {baseline.suite, baseline.families, baseline.sizes, baseline.temperatures};
+  if (!baseline.reference_rule.scope.empty()) opt.reference_rule = baseline.reference_rule;
   opt.seed = baseline.seed;
   opt.oracle_bits = baseline.oracle_bits;
   opt.jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -61,6 +70,8 @@ gate::Options gate_options(const GateArgs& a) {
   gate::Options opt;
   opt.margin = a.margin;
   opt.slack_ulp = a.slack_ulp;
+  opt.slack_ratio = a.slack_ratio;
+  opt.bias_z_growth = a.bias_z_growth;
   for (const std::string& r : a.reference_rules) opt.reference_rules.push_back(gate::parse_reference_rule(r));
   return opt;
 }
@@ -78,6 +89,15 @@ Command add_gate(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--slack-ulp", a->slack_ulp, "Absolute growth of max ULP tolerated on top of the margin")
       ->check(CLI::Range(0.0, 1e12))
+      ->capture_default_str();
+  sub->add_option("--slack-ratio", a->slack_ratio,
+                  "Per (family, row length) cell: growth tolerated as a fraction of the cell's contract bound "
+                  "(error/bound by this, max and mean ULP by this x bound; docs/gate.md)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  sub->add_option("--bias-z-growth", a->bias_z_growth,
+                  "Bias check: fail where the sign test's |z| is >= 5 and this much above the baseline's")
+      ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   sub->add_option("--reference-rule", a->reference_rules,
                   "KERNEL:K: every kernel with a contract in KERNEL's format and op must have max ULP <= K x "

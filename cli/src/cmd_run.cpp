@@ -35,6 +35,7 @@ struct RunArgs {
   bool sparse = false;
   int property_tests = 10;
   PluginArgs plugins;
+  ReferenceRuleSettings reference_rule;
 };
 
 std::string fmt_num(double v) { return fmt::format("{:.3g}", v); }
@@ -82,6 +83,14 @@ void print_summary(const Report& r) {
       if (!marker.empty()) verdict += fmt::format(" {}", marker);
       notes += labelled(fmt::format("{} {}:", k.kernel, k.label()), text);
     };
+    if (k.reference.violations > 0)
+      note("REFERENCE", fmt::format("error above {} x {}'s + {} u on {} of {} rows (max ratio {}; the reference rule, "
+                                    "no contract: it fails the run)",
+                                    fmt_num(r.reference_rule.k), k.reference.kernel, fmt_num(r.reference_rule.slack),
+                                    k.reference.violations, k.reference.rows, fmt_num(k.reference.max_ratio)));
+    if (k.distribution.biased())
+      note("BIASED", fmt::format("one-sided errors: {} rows above, {} below the exact value (z = {:.1f})",
+                                 k.distribution.rows_above, k.distribution.rows_below, k.distribution.bias_z()));
     if (k.floor_violations > 0)
       note("FLOOR", fmt::format("NaN/inf where the exact value is finite on {} rows the format holds (no contract: "
                                 "the floor fails the run)",
@@ -91,6 +100,7 @@ void print_summary(const Report& r) {
     if (k.policy_violations > 0)
       note("POLICY", fmt::format("masked-row policy broken in {} rows", k.policy_violations));
     if (k.worst.exact.starts_with(kernel_failure_prefix)) note("FAILED", k.worst.exact);
+    if (k.status == "violated" && k.worst.present) note("", "repro: " + k.worst.repro);
     if (const auto op = parse_op(k.op); op && is_sparse(*op))
       note("", fmt::format("support: {} false zeros, {} false non-zeros", k.false_zeros, k.false_nonzeros));
     table.add({k.kernel, k.label(), std::to_string(k.cases), fmt_num(k.max_ulp), fmt_num(k.mean_ulp),
@@ -135,6 +145,17 @@ Command add_run(CLI::App& app) {
   sub->add_option("--property-tests", a->property_tests,
                   "Cases per property in the report's property verdicts (0: skip; `softcheck check` runs more)")
       ->check(CLI::Range(0, 100000))->capture_default_str();
+  sub->add_option("--reference-rule", a->reference_rule.scope,
+                  "Which outputs the reference rule judges: on every row, max |y - exact| <= K x that of "
+                  "softcheck's stable kernel of the same format + SLACK u max(1, max |output|) "
+                  "(FlashAttention's test rule; docs/gating-your-kernel.md). no_contract: outputs without a "
+                  "derived contract; all: every output (a second gate beside the contracts); off")
+      ->check(CLI::IsMember({"no_contract", "all", "off"}))->capture_default_str();
+  sub->add_option("--reference-k", a->reference_rule.k, "K of the reference rule (>= 1)")
+      ->check(CLI::Range(1.0, 1e12))->capture_default_str();
+  sub->add_option("--reference-slack", a->reference_rule.slack,
+                  "SLACK of the reference rule, in units of the format's u (>= 0)")
+      ->check(CLI::Range(0.0, 1e12))->capture_default_str();
   sub->add_flag("--quiet", a->quiet, "No progress and no table; exit status and files only");
   return [a] {
     const KernelSet kernel_set(a->plugins);
@@ -145,6 +166,8 @@ Command add_run(CLI::App& app) {
     opt.selection = {a->suite, a->families, a->sizes, a->temperatures};
     build_suite(opt.selection);  // validate before touching the output directory
     check_temperatures(kernels, opt.selection);
+    opt.reference_rule = a->reference_rule;
+    check_reference_rule(opt.reference_rule);
     opt.seed = a->seed;
     opt.oracle_bits = a->oracle_bits;
     opt.oracle = a->oracle == "mpfr" ? OracleMode::mpfr : OracleMode::tiered;
@@ -169,10 +192,12 @@ Command add_run(CLI::App& app) {
     if (!a->quiet) {
       print_summary(report);
       // A kernel without a contract is violated by the floor alone: say which.
-      const bool floor = std::any_of(report.kernels.begin(), report.kernels.end(),
-                                     [](const KernelSummary& k) { return k.floor_violations > 0; });
-      const bool others = std::any_of(report.kernels.begin(), report.kernels.end(), [](const KernelSummary& k) {
-        return k.status == "violated" && k.floor_violations == 0;
+      const auto floor_only = [](const KernelSummary& k) {
+        return !k.contract_declared && (k.floor_violations > 0 || k.reference.violations > 0);
+      };
+      const bool floor = std::any_of(report.kernels.begin(), report.kernels.end(), floor_only);
+      const bool others = std::any_of(report.kernels.begin(), report.kernels.end(), [&](const KernelSummary& k) {
+        return k.status == "violated" && !floor_only(k);
       });
       const std::string headline = report.all_held() ? "every declared contract held"
                                    : floor && !others ? "FLOOR VIOLATED (a kernel without a contract)"

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -462,6 +463,18 @@ Kernel make_plugin_kernel(const std::vector<const Decoded*>& group, const std::s
   return k;
 }
 
+// `text` as one shell word: as is when it holds only safe characters, else
+// in single quotes (a quote inside as '\'').
+std::string shell_word(const std::string& text) {
+  const bool safe = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./-+=:,@%").find(c) != std::string_view::npos;
+  });
+  if (safe) return text;
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 // Descriptors grouped by name, in order of first appearance, into Kernels.
 std::vector<Kernel> make_kernels(const std::vector<Decoded>& ds, const std::string& label,
                                  const PluginOptions& options) {
@@ -505,7 +518,12 @@ Plugin load_plugin(const std::string& path, const PluginOptions& options, const 
   check_together(decoded, taken, problems);
   if (!problems.empty()) problems.raise(path);
   const std::string label = "plugin:" + std::filesystem::path(path).filename().string();
-  return {path, make_kernels(decoded, label, options)};
+  std::vector<Kernel> kernels = make_kernels(decoded, label, options);
+  // Repro lines replay a plugin kernel with the options that loaded it.
+  const std::string loaded = "--plugin " + shell_word(std::filesystem::absolute(path).lexically_normal().string()) +
+                             (options.isolate ? " --isolate" : "");
+  for (Kernel& k : kernels) k.load_options = loaded;
+  return {path, std::move(kernels)};
 }
 
 std::vector<Plugin> load_plugins(const std::vector<std::string>& paths, const PluginOptions& options) {

@@ -96,6 +96,21 @@ const std::vector<Kernel>& peer_kernels() {
   return registry;
 }
 
+StableReference stable_reference_kernel(Format f, OutputKind kind) {
+  std::vector<std::string_view> candidates;
+  switch (f) {
+    case Format::f32: candidates = {"shifted_f32", "shifted_log1p_f32"}; break;
+    case Format::f64: candidates = {"shifted_f64", "shifted_log1p_f64"}; break;
+    case Format::f16: candidates = {"f16_shifted_f32acc"}; break;
+    case Format::bf16: candidates = {"bf16_shifted_f32acc"}; break;
+  }
+  for (std::string_view name : candidates)
+    if (const Kernel* k = find_in(builtin_kernels(), name); k != nullptr && k->available)
+      for (const OpDecl& d : k->ops)
+        if (!spec(d.op).several_outputs() && !is_sparse(d.op) && spec(d.op).out[0].kind == kind) return {k, &d};
+  return {};
+}
+
 const Kernel* find_kernel(std::string_view name) {
   if (const Kernel* k = find_in(builtin_kernels(), name)) return k;
   if (const Kernel* k = find_in(peer_kernels(), name)) return k;

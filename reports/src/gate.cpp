@@ -30,8 +30,8 @@ std::uint64_t broken_outputs(const KernelSummary& k) { return k.nonfinite + k.sp
 class Checker {
  public:
   Checker(Result& out, const KernelSummary& k) : out_(out), k_(k) {}
-  void add(std::string name, Outcome o, std::string message) {
-    out_.checks.push_back({k_.kernel, k_.label(), std::move(name), o, std::move(message)});
+  void add(std::string name, Outcome o, std::string message, std::string repro = {}) {
+    out_.checks.push_back({k_.kernel, k_.label(), std::move(name), o, std::move(message), std::move(repro)});
   }
 
  private:
@@ -156,6 +156,97 @@ void check_references(Checker& c, const Report& report, const KernelSummary& k, 
   }
 }
 
+// The reference rule (report.hpp ReferenceRuleSettings) of an entry it judged.
+void check_reference_rule(Checker& c, const KernelSummary& k) {
+  if (!k.reference.present()) return;
+  if (k.reference.kernel.empty()) return c.add("reference", Outcome::skip, "not applied: " + k.reference.not_applied);
+  c.add("reference", k.reference.violations > 0 ? Outcome::fail : Outcome::pass,
+        fmt::format("{} of {} rows above the error the reference rule allows against {} (largest error / allowed {})",
+                    k.reference.violations, k.reference.rows, k.reference.kernel, num(k.reference.max_ratio)));
+}
+
+// The command that reruns one cell: its family and row length at the run's
+// temperatures and seed, the kernel loaded as it was.
+std::string cell_repro(const Report& r, const KernelSummary& k, const CellSummary& cell) {
+  std::string s = "softcheck run " + (k.load_options.empty() ? "" : k.load_options + " ") + "--impl " + k.kernel +
+                  " --suite " + r.suite + " --family " + cell.family + " --size " + std::to_string(cell.cols);
+  for (double t : r.temperatures) s += " --temperature " + fmt::format("{}", t);
+  return s + " --seed " + std::to_string(r.seed);
+}
+
+double z_of(std::uint64_t above, std::uint64_t below) {
+  ErrorDistribution d;
+  d.rows_above = above;
+  d.rows_below = below;
+  return d.bias_z();
+}
+
+// One-sided now where it was not: |z| at the threshold and grown by bias_z_growth.
+bool bias_grew(double z_base, double z_now, const Options& opt) {
+  return std::fabs(z_now) >= bias_z_threshold && std::fabs(z_now) >= std::fabs(z_base) + opt.bias_z_growth;
+}
+
+// Per (family, row length) cell, against the baseline's cell (docs/gate.md):
+// a cell fails on any of its measures and says which, with the numbers.
+void check_cells(Checker& c, const Report& report, const KernelSummary* base, const KernelSummary& k,
+                 const Options& opt) {
+  if (!base) return;
+  for (const CellSummary& now : k.cells) {
+    const auto it = std::find_if(base->cells.begin(), base->cells.end(), [&](const CellSummary& b) {
+      return b.family == now.family && b.cols == now.cols;
+    });
+    const std::string name = fmt::format("cell:{}/{}", now.family, now.cols);
+    if (it == base->cells.end()) {
+      c.add(name, Outcome::skip, "not in the baseline");
+      continue;
+    }
+    const CellSummary& was = *it;
+    std::vector<std::string> failed, held;
+    const auto measure = [&](const char* what, double b, double n, double allowed) {
+      (n > allowed ? failed : held)
+          .push_back(fmt::format("{} {} -> {} (allowed {})", what, num(b), num(n), num(allowed)));
+    };
+    // With a contract, growth within slack_ratio of the cell's bound is tolerated too.
+    const double bound = std::min(was.bound, now.bound);
+    const double room = opt.slack_ulp + (std::isfinite(bound) ? opt.slack_ratio * bound : 0);
+    measure("max ULP", was.max_ulp, now.max_ulp, was.max_ulp * (1 + opt.margin) + room);
+    measure("mean ULP", was.mean_ulp, now.mean_ulp, was.mean_ulp * (1 + opt.margin) + room);
+    if (k.contract_declared)
+      measure("error/bound", was.max_ratio, now.max_ratio, was.max_ratio * (1 + opt.margin) + opt.slack_ratio);
+    const std::string nan = fmt::format("NaN/inf {} -> {}", was.nonfinite, now.nonfinite);
+    (now.nonfinite > 0 && was.nonfinite == 0 ? failed : held).push_back(nan);
+    const double zb = z_of(was.rows_above, was.rows_below), zn = z_of(now.rows_above, now.rows_below);
+    const std::string bias = fmt::format("bias z {:.1f} -> {:.1f} (rows above/below {}/{} -> {}/{})", zb, zn,
+                                         was.rows_above, was.rows_below, now.rows_above, now.rows_below);
+    (bias_grew(zb, zn, opt) ? failed : held).push_back(bias);
+    if (failed.empty()) {
+      c.add(name, Outcome::pass, fmt::format("{}", fmt::join(held, "; ")));
+      continue;
+    }
+    c.add(name, Outcome::fail,
+          fmt::format("{} rows of n = {}: {}; held: {}", now.rows, now.cols, fmt::join(failed, "; "),
+                      held.empty() ? std::string("none") : fmt::format("{}", fmt::join(held, "; "))),
+          cell_repro(report, k, now));
+  }
+}
+
+// The bias check per family: its rows' signs together (cells hold too few
+// rows for the sign test to reach the threshold on short-row families).
+void check_bias(Checker& c, const KernelSummary* base, const KernelSummary& k, const Options& opt) {
+  if (!base) return;
+  for (const FamilySummary& now : k.by_family) {
+    const auto it = std::find_if(base->by_family.begin(), base->by_family.end(),
+                                 [&](const FamilySummary& b) { return b.family == now.family; });
+    if (it == base->by_family.end() || now.distribution.measured == 0) continue;
+    const ErrorDistribution &b = it->distribution, &n = now.distribution;
+    c.add("bias:" + now.family, bias_grew(b.bias_z(), n.bias_z(), opt) ? Outcome::fail : Outcome::pass,
+          fmt::format("sign test z {:.1f} -> {:.1f} (rows above/below {}/{} -> {}/{}; mean signed ULP {} -> {}; fails "
+                      "at |z| >= {} and {} above the baseline's)",
+                      b.bias_z(), n.bias_z(), b.rows_above, b.rows_below, n.rows_above, n.rows_below,
+                      num(b.mean_signed_ulp), num(n.mean_signed_ulp), num(bias_z_threshold), num(opt.bias_z_growth)));
+  }
+}
+
 void check_kernel(Result& out, const Report& report, const KernelSummary* base, const KernelSummary& k,
                   const Options& opt) {
   Checker c(out, k);
@@ -164,7 +255,10 @@ void check_kernel(Result& out, const Report& report, const KernelSummary* base, 
   check_nonfinite(c, base, k);
   check_contract(c, k);
   check_floor(c, k);
+  check_reference_rule(c, k);
   check_margin(c, base, k, opt);
+  check_cells(c, report, base, k, opt);
+  check_bias(c, base, k, opt);
   check_support(c, base, k);
   check_properties(c, base, k);
   check_references(c, report, k, opt);
@@ -251,6 +345,14 @@ Result compare(const Report& baseline, const Report& report, const Options& opt)
       throw std::invalid_argument("--reference-rule: kernel '" + rule.kernel + "' is not in the report");
   Result out;
   if (std::string note = settings_difference(baseline, report); !note.empty()) out.notes.push_back(note);
+  // The same settings must give the same cases: a count that differs means
+  // the two runs did not evaluate the same rows (the checks compare maxima
+  // over different inputs).
+  for (const KernelSummary& k : report.kernels)
+    if (const KernelSummary* b = find(baseline, k); b && b->status != "unavailable" && k.status != "unavailable" &&
+                                                    (b->cases != k.cases || b->rows != k.rows))
+      out.notes.push_back(fmt::format("{} {}: the baseline evaluated {} cases ({} rows), the report {} ({} rows)",
+                                      k.kernel, k.label(), b->cases, b->rows, k.cases, k.rows));
   for (const KernelSummary& k : report.kernels) {
     const KernelSummary* base = find(baseline, k);
     check_kernel(out, report, base, k, opt);
@@ -261,7 +363,7 @@ Result compare(const Report& baseline, const Report& report, const Options& opt)
     out.rows.push_back(diff_row(&b, nullptr));
     const bool measured = b.status != "unavailable";
     out.checks.push_back({b.kernel, b.label(), "present", measured ? Outcome::fail : Outcome::skip,
-                          measured ? "in the baseline, missing from the report" : "unavailable in the baseline"});
+                          measured ? "in the baseline, missing from the report" : "unavailable in the baseline", ""});
   }
   return out;
 }
@@ -280,7 +382,9 @@ std::string diff_table(const Result& r) {
   if (failed > 0) {
     s += "\nRegressions:\n";
     for (const Check& c : r.checks)
-      if (c.outcome == Outcome::fail) s += fmt::format("  {} {} [{}]: {}\n", c.kernel, c.op, c.name, c.message);
+      if (c.outcome == Outcome::fail)
+        s += fmt::format("  {} {} [{}]: {}\n{}", c.kernel, c.op, c.name, c.message,
+                         c.repro.empty() ? "" : "    repro: " + c.repro + "\n");
   }
   s += fmt::format("\ngate: {} ({} checks: {} passed, {} failed, {} skipped)\n", failed ? "FAILED" : "passed",
                    r.checks.size(), r.count(Outcome::pass), failed, r.count(Outcome::skip));
@@ -300,8 +404,13 @@ std::string junit_xml(const Result& r) {
       s += "/>\n";
       continue;
     }
-    const char* tag = c.outcome == Outcome::fail ? "failure" : "skipped";
-    s += fmt::format(">\n      <{} message=\"{}\"/>\n    </testcase>\n", tag, xml_attr(c.message));
+    if (c.outcome == Outcome::skip) {
+      s += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_attr(c.message));
+      continue;
+    }
+    // The failure's body: its numbers, and the command that reruns it.
+    s += fmt::format(">\n      <failure message=\"{}\">{}{}</failure>\n    </testcase>\n", xml_attr(c.message),
+                     svg::escape(c.message), c.repro.empty() ? "" : "&#10;repro: " + svg::escape(c.repro));
   }
   return s + "  </testsuite>\n</testsuites>\n";
 }

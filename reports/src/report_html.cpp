@@ -85,6 +85,11 @@ std::string status_cell(const KernelSummary& k) {
     s += fmt::format(" <span class=\"flag\">masked-row policy broken in {} rows</span>", k.policy_violations);
   if (k.floor_violations > 0)
     s += fmt::format(" <span class=\"flag\">floor: NaN/inf on {} rows the format holds</span>", k.floor_violations);
+  if (k.reference.violations > 0)
+    s += fmt::format(" <span class=\"flag\">reference rule broken on {} of {} rows</span>", k.reference.violations,
+                     k.reference.rows);
+  if (k.distribution.biased())
+    s += fmt::format(" <span class=\"flag\">BIASED (z = {:.1f})</span>", k.distribution.bias_z());
   return s;
 }
 
@@ -114,7 +119,7 @@ std::string header(const Report& r) {
       escape(r.tool_version), escape(r.suite), r.seed, r.oracle_bits, r.families.size(),
       escape(fmt::format("{}", fmt::join(r.sizes, ", "))), escape(fmt::format("{}", fmt::join(r.temperatures, ", "))),
       held ? "held" : "violated", held ? "every declared contract held" : "a declared contract was violated");
-  s += "<nav><a href=\"#summary\">Summary</a><a href=\"#histograms\">Histograms</a><a href=\"#by-size\">Row "
+  s += "<nav><a href=\"#summary\">Summary</a><a href=\"#distribution\">Bias</a><a href=\"#histograms\">Histograms</a><a href=\"#by-size\">Row "
        "length</a><a href=\"#by-magnitude\">Magnitude</a><a href=\"#by-temperature\">Temperature</a><a "
        "href=\"#formats\">Formats</a><a href=\"#worst\">Worst inputs</a>";
   if (std::any_of(r.kernels.begin(), r.kernels.end(), [](const KernelSummary& k) { return !k.properties.empty(); }))
@@ -179,6 +184,65 @@ std::string kernel_histogram(const KernelSummary& k, const Palette& pal) {
     ch.bars.push_back({"false nz", static_cast<double>(k.false_nonzeros), "#8a5a00",
                        fmt::format("false non-zeros (kernel > 0, exact 0): {} elements", k.false_nonzeros)});
   return svg::render(ch);
+}
+
+// Bias and distribution (report.hpp ErrorDistribution): the table of every
+// entry, then per op a plot of error / bound per family (p99 as the line,
+// hover for p50 and max) for the entries with a contract.
+std::string distribution_section(const Report& r, const Palette& pal) {
+  std::string s =
+      "<section id=\"distribution\"><h2>Bias and distribution</h2>\n<p class=\"intro\">Mean signed error (r - exact) "
+      "in ulp and relative; above / below: outputs at least 1/2 ulp above / below the exact value; percentiles of "
+      "|error| (each within 2.2 % above the true one); z: the sign test over rows, BIASED at |z| &gt;= " +
+      num(bias_z_threshold) + ".</p>\n<table><tr><th>kernel</th><th>op</th><th>mean signed ULP</th><th>mean signed "
+      "rel</th><th>above</th><th>below</th><th>p50 ULP</th><th>p99 ULP</th><th>max ULP</th><th>p99 err/bound</th>"
+      "<th>bias z</th></tr>\n";
+  for (const KernelSummary& k : r.kernels) {
+    if (!measured(k)) continue;
+    const ErrorDistribution& d = k.distribution;
+    s += "<tr>" + td(escape(k.kernel)) + td(escape(k.label())) + td_num(d.mean_signed_ulp) + td_num(d.mean_signed_rel) +
+         td_count(d.above) + td_count(d.below) + td_num(d.p50_ulp) + td_num(d.p99_ulp) + td_num(d.max_ulp) +
+         (k.contract_declared ? td_num(d.p99_ratio) : td("n/a")) +
+         td(fmt::format("{:.1f}{}", d.bias_z(), d.biased() ? " <span class=\"flag\">BIASED</span>" : "")) + "</tr>\n";
+  }
+  s += "</table>\n";
+  std::string plots;
+  for (const std::string& op : distinct(r, [](const KernelSummary& k) { return k.label(); })) {
+    svg::LineChart ch;
+    ch.width = 1160;
+    ch.title = "p99 error / bound per family — " + op;
+    ch.y_label = "p99 |error| / bound";
+    ch.y_log = true;
+    ch.y_floor = 1e-4;
+    std::vector<std::string> families;
+    for (const KernelSummary& k : r.kernels)
+      if (k.label() == op && measured(k) && k.contract_declared)
+        for (const FamilySummary& f : k.by_family)
+          if (std::find(families.begin(), families.end(), f.family) == families.end()) families.push_back(f.family);
+    for (const KernelSummary& k : r.kernels) {
+      if (k.label() != op || !measured(k) || !k.contract_declared) continue;
+      svg::Series series{k.kernel, pal.color(k.algorithm), Palette::dash(k.format), {}};
+      for (std::size_t i = 0; i < families.size(); ++i)
+        for (const FamilySummary& f : k.by_family)
+          if (f.family == families[i] && f.distribution.measured > 0)
+            series.points.push_back({static_cast<double>(i + 1), f.distribution.p99_ratio, f.violations > 0,
+                                     fmt::format("{}, family {}: error/bound p50 {}, p99 {}, max {}; bias z {:.1f}",
+                                                 k.kernel, f.family, num(f.distribution.p50_ratio),
+                                                 num(f.distribution.p99_ratio), num(f.distribution.max_ratio),
+                                                 f.distribution.bias_z())});
+      if (!series.points.empty()) ch.series.push_back(std::move(series));
+    }
+    std::string key;
+    for (std::size_t i = 0; i < families.size(); ++i) key += fmt::format("{}{} {}", i ? ", " : "", i + 1, families[i]);
+    ch.x_label = "family (numbered below)";
+    const std::string plot = svg::render(ch);
+    if (!plot.empty()) plots += figure(plot) + "<p class=\"note\">Families: " + escape(key) + ".</p>\n";
+  }
+  s += plots.empty() ? "<p class=\"note\">No entry with a contract has a distribution in this report (none "
+                       "declares one, or the report was written before distributions existed): no error / bound "
+                       "to plot.</p>\n"
+                     : plots;
+  return s + "</section>\n";
 }
 
 std::string histogram_section(const Report& r, const Palette& pal) {
@@ -433,6 +497,7 @@ std::string to_html(const Report& r, std::string_view json_digest) {
                      std::string(style) + "</style>\n</head>\n<body>\n";
   page += header(r);
   page += summary_section(r);
+  page += distribution_section(r, pal);
   page += histogram_section(r, pal);
   page += sweep_section(r, pal, {&KernelSummary::by_size, "n"}, "by-size", "Max error vs row length",
                         "Largest ULP error over all rows of each length (every family and temperature).",

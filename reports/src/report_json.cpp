@@ -31,10 +31,52 @@ Json worst_json(const WorstCase& w) {
               {"input", w.input},     {"repro", w.repro}};
 }
 
+Json distribution_json(const ErrorDistribution& d) {
+  return Json{{"measured", d.measured},
+              {"mean_signed_ulp", number_or_null(d.mean_signed_ulp)},
+              {"mean_signed_rel", number_or_null(d.mean_signed_rel)},
+              {"above", d.above},
+              {"below", d.below},
+              {"p50_ulp", number_or_null(d.p50_ulp)},
+              {"p99_ulp", number_or_null(d.p99_ulp)},
+              {"max_ulp", number_or_null(d.max_ulp)},
+              {"p50_ratio", number_or_null(d.p50_ratio)},
+              {"p99_ratio", number_or_null(d.p99_ratio)},
+              {"max_ratio", number_or_null(d.max_ratio)},
+              {"rows_above", d.rows_above},
+              {"rows_below", d.rows_below},
+              {"bias_z", d.bias_z()},
+              {"biased", d.biased()}};
+}
+
 Json family_json(const FamilySummary& f) {
   return Json{{"family", f.family},         {"rows", f.rows},
               {"max_ulp", f.max_ulp},       {"nonfinite", f.nonfinite},
-              {"violations", f.violations}};
+              {"violations", f.violations}, {"distribution", distribution_json(f.distribution)}};
+}
+
+Json cell_json(const CellSummary& c) {
+  return Json{{"family", c.family},
+              {"cols", c.cols},
+              {"rows", c.rows},
+              {"measured", c.measured},
+              {"nonfinite", c.nonfinite},
+              {"violations", c.violations},
+              {"max_ulp", number_or_null(c.max_ulp)},
+              {"mean_ulp", number_or_null(c.mean_ulp)},
+              {"max_ratio", number_or_null(c.max_ratio)},
+              {"mean_signed_ulp", number_or_null(c.mean_signed_ulp)},
+              {"rows_above", c.rows_above},
+              {"rows_below", c.rows_below},
+              {"bound", number_or_null(c.bound)}};
+}
+
+Json reference_json(const ReferenceCheck& r) {
+  if (r.kernel.empty()) return Json{{"not_applied", r.not_applied}};
+  return Json{{"kernel", r.kernel},
+              {"rows", r.rows},
+              {"violations", r.violations},
+              {"max_ratio", number_or_null(r.max_ratio)}};
 }
 
 Json property_json(const PropertySummary& p) {
@@ -106,6 +148,7 @@ Json kernel_json(const KernelSummary& k) {
               {"policy_rows", k.policy_rows},
               {"policy_violations", k.policy_violations},
               {"worst", worst_json(k.worst)},
+              {"distribution", distribution_json(k.distribution)},
               {"by_family", by_family},
               {"properties", properties},
               {"ulp_histogram", k.ulp_histogram},
@@ -117,6 +160,7 @@ Json kernel_json(const KernelSummary& k) {
     j["false_zeros"] = k.false_zeros;
     j["false_nonzeros"] = k.false_nonzeros;
   }
+  if (!k.load_options.empty()) j["load_options"] = k.load_options;
   // Ops with several outputs only: which output the entry judges.
   if (!k.output.empty()) j["output"] = k.output;
   // Entries without a declared contract: the floor's checks.
@@ -130,6 +174,11 @@ Json kernel_json(const KernelSummary& k) {
     floor[std::string(floor_no_nonfinite)] = std::move(check);
     j["floor"] = std::move(floor);
   }
+  // Entries the reference rule judges, or should have and could not.
+  if (k.reference.present()) j["reference"] = reference_json(k.reference);
+  Json cells = Json::array();
+  for (const CellSummary& c : k.cells) cells.push_back(cell_json(c));
+  j["cells"] = std::move(cells);
   return j;
 }
 
@@ -145,6 +194,14 @@ Json performance_json(const Performance& p) {
 }
 
 }  // namespace
+
+double ErrorDistribution::bias_z() const {
+  const std::uint64_t n = rows_above + rows_below;
+  if (n == 0) return 0;
+  return (static_cast<double>(rows_above) - static_cast<double>(rows_below)) / std::sqrt(static_cast<double>(n));
+}
+
+bool ErrorDistribution::biased() const { return std::fabs(bias_z()) >= bias_z_threshold; }
 
 bool Report::all_held() const {
   for (const KernelSummary& k : kernels) {
@@ -166,6 +223,13 @@ std::string to_json(const Report& r) {
                   {"temperatures", r.temperatures}};
   if (!r.oracle.mode.empty())
     run["oracle"] = Json{{"mode", r.oracle.mode}, {"rows", r.oracle.rows}, {"mpfr_rows", r.oracle.mpfr_rows}};
+  if (r.selection_recorded)
+    run["selection"] = Json{{"families", r.selected_families},
+                            {"sizes", r.selected_sizes},
+                            {"temperatures", r.selected_temperatures}};
+  if (!r.reference_rule.scope.empty())
+    run["reference_rule"] =
+        Json{{"scope", r.reference_rule.scope}, {"k", r.reference_rule.k}, {"slack_u", r.reference_rule.slack}};
   Json doc = Json{{"schema", "softcheck-report"},
                   {"schema_version", report_schema_version},
                   {"tool", Json{{"name", "softcheck"}, {"version", r.tool_version}}},

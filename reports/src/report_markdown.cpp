@@ -117,6 +117,34 @@ void summary_table(std::string& out, const Report& r) {
            "(2^-24 for f32, 2^-53 for f64): |got - exact| / u (the op table's metric; docs/ops.md).\n";
 }
 
+// The bias and distribution table (report.hpp ErrorDistribution): one line
+// per entry, for the summary.
+std::string percent(std::uint64_t part, std::uint64_t whole) {
+  return whole == 0 ? std::string("n/a") : fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+std::string bias_text(const ErrorDistribution& d) {
+  return fmt::format("{:.1f}{}", d.bias_z(), d.biased() ? " **BIASED**" : "");
+}
+
+void distribution_table(std::string& out, const Report& r) {
+  out += "\n## Bias and distribution\n\nSigned error (r - exact) / ulp averaged over the measured outputs; "
+         "above / below: outputs at least 1/2 ulp above / below the exact value (not correctly rounded); "
+         "percentiles of |error| and of |error| / bound (each within 2.2 % above the true percentile, "
+         "docs/report-schema.md); z: the sign test over rows, flagged BIASED at |z| >= " +
+         num(bias_z_threshold) + ".\n\n";
+  out += "| kernel | op | mean signed ULP | mean signed rel | above | below | p50 ULP | p99 ULP | max ULP | "
+         "p99 err/bound | bias z |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const KernelSummary& k : r.kernels) {
+    if (k.status == "unavailable") continue;
+    const ErrorDistribution& d = k.distribution;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(k.kernel), md(k.label()),
+                       num(d.mean_signed_ulp), num(d.mean_signed_rel), percent(d.above, d.measured),
+                       percent(d.below, d.measured), num(d.p50_ulp), num(d.p99_ulp), num(d.max_ulp),
+                       k.contract_declared ? num(d.p99_ratio) : std::string("n/a"), bias_text(d));
+  }
+}
+
 void kernel_section(std::string& out, const KernelSummary& k) {
   out += fmt::format("\n### {} ({})\n\n{}\n\n", md(k.kernel), md(k.label()), md_paragraph(k.description));
   out += fmt::format("- masked-row policy: {} ({} fully masked rows, {} policy violations)\n",
@@ -134,6 +162,13 @@ void kernel_section(std::string& out, const KernelSummary& k) {
                              "is finite\n",
                              k.floor_violations)
                : fmt::format("- floor (no contract): no_nonfinite opted out: {}\n", md(k.floor_opt_out));
+  if (k.reference.present())
+    out += k.reference.kernel.empty()
+               ? fmt::format("- reference rule: not applied: {}\n", md(k.reference.not_applied))
+               : fmt::format("- reference rule against {}: {} of {} rows above the allowed error, largest "
+                             "error / allowed {}\n",
+                             md_code(k.reference.kernel, false), k.reference.violations, k.reference.rows,
+                             num(k.reference.max_ratio));
   if (is_sparse_op_name(k.op))
     out += fmt::format("- support against the oracle's: {} false zeros, {} false non-zeros (not in the ULP "
                        "figures, which cover entries both put on the support)\n",
@@ -146,10 +181,13 @@ void kernel_section(std::string& out, const KernelSummary& k) {
     if (!w.input.empty()) out += fmt::format("  - input: {}\n", md_code(w.input, false));
     out += fmt::format("  - repro: {}\n", md_code(w.repro, false));
   }
-  out += "\n| family | rows | max ULP | NaN/inf | violations |\n|---|---:|---:|---:|---:|\n";
+  out += "\n| family | rows | max ULP | p99 ULP | mean signed ULP | p99 err/bound | bias z | NaN/inf | violations |\n"
+         "|---|---:|---:|---:|---:|---:|---|---:|---:|\n";
   for (const FamilySummary& f : k.by_family)
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", md(f.family), f.rows, num(f.max_ulp), f.nonfinite,
-                       f.violations);
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(f.family), f.rows, num(f.max_ulp),
+                       num(f.distribution.p99_ulp), num(f.distribution.mean_signed_ulp),
+                       k.contract_declared ? num(f.distribution.p99_ratio) : std::string("n/a"),
+                       bias_text(f.distribution), f.nonfinite, f.violations);
 }
 
 void performance_table(std::string& out, const Performance& p) {
@@ -188,6 +226,12 @@ std::string to_markdown(const Report& r, std::string_view json_digest) {
          "computed value (docs/oracle.md). NaN/inf outputs where the exact value is finite are "
          "counted separately and never averaged.\n\n## Summary\n\n";
   summary_table(out, r);
+  distribution_table(out, r);
+  if (!r.reference_rule.scope.empty() && r.reference_rule.scope != "off")
+    out += fmt::format("\nReference rule ({} outputs): on every row, max |got - exact| <= {} x that of softcheck's "
+                       "stable kernel of the same format + {} u max(1, max |output|) (docs/gating-your-kernel.md).\n",
+                       r.reference_rule.scope == "all" ? "all" : "no-contract", num(r.reference_rule.k),
+                       num(r.reference_rule.slack));
   out += "\n## Kernels\n";
   for (const KernelSummary& k : r.kernels) kernel_section(out, k);
   if (r.performance.present) performance_table(out, r.performance);

@@ -257,6 +257,52 @@ WorstCase read_worst(const Node& k, const std::string& who) {
   return w;
 }
 
+// Optional (added after schema 1's first release): absent means zeros.
+ErrorDistribution read_distribution(const Node& parent, const std::string& who) {
+  ErrorDistribution d;
+  if (!parent.has("distribution")) return d;
+  const Node n = parent.child("distribution");
+  d.measured = n.count("measured");
+  d.mean_signed_ulp = n.number("mean_signed_ulp");
+  d.mean_signed_rel = n.number("mean_signed_rel");
+  d.above = n.count("above");
+  d.below = n.count("below");
+  if (d.above + d.below > d.measured) n.fail("above", "above + below larger than measured" + who);
+  d.p50_ulp = n.non_negative("p50_ulp", who);
+  d.p99_ulp = n.non_negative("p99_ulp", who);
+  d.max_ulp = n.non_negative("max_ulp", who);
+  if (!(d.p50_ulp <= d.p99_ulp && d.p99_ulp <= d.max_ulp * (1 + 0x1p-5)))
+    n.fail("p99_ulp", "percentiles not ascending (p50 <= p99 <= max)" + who);
+  d.p50_ratio = n.non_negative("p50_ratio", who);
+  d.p99_ratio = n.non_negative("p99_ratio", who);
+  d.max_ratio = n.non_negative("max_ratio", who);
+  d.rows_above = n.count("rows_above");
+  d.rows_below = n.count("rows_below");
+  n.number("bias_z");   // derived; checked, not kept
+  n.boolean("biased");  // derived; checked, not kept
+  return d;
+}
+
+CellSummary read_cell(const Node& n, const std::string& who) {
+  CellSummary c;
+  c.family = n.str("family");
+  c.cols = n.integer_in("cols", 1, int_max, who);
+  c.rows = n.count("rows");
+  c.measured = n.count("measured");
+  c.nonfinite = n.count("nonfinite");
+  c.violations = n.count("violations");
+  if (c.violations > c.rows) n.fail("violations", "larger than rows" + who);
+  c.max_ulp = n.non_negative("max_ulp", who);
+  c.mean_ulp = n.non_negative("mean_ulp", who);
+  c.max_ratio = n.non_negative("max_ratio", who);
+  c.mean_signed_ulp = n.number("mean_signed_ulp");
+  c.rows_above = n.count("rows_above");
+  c.rows_below = n.count("rows_below");
+  if (c.rows_above + c.rows_below > c.rows) n.fail("rows_above", "rows_above + rows_below larger than rows" + who);
+  c.bound = n.non_negative("bound", who);
+  return c;
+}
+
 FamilySummary read_family(const Node& n, const std::string& who) {
   FamilySummary f;
   f.family = n.str("family");
@@ -265,6 +311,7 @@ FamilySummary read_family(const Node& n, const std::string& who) {
   f.nonfinite = n.count("nonfinite");
   f.violations = n.count("violations");
   if (f.violations > f.rows) n.fail("violations", "larger than rows" + who);
+  f.distribution = read_distribution(n, who);
   return f;
 }
 
@@ -379,6 +426,7 @@ KernelSummary read_kernel(const Node& k) {
   read_contract(k, s);
   s.status = k.word("status", {"held", "violated", "no_contract", "unavailable"});
   s.unavailable_reason = k.str("unavailable_reason");
+  if (k.has("load_options")) s.load_options = k.str("load_options");
   // The floor's checks: entries without a declared contract only.
   if (k.has("floor")) {
     if (s.contract_declared) k.fail("floor", "an entry with a declared contract has no floor checks");
@@ -402,7 +450,32 @@ KernelSummary read_kernel(const Node& k) {
                         std::to_string(s.nonfinite) + " NaN/inf outputs");
   read_errors(k, s, who);
   s.worst = read_worst(k, who);
+  s.distribution = read_distribution(k, who);
   k.each("by_family", [&](const Node& n) { s.by_family.push_back(read_family(n, who)); });
+  if (k.has("cells")) {
+    k.each("cells", [&](const Node& n) { s.cells.push_back(read_cell(n, who)); });
+    // The gate matches cells by (family, cols): a second one would be ambiguous.
+    std::set<std::pair<std::string, std::int64_t>> seen;
+    for (const CellSummary& c : s.cells)
+      if (!seen.emplace(c.family, c.cols).second)
+        k.fail("cells", "cell (" + c.family + ", " + std::to_string(c.cols) + ") appears twice" + who);
+  }
+  if (k.has("reference")) {
+    const Node ref = k.child("reference");
+    if (ref.has("not_applied")) {
+      s.reference.not_applied = ref.str("not_applied");
+      if (s.reference.not_applied.empty()) ref.fail("not_applied", "needs its reason");
+    } else {
+      s.reference.kernel = ref.str("kernel");
+      if (s.reference.kernel.empty()) ref.fail("kernel", "empty kernel name");
+      s.reference.rows = ref.count("rows");
+      s.reference.violations = ref.count("violations");
+      s.reference.max_ratio = ref.non_negative("max_ratio", who);
+      if (s.reference.violations > s.reference.rows) ref.fail("violations", "larger than rows" + who);
+      if (s.reference.violations > 0 && s.status != "violated")
+        ref.fail("violations", "reference rule violations with status '" + s.status + "'");
+    }
+  }
   k.each("properties", [&](const Node& n) { s.properties.push_back(read_property(n)); });
   // The gate matches property verdicts by name: two would make it pick one.
   for (std::size_t i = 0; i < s.properties.size(); ++i)
@@ -426,6 +499,28 @@ void read_run(const Node& doc, Report& r) {
     r.oracle.rows = o.count("rows");
     r.oracle.mpfr_rows = o.count("mpfr_rows");
     if (r.oracle.mpfr_rows > r.oracle.rows) o.fail("mpfr_rows", "larger than rows");
+  }
+  if (run.has("selection")) {  // added after the first release: optional
+    const Node sel = run.child("selection");
+    r.selection_recorded = true;
+    sel.each_value("families",
+                   [&](const Json& v, const std::string& w) { r.selected_families.push_back(string_element(v, w)); });
+    sel.each_value("sizes", [&](const Json& v, const std::string& w) {
+      r.selected_sizes.push_back(positive_integer_element(v, w));
+    });
+    sel.each_value("temperatures", [&](const Json& v, const std::string& w) {
+      r.selected_temperatures.push_back(positive_element(v, w));
+    });
+  }
+  r.reference_rule.scope.clear();  // not recorded (reports written before the rule existed)
+  if (run.has("reference_rule")) {  // added after the first release: optional
+    const Node rule = run.child("reference_rule");
+    r.reference_rule.scope = rule.word("scope", {"no_contract", "all", "off"});
+    r.reference_rule.k = rule.number("k");
+    r.reference_rule.slack = rule.number("slack_u");
+    if (!(r.reference_rule.k >= 1) || !std::isfinite(r.reference_rule.k)) rule.fail("k", "expected a finite number >= 1");
+    if (!(r.reference_rule.slack >= 0) || !std::isfinite(r.reference_rule.slack))
+      rule.fail("slack_u", "expected a finite number >= 0");
   }
   run.each_value("families", [&](const Json& v, const std::string& w) { r.families.push_back(string_element(v, w)); });
   run.each_value("sizes",

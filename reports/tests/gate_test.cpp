@@ -215,3 +215,89 @@ TEST(Gate, JUnit) {
   EXPECT_NE(xml.find("<skipped message="), std::string::npos);  // naive has no contract
   EXPECT_EQ(xml, gate::junit_xml(gate::compare(base, now, {})));  // deterministic: no times
 }
+
+// Per (family, row length) cell (docs/gate.md): a regression in one cell
+// fails that cell and names the measure; growth within slack_ratio of the
+// bound passes; a cell that became one-sided fails the bias part.
+TEST(Gate, CellsCatchWhatTheMaximumHides) {
+  const Report base = softcheck::testing::sample();
+  Report now = base;
+  softcheck::CellSummary& cell = now.kernels[0].cells[0];  // shifted_f32, normal_s10, n = 8
+  cell.max_ratio = 0.3;  // 0.1 -> 0.3 of the bound: beyond 0.1 x 1.1 + 0.1
+  gate::Result res = gate::compare(base, now, {});
+  EXPECT_EQ(failures(res), (std::vector<std::string>{"shifted_f32 softmax cell:normal_s10/8"}));
+  const gate::Check* c = find_check(res, "shifted_f32", "cell:normal_s10/8");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->message.find("error/bound 0.1 -> 0.3"), std::string::npos) << c->message;
+  EXPECT_EQ(c->repro,
+            "softcheck run --impl shifted_f32 --suite quick --family normal_s10 --size 8 --temperature 1 "
+            "--temperature 0.7 --seed 7");
+  EXPECT_NE(gate::junit_xml(res).find("&#10;repro: softcheck run --impl shifted_f32"), std::string::npos);
+  // The overall maximum did not move: the margin check passed.
+  EXPECT_EQ(find_check(res, "shifted_f32", "margin")->outcome, gate::Outcome::pass);
+
+  // Max ULP growth of 2x on a cell far below its bound (32.5 ULP): within
+  // 10 % of the bound, a reordered sum's noise, passes.
+  now = base;
+  now.kernels[0].cells[1].max_ulp = 2 * base.kernels[0].cells[1].max_ulp;
+  EXPECT_TRUE(gate::compare(base, now, {}).passed());
+  gate::Options strict;
+  strict.slack_ratio = 0;
+  EXPECT_EQ(failures(gate::compare(base, now, strict)),
+            (std::vector<std::string>{"shifted_f32 softmax cell:normal_s10/128"}));
+
+  // New NaN/inf in a cell.
+  now = base;
+  now.kernels[0].cells[1].nonfinite = 1;
+  EXPECT_EQ(failures(gate::compare(base, now, {})),
+            (std::vector<std::string>{"shifted_f32 softmax cell:normal_s10/128"}));
+
+  // Bias: every row of a cell above (z = sqrt(40) = 6.3 >= 5, baseline 0).
+  Report biased_base = base, biased = base;
+  for (Report* r : {&biased_base, &biased}) {
+    r->kernels[0].cells[0].rows = 40;
+    r->kernels[0].rows = 46;
+  }
+  biased_base.kernels[0].cells[0].rows_above = 20;
+  biased_base.kernels[0].cells[0].rows_below = 20;
+  biased.kernels[0].cells[0].rows_above = 40;
+  biased.kernels[0].cells[0].rows_below = 0;
+  res = gate::compare(biased_base, biased, {});
+  EXPECT_EQ(failures(res), (std::vector<std::string>{"shifted_f32 softmax cell:normal_s10/8"}));
+  EXPECT_NE(find_check(res, "shifted_f32", "cell:normal_s10/8")->message.find("bias z 0.0 -> 6.3"), std::string::npos);
+  // Already as one-sided in the baseline: no growth, no failure.
+  EXPECT_TRUE(gate::compare(biased, biased, {}).passed());
+}
+
+TEST(Gate, BiasCheckPerFamily) {
+  const Report base = softcheck::testing::sample();
+  Report now = base;
+  softcheck::ErrorDistribution& d = now.kernels[1].by_family[0].distribution;  // shifted_f64
+  d.rows_above = 11;
+  d.rows_below = 0;  // z = 3.3: below the threshold
+  EXPECT_TRUE(gate::compare(base, now, {}).passed());
+  d.rows_above = 60;  // z = 7.7, baseline -0.3
+  const gate::Result res = gate::compare(base, now, {});
+  EXPECT_EQ(failures(res), (std::vector<std::string>{"shifted_f64 softmax bias:normal_s10"}));
+  gate::Options loose;
+  loose.bias_z_growth = 10;
+  EXPECT_TRUE(gate::compare(base, now, loose).passed());
+}
+
+TEST(Gate, ReferenceRuleOfRunAndCaseCounts) {
+  Report base = softcheck::testing::sample();
+  base.kernels[2].reference.kernel = "shifted_f32";  // naive_f32 (no contract)
+  base.kernels[2].reference.rows = 12;
+  Report now = base;
+  now.kernels[2].reference.violations = 3;
+  now.kernels[2].status = "violated";
+  gate::Result res = gate::compare(base, now, {});
+  EXPECT_EQ(failures(res), (std::vector<std::string>{"naive_f32 softmax reference"}));
+  EXPECT_TRUE(res.notes.empty());
+  now = base;
+  now.kernels[0].cases = 4;
+  res = gate::compare(base, now, {});
+  ASSERT_EQ(res.notes.size(), 1u);
+  EXPECT_NE(res.notes[0].find("the baseline evaluated 3 cases (12 rows), the report 4"), std::string::npos)
+      << res.notes[0];
+}

@@ -41,15 +41,15 @@ TEST(ReportHtml, EveryPlotHasMarks) {
   r.performance = softcheck::testing::sample_performance();
   const std::string html = softcheck::to_html(r);
   const auto plots = svgs(html);
-  // 4 histograms, 3 sweeps (one op), 1 format pair, 1 throughput chart.
-  EXPECT_EQ(plots.size(), 9u);
+  // 1 error/bound per family (one op), 4 histograms, 3 sweeps, 1 format pair, 1 throughput chart.
+  EXPECT_EQ(plots.size(), 10u);
   for (const std::string& p : plots) EXPECT_NE(p.find("class=\"mark\""), std::string::npos) << p.substr(0, 300);
 }
 
 TEST(ReportHtml, Sections) {
   softcheck::Report r = softcheck::testing::sample();
   std::string html = softcheck::to_html(r);
-  for (const char* id : {"summary", "histograms", "by-size", "by-magnitude", "by-temperature", "formats", "worst",
+  for (const char* id : {"summary", "distribution", "histograms", "by-size", "by-magnitude", "by-temperature", "formats", "worst",
                          "properties"})
     EXPECT_NE(html.find(std::string("<section id=\"") + id + "\""), std::string::npos) << id;
   EXPECT_EQ(html.find("id=\"performance\""), std::string::npos);
@@ -80,9 +80,12 @@ TEST(ReportHtml, OldReportWithoutSweepsSaysSo) {
     k.by_size.clear();
     k.by_temperature.clear();
     k.by_magnitude.clear();
+    k.distribution = {};
+    for (softcheck::FamilySummary& f : k.by_family) f.distribution = {};
   }
   const std::string html = softcheck::to_html(r);
   EXPECT_TRUE(svgs(html).empty());  // no empty plots, a sentence instead
+  EXPECT_NE(html.find("No entry with a contract has a distribution"), std::string::npos);
   EXPECT_NE(html.find("No data: this report was written without per-bin errors."), std::string::npos);
 }
 

@@ -420,3 +420,53 @@ TEST(ReportRead, OnlyRegularFilesOfBoundedSize) {
   EXPECT_EQ(read_in_child(dir), dir.string() + ": is a directory");
   fs::remove_all(dir);
 }
+
+// The distribution, cells, reference rule, selection and load options round
+// trip; the reader refuses what no run can produce.
+TEST(ReportRead, DistributionCellsAndReferenceRuleAreChecked) {
+  softcheck::Report r = softcheck::testing::sample();
+  r.selection_recorded = true;
+  r.selected_sizes = {8};
+  r.reference_rule.scope = "no_contract";
+  r.kernels[2].reference.kernel = "shifted_f32";
+  r.kernels[2].reference.rows = 12;
+  r.kernels[2].load_options = "--plugin /x/lib.so --isolate";
+  r.kernels[3].reference.not_applied = "opted out: why";
+  const std::string text = to_json(r);
+  const softcheck::Report back = from_json(text);
+  EXPECT_EQ(to_json(back), text);
+  EXPECT_EQ(back.kernels[0].cells.size(), 2u);
+  EXPECT_EQ(back.kernels[2].load_options, "--plugin /x/lib.so --isolate");
+  EXPECT_EQ(back.selected_sizes, (std::vector<std::int64_t>{8}));
+  const auto edited = [&](auto edit) { return error_after_editing(text, edit); };
+  EXPECT_NE(edited([](Json& d) { d["kernels"][0]["cells"][1]["cols"] = 8; }).find("appears twice"), std::string::npos);
+  EXPECT_NE(edited([](Json& d) { d["kernels"][0]["cells"][0]["violations"] = 7; }).find("larger than rows"),
+            std::string::npos);
+  EXPECT_NE(edited([](Json& d) { d["kernels"][0]["cells"][0]["rows_above"] = 7; }).find("larger than rows"),
+            std::string::npos);
+  EXPECT_NE(edited([](Json& d) { d["kernels"][0]["distribution"]["above"] = 1200; }).find("larger than measured"),
+            std::string::npos);
+  EXPECT_NE(edited([](Json& d) { d["kernels"][0]["distribution"]["p50_ulp"] = 3; }).find("not ascending"),
+            std::string::npos);
+  EXPECT_NE(edited([](Json& d) { d["kernels"][2]["reference"]["violations"] = 3; }).find("with status"),
+            std::string::npos);
+  EXPECT_NE(edited([](Json& d) { d["kernels"][2]["reference"]["violations"] = 13; }).find("larger than rows"),
+            std::string::npos);
+  EXPECT_NE(edited([](Json& d) { d["kernels"][3]["reference"]["not_applied"] = ""; }).find("needs its reason"),
+            std::string::npos);
+  EXPECT_NE(edited([](Json& d) { d["run"]["reference_rule"]["scope"] = "some"; }).find("is not one of"),
+            std::string::npos);
+  EXPECT_NE(edited([](Json& d) { d["run"]["reference_rule"]["k"] = 0.5; }).find(">= 1"), std::string::npos);
+  // Older reports without these fields still read (schema 1, optional fields).
+  EXPECT_EQ(edited([](Json& d) {
+              d["run"].erase("selection");
+              d["run"].erase("reference_rule");
+              for (Json& k : d["kernels"]) {
+                k.erase("cells");
+                k.erase("distribution");
+                k.erase("reference");
+                for (Json& f : k["by_family"]) f.erase("distribution");
+              }
+            }),
+            "(no error)");
+}

@@ -53,7 +53,36 @@ inline KernelSummary kernel(const std::string& name, const std::string& algorith
   k.worst.bound = 10;
   k.worst.input = "0x1p+0,-inf";
   k.worst.repro = "softcheck repro --impl " + name;
-  k.by_family = {{"normal_s10", 12, max_ulp, 0, 0}};
+  k.distribution.measured = 1200;
+  k.distribution.mean_signed_ulp = -0.01;
+  k.distribution.mean_signed_rel = -2e-9;
+  k.distribution.above = 20;
+  k.distribution.below = 22;
+  k.distribution.p50_ulp = max_ulp / 10;
+  k.distribution.p99_ulp = max_ulp / 2;
+  k.distribution.max_ulp = max_ulp;
+  k.distribution.p50_ratio = 0.01;
+  k.distribution.p99_ratio = 0.05;
+  k.distribution.max_ratio = 0.1;
+  k.distribution.rows_above = 5;
+  k.distribution.rows_below = 6;
+  k.by_family = {{"normal_s10", 12, max_ulp, 0, 0, k.distribution}};
+  // Two cells of 6 rows each (temperatures merged).
+  for (std::int64_t cols : {8, 128}) {
+    CellSummary c;
+    c.family = "normal_s10";
+    c.cols = cols;
+    c.rows = 6;
+    c.measured = 600;
+    c.max_ulp = max_ulp;
+    c.mean_ulp = max_ulp / 5;
+    c.max_ratio = 0.1;
+    c.mean_signed_ulp = -0.01;
+    c.rows_above = 3;
+    c.rows_below = 2;
+    c.bound = 10 * max_ulp;
+    k.cells.push_back(c);
+  }
   k.ulp_histogram = {1000, 150, 50};
   k.by_size = {bin(1, 0), bin(8, max_ulp / 2), bin(128, max_ulp)};
   k.by_temperature = {bin(0.7, max_ulp), bin(1, max_ulp / 2)};

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "quantile_sketch.hpp"
 #include "softcheck/judge.hpp"
 #include "softcheck/kernel_failure.hpp"
 #include "softcheck/metrics.hpp"
@@ -113,9 +114,14 @@ namespace {
 // One output of one (kernel, op) pair under test: each output of an op
 // with several (softmax_lse's y and lse) is judged and reported on its own.
 struct Target {
-  const Kernel* kernel;
-  const OpDecl* decl;
+  const Kernel* kernel = nullptr;
+  const OpDecl* decl = nullptr;
   std::size_t output = 0;  // index into spec(decl->op).out
+  // The reference rule's stable kernel and its op for this output; null when
+  // the rule does not judge it (reference_not_applied says why, if it should have).
+  const Kernel* reference = nullptr;
+  const OpDecl* reference_decl = nullptr;
+  std::string reference_not_applied;
 
   const Contract& contract() const { return decl->contract_of(output); }
   const Operand& operand() const { return spec(decl->op).out[output]; }
@@ -180,19 +186,35 @@ struct Accum {
   // once, for the kernel's final worst case (run_suite).
   bool worst_text_pending = false;
   std::vector<double> worst_row;
+  // Bias and distribution (report.hpp ErrorDistribution); the sketches are
+  // moved into the run's per-family ones as soon as the case is done.
+  double sum_signed_ulp = 0, sum_signed_rel = 0;
+  std::uint64_t rel_measured = 0, above = 0, below = 0, rows_above = 0, rows_below = 0;
+  detail::QuantileSketch ulp_sketch, ratio_sketch;
+  // The reference rule: rows it judged, rows that broke it, max error / allowed.
+  std::uint64_t reference_rows = 0, reference_violations = 0;
+  double reference_max_ratio = 0;
+  double min_bound = INFINITY;  // over the measured rows (contract outputs)
+  // Rows that broke anything (contract, policy, floor, reference rule): each once.
+  std::uint64_t violated_rows = 0;
+  std::uint64_t violations() const { return contract_violations + policy_violations + floor_violations + reference_violations; }
   ErrorBin measured_rows;              // rows with a finite entry (the case's size and temperature bin)
   std::vector<ErrorBin> by_magnitude;  // by decade of max |x/T|
   UlpHistogram histogram{};
 };
 
 
-std::string repro_line(const Kernel& k, Op op, const SuiteCase& c, std::uint64_t seed,
+std::string repro_line(const Kernel& k, Op op, bool contract, const SuiteCase& c, std::uint64_t seed,
                        const double* x) {
   // `repro` replays softmax properties; a sparse op's case is replayed by `run`.
-  if (c.cols <= 64 && !is_sparse(op))
-    return fmt::format("softcheck repro --impl {} --op {} --property accuracy --temperature {} --row {}",
-                       k.name, name(op), c.temperature, hex_row(x, c.cols));
-  return fmt::format("softcheck run --impl {} --family {} --size {} --temperature {} --seed {}", k.name,
+  // A plugin kernel is replayed with the options that loaded it (Kernel::load_options).
+  const std::string impl = (k.load_options.empty() ? "" : k.load_options + " ") + "--impl " + k.name;
+  // `repro` replays the accuracy property, claimed with a contract only; the
+  // floor and the reference rule are replayed by `run`.
+  if (c.cols <= 64 && !is_sparse(op) && contract)
+    return fmt::format("softcheck repro {} --op {} --property accuracy --temperature {} --row {}", impl,
+                       name(op), c.temperature, hex_row(x, c.cols));
+  return fmt::format("softcheck run {} --family {} --size {} --temperature {} --seed {}", impl,
                      c.family->name, c.cols, c.temperature, seed);
 }
 
@@ -208,7 +230,7 @@ bool keep_if_worse(Accum& a, double key, WorstCase w, const Target& t, const Sui
   w.temperature = c.temperature;
   w.row = row;
   if (c.cols <= 64) w.input = hex_row(x, c.cols);
-  w.repro = repro_line(*t.kernel, t.decl->op, c, seed, x);
+  w.repro = repro_line(*t.kernel, t.decl->op, t.contract().declared, c, seed, x);
   a.worst = std::move(w);
   return true;
 }
@@ -247,6 +269,7 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
   add_row(bin_at(a.by_magnitude, magnitude_decade(max_abs_scaled(x, c.cols, c.temperature))), e);
   const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
   if (t.contract().declared) {
+    a.min_bound = std::min(a.min_bound, bound);
     const double ratio = std::isinf(bound) ? 0 : e.max_ulp / bound;
     a.max_bound_ratio = std::max(a.max_bound_ratio, ratio);
     if (broken || e.max_ulp > bound) a.contract_violations++;
@@ -283,6 +306,61 @@ void record_masked_row(Accum& a, const Target& t, const SuiteCase& c, std::int64
   keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, row, x, seed);
 }
 
+// The signed errors of a row (bias figures). An output is above / below when
+// it missed the exact value by at least 1/2 (ulp): not correctly rounded.
+void record_signed_errors(Accum& a, const oracle::RowVerdict& v) {
+  std::uint64_t above = 0, below = 0;
+  for (double e : v.element_signed) {
+    if (std::isnan(e)) continue;
+    a.sum_signed_ulp += e;
+    above += e >= 0.5 ? 1 : 0;
+    below += e <= -0.5 ? 1 : 0;
+  }
+  for (double r : v.element_signed_rel)
+    if (!std::isnan(r)) {
+      a.sum_signed_rel += r;
+      a.rel_measured++;
+    }
+  a.above += above;
+  a.below += below;
+  a.rows_above += above > below ? 1 : 0;
+  a.rows_below += below > above ? 1 : 0;
+}
+
+// The reference rule on one row (report.hpp ReferenceRuleSettings), for a
+// kernel row `v` and the stable kernel's row `vr` of the same output. Rows
+// the format cannot hold, and rows where the reference itself gives NaN/inf,
+// are not judged. The fast tiers' max |error| is within 2e-3 u max|g| (+ 2^-20
+// of itself) of MPFR's; a comparison that close is redone with MPFR.
+void apply_reference_rule(Accum& a, const ReferenceRuleSettings& rule, const Target& t, const SuiteCase& c,
+                          const double* x, std::span<const double> y, const oracle::RowVerdict& v,
+                          std::span<const double> yr, const oracle::RowVerdict& vr, oracle::RowJudge& judge) {
+  const Format f = t.kernel->format;
+  if (v.status != oracle::RowStatus::ok || vr.status != oracle::RowStatus::ok || vr.broken) return;
+  if (!row_fits_format({x, static_cast<std::size_t>(c.cols)}, c.temperature, f)) return;
+  a.reference_rows++;
+  if (v.broken) {
+    a.reference_violations++;
+    a.reference_max_ratio = INFINITY;
+    return;
+  }
+  double scale = 1;
+  for (double r : yr)
+    if (std::isfinite(r)) scale = std::max(scale, std::fabs(r));
+  const double u = unit_roundoff(f);
+  double ek = v.error.max_abs, er = vr.error.max_abs;
+  auto allowed = [&] { return rule.k * er + rule.slack * u * scale; };
+  const double band = 8e-3 * u * scale * (1 + rule.k) + 1e-8 * (ek + rule.k * er);
+  if ((v.tier != oracle::Tier::mpfr || vr.tier != oracle::Tier::mpfr) && std::fabs(ek - allowed()) <= band) {
+    const auto exact = oracle::exact_values(judge.exact(), t.operand().kind);
+    ek = compare_row(y, exact, f, t.operand()).max_abs;
+    er = compare_row(yr, exact, f, t.operand()).max_abs;
+  }
+  const double ratio = allowed() > 0 ? ek / allowed() : ek > 0 ? INFINITY : 0;
+  a.reference_max_ratio = std::max(a.reference_max_ratio, ratio);
+  if (ek > allowed()) a.reference_violations++;
+}
+
 // One row's verdict into the accumulator. The worst element's exact text
 // (21 digits) is MPFR's when MPFR decided, else left to run_suite for the
 // kernel's final worst case.
@@ -295,8 +373,14 @@ void record_verdict(Accum& a, const Target& t, const SuiteCase& c, std::int64_t 
   }
   a.false_zeros += v.false_zeros;
   a.false_nonzeros += v.false_nonzeros;
-  for (double e : v.element_error)
-    if (!std::isnan(e)) a.histogram[ulp_histogram_bin(e)]++;
+  const bool has_bound = t.contract().declared;
+  for (double e : v.element_error) {
+    if (std::isnan(e)) continue;
+    a.histogram[ulp_histogram_bin(e)]++;
+    a.ulp_sketch.add(e);
+    if (has_bound) a.ratio_sketch.add(std::isinf(v.bound) ? 0 : e / v.bound);
+  }
+  record_signed_errors(a, v);
   const bool sparse = is_sparse(t.decl->op);
   std::string exact_text;
   if (v.tier == oracle::Tier::mpfr && v.error.elements > 0 && row_key(t, v.error, v.bound) > a.worst_key) {
@@ -318,6 +402,7 @@ void record_failure(Accum& a, const Target& t, const SuiteCase& c, const double*
   a.rows += rows;
   a.elements += rows * static_cast<std::uint64_t>(c.cols);
   a.contract_violations += rows;
+  a.violated_rows += rows;
   WorstCase w;
   w.got = NAN;
   w.exact = std::string(kernel_failure_prefix) + message;
@@ -365,6 +450,36 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     out_cols.push_back(output_cols(t.operand(), c.cols));
     outputs.push_back(unpack(call_out[t.output], f, static_cast<std::size_t>(c.rows * out_cols.back())));
   }
+  // The reference rule's stable kernels: one call per (kernel, op) a target needs.
+  struct ReferenceRun {
+    const Kernel* kernel = nullptr;
+    const OpDecl* decl = nullptr;
+    std::vector<double> y;
+    std::int64_t cols = 0;
+    oracle::RowVerdict verdict;  // of the row being judged
+    bool judged = false;
+  };
+  std::vector<ReferenceRun> references;
+  std::vector<std::ptrdiff_t> reference_of(targets.size(), -1);
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const Target& t = targets[i];
+    if (t.reference_decl == nullptr) continue;
+    auto it = std::find_if(references.begin(), references.end(),
+                           [&](const ReferenceRun& r) { return r.decl == t.reference_decl; });
+    if (it == references.end()) {
+      const std::int64_t cols = output_cols(spec(t.reference_decl->op).out[0], c.cols);
+      std::vector<unsigned char> out(static_cast<std::size_t>(c.rows * cols) * element_size(f));
+      t.reference->run(t.reference_decl->op, xin.data(), out.data(), c.rows, c.cols, c.temperature);
+      ReferenceRun run;
+      run.kernel = t.reference;
+      run.decl = t.reference_decl;
+      run.y = unpack(out, f, static_cast<std::size_t>(c.rows * cols));
+      run.cols = cols;
+      references.push_back(std::move(run));
+      it = references.end() - 1;
+    }
+    reference_of[i] = it - references.begin();
+  }
   CaseResult res;
   std::vector<Accum>& acc = res.acc;
   acc.resize(targets.size());
@@ -380,12 +495,14 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   judge_options.bits = opt.oracle_bits;
   judge_options.tiered = opt.oracle == OracleMode::tiered;
   judge_options.element_bin = ulp_histogram_bin;
+  judge_options.signed_errors = true;
   oracle::RowJudge judge(f, judge_options);  // its tiers' storage reused row to row
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const double* xr = x.data() + r * c.cols;
     const std::span<const double> row{xr, static_cast<std::size_t>(c.cols)};
     bool counted = false;
     judge.set_row(row, c.temperature);
+    for (ReferenceRun& ref : references) ref.judged = false;
     bool undefined = false;
     for (std::size_t i : judged) {
       const std::span<const double> y(outputs[i].data() + r * out_cols[i], static_cast<std::size_t>(out_cols[i]));
@@ -395,7 +512,16 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
         break;
       }
       counted = counted || v.status == oracle::RowStatus::ok;
+      const std::uint64_t violations_before = acc[i].violations();
       record_verdict(acc[i], targets[i], c, r, xr, y, v, judge, opt.seed);
+      if (reference_of[i] >= 0) {
+        ReferenceRun& ref = references[static_cast<std::size_t>(reference_of[i])];
+        const std::span<const double> yr(ref.y.data() + r * ref.cols, static_cast<std::size_t>(ref.cols));
+        if (!ref.judged) ref.verdict = judge.judge(*ref.decl, ref.kernel->masked_policy, yr);
+        ref.judged = true;
+        apply_reference_rule(acc[i], opt.reference_rule, targets[i], c, xr, y, v, yr, ref.verdict, judge);
+      }
+      if (acc[i].violations() > violations_before) acc[i].violated_rows++;
     }
     if (undefined) continue;
     const bool used_mpfr = judge.used_mpfr();
@@ -422,6 +548,70 @@ void finish_sweeps(KernelSummary& s, const UlpHistogram& histogram) {
   s.ulp_histogram.assign(histogram.begin(), histogram.begin() + static_cast<std::ptrdiff_t>(used));
 }
 
+// Sums of an ErrorDistribution before finish_distribution divides them.
+void add_distribution(ErrorDistribution& d, const Accum& a) {
+  d.measured += a.measured;
+  d.mean_signed_ulp += a.sum_signed_ulp;
+  d.mean_signed_rel += a.sum_signed_rel;
+  d.above += a.above;
+  d.below += a.below;
+  d.rows_above += a.rows_above;
+  d.rows_below += a.rows_below;
+}
+
+// The mean signed relative error divides by the outputs with v != 0 (rel_measured).
+void finish_distribution(ErrorDistribution& d, std::uint64_t rel_measured, const detail::QuantileSketch& ulps,
+                         const detail::QuantileSketch& ratios, double max_ulp, double max_ratio) {
+  if (d.measured > 0) d.mean_signed_ulp /= static_cast<double>(d.measured);
+  if (rel_measured > 0) d.mean_signed_rel /= static_cast<double>(rel_measured);
+  d.p50_ulp = ulps.quantile(0.5);
+  d.p99_ulp = ulps.quantile(0.99);
+  d.max_ulp = max_ulp;
+  d.p50_ratio = ratios.quantile(0.5);
+  d.p99_ratio = ratios.quantile(0.99);
+  d.max_ratio = max_ratio;
+}
+
+// The case's (family, cols) cell, appended in case order when new.
+CellSummary& cell_at(std::vector<CellSummary>& cells, const SuiteCase& c) {
+  for (CellSummary& cell : cells)
+    if (cell.family == c.family->name && cell.cols == c.cols) return cell;
+  CellSummary fresh;
+  fresh.family = c.family->name;
+  fresh.cols = c.cols;
+  return cells.emplace_back(std::move(fresh));
+}
+
+// mean_ulp and mean_signed_ulp hold sums until finish_cells.
+void add_cell(CellSummary& cell, const Accum& a) {
+  cell.rows += a.rows;
+  cell.measured += a.measured;
+  cell.nonfinite += a.nonfinite;
+  cell.violations += a.violated_rows;
+  cell.max_ulp = std::max(cell.max_ulp, a.max_ulp);
+  cell.mean_ulp += a.sum_ulp;
+  cell.max_ratio = std::max(cell.max_ratio, a.max_bound_ratio);
+  cell.mean_signed_ulp += a.sum_signed_ulp;
+  cell.rows_above += a.rows_above;
+  cell.rows_below += a.rows_below;
+  cell.bound = std::min(cell.bound, a.min_bound);
+}
+
+double max_cell_ratio(const std::vector<CellSummary>& cells, const std::string& family) {
+  double m = 0;
+  for (const CellSummary& cell : cells)
+    if (cell.family == family) m = std::max(m, cell.max_ratio);
+  return m;
+}
+
+void finish_cells(std::vector<CellSummary>& cells) {
+  for (CellSummary& cell : cells)
+    if (cell.measured > 0) {
+      cell.mean_ulp /= static_cast<double>(cell.measured);
+      cell.mean_signed_ulp /= static_cast<double>(cell.measured);
+    }
+}
+
 void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
   s.cases++;
   s.rows += a.rows;
@@ -442,10 +632,15 @@ void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
   s.policy_rows += a.policy_rows;
   s.policy_violations += a.policy_violations;
   s.floor_violations += a.floor_violations;
+  s.reference.rows += a.reference_rows;
+  s.reference.violations += a.reference_violations;
+  s.reference.max_ratio = std::max(s.reference.max_ratio, a.reference_max_ratio);
   fam.rows += a.rows;
   fam.max_ulp = std::max(fam.max_ulp, a.max_ulp);
   fam.nonfinite += a.nonfinite;
-  fam.violations += a.contract_violations + a.policy_violations + a.floor_violations;
+  fam.violations += a.violated_rows;
+  add_distribution(s.distribution, a);
+  add_distribution(fam.distribution, a);
 }
 
 KernelSummary describe(const Target& t) {
@@ -464,8 +659,29 @@ KernelSummary describe(const Target& t) {
   s.contract_why = c.why;
   s.floor_checked = !c.declared && k.available;  // with a contract, NaN/inf already breaks it
   if (const OptOut* o = t.decl->opted_out(floor_no_nonfinite)) s.floor_opt_out = o->reason;
+  if (t.reference_decl != nullptr) s.reference.kernel = t.reference->name;
+  s.reference.not_applied = t.reference_not_applied;
   s.unavailable_reason = k.unavailable_reason;
+  s.load_options = k.load_options;
   return s;
+}
+
+// Whether and against what the reference rule judges target t (its fields
+// reference, reference_decl, reference_not_applied).
+void choose_reference(Target& t, const ReferenceRuleSettings& rule) {
+  if (rule.scope == "off" || is_sparse(t.decl->op) || !t.kernel->available) return;
+  if (t.contract().declared && rule.scope != "all") return;
+  if (const OptOut* o = t.decl->opted_out(floor_reference)) {
+    t.reference_not_applied = "opted out: " + o->reason;
+    return;
+  }
+  const StableReference ref = stable_reference_kernel(t.kernel->format, t.operand().kind);
+  if (ref.kernel == nullptr) {
+    t.reference_not_applied = fmt::format("softcheck has no stable kernel for this output in {}", name(t.kernel->format));
+    return;
+  }
+  t.reference = ref.kernel;
+  t.reference_decl = ref.decl;
 }
 
 // Sparse ops run on rows up to sparse_max_cols; those whose oracle is the
@@ -481,7 +697,8 @@ bool runs_case(const OpDecl& d, const SuiteCase& c) {
 
 std::string status_of(const Kernel& k, const KernelSummary& s) {
   if (!k.available) return "unavailable";
-  if (s.contract_violations > 0 || s.policy_violations > 0 || s.floor_violations > 0) return "violated";
+  if (s.contract_violations > 0 || s.policy_violations > 0 || s.floor_violations > 0 || s.reference.violations > 0)
+    return "violated";
   return s.contract_declared ? "held" : "no_contract";
 }
 
@@ -497,14 +714,31 @@ void check_temperatures(const std::vector<const Kernel*>& kernels, const SuiteSe
             t, name(k->format), k->name));
 }
 
+void check_reference_rule(const ReferenceRuleSettings& rule) {
+  if (rule.scope != "no_contract" && rule.scope != "all" && rule.scope != "off")
+    throw std::invalid_argument("reference rule scope '" + rule.scope + "' (expected no_contract, all or off)");
+  if (!std::isfinite(rule.k) || rule.k < 1)
+    throw std::invalid_argument(fmt::format("reference rule k = {} must be finite and >= 1", rule.k));
+  if (!std::isfinite(rule.slack) || rule.slack < 0)
+    throw std::invalid_argument(fmt::format("reference rule slack = {} must be finite and >= 0", rule.slack));
+}
+
 Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& opt) {
   const std::vector<SuiteCase> cases = build_suite(opt.selection);
   check_temperatures(kernels, opt.selection);
+  check_reference_rule(opt.reference_rule);
 
   std::vector<Target> targets;
   for (const Kernel* k : kernels)
     for (const OpDecl& d : k->ops)
-      for (std::size_t o = 0; o < spec(d.op).out.size(); ++o) targets.push_back({k, &d, o});
+      for (std::size_t o = 0; o < spec(d.op).out.size(); ++o) {
+        Target t;
+        t.kernel = k;
+        t.decl = &d;
+        t.output = o;
+        choose_reference(t, opt.reference_rule);
+        targets.push_back(std::move(t));
+      }
 
   // Work items: (format, case) for every format that has an available kernel.
   std::vector<Format> formats;
@@ -532,6 +766,14 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
   // Items run in any order on any thread; results land in their own slot and
   // are merged in item order, so the report is identical for every --jobs.
   std::vector<CaseResult> results(items.size());
+  // Per target and family: the sketches of the percentiles, merged from each
+  // case as it finishes (merging commutes: the same for any --jobs).
+  struct Sketches {
+    detail::QuantileSketch ulp, ratio;
+    std::uint64_t rel_measured = 0;
+  };
+  std::vector<std::map<std::string, Sketches>> sketches(targets.size());
+  std::mutex sketch_mutex;
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex progress_mutex;
   std::exception_ptr failure;
@@ -542,6 +784,16 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
         std::vector<Target> sel;
         for (std::size_t t : items[i].target_index) sel.push_back(targets[t]);
         results[i] = run_case(cases[items[i].case_index], items[i].format, sel, opt);
+        std::lock_guard lock(sketch_mutex);
+        for (std::size_t j = 0; j < sel.size(); ++j) {
+          Accum& a = results[i].acc[j];
+          Sketches& into = sketches[items[i].target_index[j]][cases[items[i].case_index].family->name];
+          into.ulp.merge(a.ulp_sketch);
+          into.ratio.merge(a.ratio_sketch);
+          into.rel_measured += a.rel_measured;
+          a.ulp_sketch.clear();
+          a.ratio_sketch.clear();
+        }
       } catch (...) {
         std::lock_guard lock(failure_mutex);
         if (!failure) failure = std::current_exception();
@@ -567,6 +819,11 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
   report.seed = opt.seed;
   report.oracle_bits = opt.oracle_bits;
   report.oracle.mode = std::string(name(opt.oracle));
+  report.reference_rule = opt.reference_rule;
+  report.selection_recorded = true;
+  report.selected_families = opt.selection.families;
+  report.selected_sizes = opt.selection.sizes;
+  report.selected_temperatures = opt.selection.temperatures;
   for (const CaseResult& r : results) {
     report.oracle.rows += r.oracle_rows;
     report.oracle.mpfr_rows += r.mpfr_rows;
@@ -594,8 +851,9 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
       const Accum& a = results[i].acc[static_cast<std::size_t>(pos - tis.begin())];
       const std::string& fam = cases[items[i].case_index].family->name;
       auto [it, fresh] = family_slot.try_emplace(fam, s.by_family.size());
-      if (fresh) s.by_family.push_back({fam});
+      if (fresh) s.by_family.emplace_back().family = fam;
       merge(s, s.by_family[it->second], a);
+      add_cell(cell_at(s.cells, cases[items[i].case_index]), a);
       merge_sweeps(s, histogram, cases[items[i].case_index], a);
       if (a.worst.present && a.worst_key > worst_key) {
         worst_key = a.worst_key;
@@ -613,6 +871,17 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
       s.mean_bits /= static_cast<double>(s.measured);
     }
     finish_sweeps(s, histogram);
+    finish_cells(s.cells);
+    Sketches all;
+    for (FamilySummary& fam : s.by_family) {
+      const Sketches& f = sketches[ti][fam.family];
+      finish_distribution(fam.distribution, f.rel_measured, f.ulp, f.ratio, fam.max_ulp,
+                          max_cell_ratio(s.cells, fam.family));
+      all.ulp.merge(f.ulp);
+      all.ratio.merge(f.ratio);
+      all.rel_measured += f.rel_measured;
+    }
+    finish_distribution(s.distribution, all.rel_measured, all.ulp, all.ratio, s.max_ulp, s.max_bound_ratio);
     s.status = status_of(*t.kernel, s);
     report.kernels.push_back(std::move(s));
   }

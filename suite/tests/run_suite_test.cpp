@@ -83,7 +83,8 @@ TEST(RunSuite, TheFloorHoldsForKernelsWithoutAContract) {
   };
   Kernel opted = nan_rows;
   opted.name = "nan_opted_out_f32";
-  opted.ops[0].opt_outs = {{std::string(floor_no_nonfinite), "test: NaN on purpose"}};
+  opted.ops[0].opt_outs = {{std::string(floor_no_nonfinite), "test: NaN on purpose"},
+                           {std::string(floor_reference), "test: NaN on purpose"}};
   const Report r = run_suite({&nan_rows, &opted}, small_run({"normal_s10"}, {5}));
   const KernelSummary& bad = summary(r, "nan_on_rows_f32", "softmax");
   EXPECT_TRUE(bad.floor_checked);
@@ -261,6 +262,17 @@ TEST(RunSuite, TieredOracleGivesTheSameVerdictsAsMpfr) {
       EXPECT_EQ(b.by_family[j].nonfinite, a.by_family[j].nonfinite) << a.by_family[j].family;
       EXPECT_NEAR(b.by_family[j].max_ulp, a.by_family[j].max_ulp, 1e-3) << a.by_family[j].family;
     }
+    // The reference rule and the bias counts are decided the same way by
+    // either oracle (a sign is certain where an error reaches 1/2 ulp).
+    EXPECT_EQ(b.reference.rows, a.reference.rows);
+    EXPECT_EQ(b.reference.violations, a.reference.violations);
+    EXPECT_EQ(b.distribution.above, a.distribution.above);
+    EXPECT_EQ(b.distribution.below, a.distribution.below);
+    EXPECT_EQ(b.distribution.rows_above, a.distribution.rows_above);
+    EXPECT_EQ(b.distribution.rows_below, a.distribution.rows_below);
+    EXPECT_NEAR(b.distribution.p99_ulp, a.distribution.p99_ulp, 0.03 * a.distribution.p99_ulp + 1e-3);
+    EXPECT_NEAR(b.distribution.mean_signed_ulp, a.distribution.mean_signed_ulp,
+                1e-3 + 1e-9 * std::fabs(a.distribution.mean_signed_ulp));
   }
   EXPECT_TRUE(some_violated) << "the mutants must give the comparison a violated verdict to match";
   // The fast tiers decide almost every row of the ops they know (op table:
@@ -291,4 +303,97 @@ TEST(RunSuite, TieredOracleGivesTheSameVerdictsAsMpfr) {
   // mutants' garbage fall back; a tier that gave up on more would be useless.
   EXPECT_LE(tiered.oracle.mpfr_rows, f64_rows + (tiered.oracle.rows - f64_rows) / 10)
       << "the fast tier fell back on more than 10% of the non-f64 rows";
+}
+
+namespace {
+
+// A copy of shifted_f32 without a contract whose outputs are scaled by
+// `scale` (1: correct; 1 + k 2^-24: k ulp high, all one way).
+Kernel scaled_without_contract(const std::string& name, float scale) {
+  Kernel k = *find_kernel("shifted_f32");
+  k.name = name;
+  k.ops = {{Op::softmax, Contract{}}};
+  k.compute = [inner = k.compute, scale](const OpCall& c) {
+    inner(c);
+    auto* y = static_cast<float*>(c.out[0]);
+    for (std::int64_t i = 0; i < c.rows * c.cols; ++i) y[i] *= scale;
+  };
+  return k;
+}
+
+}  // namespace
+
+// The reference rule (report.hpp ReferenceRuleSettings): outputs without a
+// contract are judged row by row against softcheck's stable kernel; a correct
+// kernel passes, one 1e5 ulp off fails every row; an opt-out says why; a
+// contract kernel is judged only with scope "all"; "off" judges nothing.
+TEST(RunSuite, ReferenceRuleJudgesOutputsWithoutAContract) {
+  const Kernel good = scaled_without_contract("nc_good_f32", 1.0f);
+  const Kernel wrong = scaled_without_contract("nc_wrong_f32", 1.0f + 1e5f * 0x1p-24f);
+  Kernel opted = wrong;
+  opted.name = "nc_opted_f32";
+  opted.ops[0].opt_outs = {{std::string(floor_reference), "test: wrong on purpose"}};
+  const std::vector<const Kernel*> ks{&good, &wrong, &opted, find_kernel("online_f32")};
+  const Report r = run_suite(ks, small_run({"normal_s10", "one_dominant"}, {3, 33}));
+  const KernelSummary& g = summary(r, "nc_good_f32", "softmax");
+  EXPECT_EQ(g.reference.kernel, "shifted_f32");
+  EXPECT_EQ(g.reference.rows, g.rows);
+  EXPECT_EQ(g.reference.violations, 0u);
+  EXPECT_LT(g.reference.max_ratio, 1);
+  EXPECT_EQ(g.status, "no_contract");
+  const KernelSummary& w = summary(r, "nc_wrong_f32", "softmax");
+  EXPECT_EQ(w.reference.violations, w.rows);
+  EXPECT_EQ(w.status, "violated");
+  for (const FamilySummary& f : w.by_family) EXPECT_EQ(f.violations, f.rows) << f.family;
+  EXPECT_EQ(summary(r, "nc_opted_f32", "softmax").reference.not_applied, "opted out: test: wrong on purpose");
+  EXPECT_EQ(summary(r, "nc_opted_f32", "softmax").status, "no_contract");
+  EXPECT_FALSE(summary(r, "online_f32", "softmax").reference.present());
+  EXPECT_FALSE(r.all_held());
+
+  RunOptions all = small_run({"normal_s10"}, {33});
+  all.reference_rule.scope = "all";
+  const Report a = run_suite({find_kernel("online_f32")}, all);
+  EXPECT_EQ(summary(a, "online_f32", "lse").reference.kernel, "shifted_f32");
+  EXPECT_EQ(summary(a, "online_f32", "softmax").reference.violations, 0u);
+  all.reference_rule.scope = "off";
+  const Report off = run_suite({&wrong}, all);
+  EXPECT_FALSE(off.kernels.at(0).reference.present());
+  EXPECT_EQ(off.kernels.at(0).status, "no_contract");
+  all.reference_rule.k = 0.5;
+  EXPECT_THROW(run_suite({&wrong}, all), std::invalid_argument);
+}
+
+// Bias and distribution: a kernel whose outputs are all a few ulp high has
+// every measured row above and is flagged; the correct one is not; cells
+// partition an entry's rows and measured outputs.
+TEST(RunSuite, DistributionShowsBiasAndCellsPartitionTheRows) {
+  const Kernel good = scaled_without_contract("nc_good_f32", 1.0f);
+  const Kernel high = scaled_without_contract("nc_high_f32", 1.0f + 4 * 0x1p-24f);
+  const Report r = run_suite({&good, &high}, small_run({"normal_s1", "attention_d64"}, {8, 31, 128}));
+  const KernelSummary& h = summary(r, "nc_high_f32", "softmax");
+  EXPECT_TRUE(h.distribution.biased()) << h.distribution.bias_z();
+  EXPECT_GT(h.distribution.rows_above, 10 * h.distribution.rows_below);
+  EXPECT_GT(h.distribution.mean_signed_ulp, 2);
+  EXPECT_GT(h.distribution.mean_signed_rel, 0);
+  const KernelSummary& g = summary(r, "nc_good_f32", "softmax");
+  // Outputs: more above and fewer below than the correct kernel's (long rows'
+  // outputs, far off either way, keep both counts large).
+  EXPECT_GT(h.distribution.above, g.distribution.above);
+  EXPECT_LT(h.distribution.below, g.distribution.below);
+  EXPECT_FALSE(g.distribution.biased()) << g.distribution.bias_z();
+  EXPECT_LT(std::fabs(g.distribution.mean_signed_ulp), 1);
+  for (const KernelSummary* k : {&g, &h}) {
+    EXPECT_LE(k->distribution.p50_ulp, k->distribution.p99_ulp);
+    EXPECT_LE(k->distribution.p99_ulp, k->distribution.max_ulp);
+    EXPECT_EQ(k->distribution.max_ulp, k->max_ulp);
+    std::uint64_t rows = 0, measured = 0;
+    for (const CellSummary& c : k->cells) {
+      rows += c.rows;
+      measured += c.measured;
+      EXPECT_LE(c.rows_above + c.rows_below, c.rows);
+    }
+    EXPECT_EQ(rows, k->rows);
+    EXPECT_EQ(measured, k->measured);
+    EXPECT_EQ(k->cells.size(), 6u);  // 2 families x 3 sizes
+  }
 }

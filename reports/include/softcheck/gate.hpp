@@ -9,6 +9,11 @@
 //   reference:R max ULP above k * (max ULP of reference kernel R in the same
 //               format and op) + slack_ulp (FlashAttention's rule), optional
 //   present     a kernel of the baseline is missing from the report
+//   cell:F/n    one (family F, row length n) cell against the baseline's: max
+//               ULP, error/bound and mean ULP beyond the margin and slack, new
+//               NaN/inf, or rows one-sided where they were not (the bias check)
+//   bias:F      family F's errors became one-sided (sign test over its rows)
+//   reference   the reference rule broke on some row (an entry it judges)
 #pragma once
 
 #include <string>
@@ -27,8 +32,16 @@ struct ReferenceRule {
 ReferenceRule parse_reference_rule(const std::string& text);
 
 struct Options {
-  double margin = 0.10;    // relative growth of max ULP tolerated
+  double margin = 0.10;    // relative growth of max ULP tolerated (overall and per cell)
   double slack_ulp = 0.5;  // plus this many ULP (absorbs growth from ~0)
+  // Per cell, error / bound may grow by the margin plus this fraction of the
+  // bound, and max and mean ULP by it times the cell's bound: a change of
+  // rounding (another summation order) moves a cell's worst error by several
+  // times when the error is far below its bound (docs/gate.md, measured).
+  double slack_ratio = 0.1;
+  // The bias check fails where |z| >= bias_z_threshold now and exceeds the
+  // baseline's |z| by bias_z_growth or more (report.hpp ErrorDistribution).
+  double bias_z_growth = 3;
   std::vector<ReferenceRule> reference_rules;
 };
 
@@ -36,9 +49,10 @@ enum class Outcome { pass, fail, skip };
 
 struct Check {
   std::string kernel, op;  // op: KernelSummary::label() ("op" or "op:output")
-  std::string name;  // nonfinite | contract | margin | property:P | reference:R | present
+  std::string name;  // nonfinite | contract | margin | property:P | reference:R | present | cell:F/n | bias:F | ...
   Outcome outcome = Outcome::pass;
   std::string message;  // what was compared, with the numbers
+  std::string repro;    // the command that reruns what failed (cell checks), else empty
 };
 
 // One line of the diff table: a (kernel, op) in the report, the baseline or both.
@@ -64,7 +78,9 @@ Result compare(const Report& baseline, const Report& report, const Options& opt)
 
 // Human output: the diff table, then every failed check with its numbers.
 std::string diff_table(const Result& r);
-// JUnit XML: one testcase per (kernel, op, check); deterministic (no times).
+// JUnit XML: one testcase per (kernel, op, check), a failure's numbers and
+// repro line in its body; deterministic (no times: the same inputs give the
+// same file byte for byte).
 std::string junit_xml(const Result& r);
 
 }  // namespace softcheck::gate

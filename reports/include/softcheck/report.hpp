@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -35,12 +36,74 @@ struct WorstCase {
   std::string repro;         // command line that reruns exactly that case
 };
 
+// Where an output's errors lie beyond their maximum (docs/report-schema.md,
+// "Bias and distribution"). Errors are in the output's metric (ULP, or units
+// of u for the absolute ones); r the kernel's output, v the exact value.
+struct ErrorDistribution {
+  std::uint64_t measured = 0;     // outputs measured (both finite)
+  double mean_signed_ulp = 0;     // mean of the signed error (r - v) / ulp
+  double mean_signed_rel = 0;     // mean of (r - v) / |v| over the measured outputs with v != 0
+  // Outputs at least 1/2 (ulp) above / below the exact value: those that are
+  // not correctly rounded, with the side they missed on.
+  std::uint64_t above = 0, below = 0;
+  // Percentiles of |error| and of |error| / bound (outputs with a contract,
+  // else 0): each an error some output had, within 2.2 % above the true
+  // percentile (suite/src/quantile_sketch.hpp).
+  double p50_ulp = 0, p99_ulp = 0, max_ulp = 0;
+  double p50_ratio = 0, p99_ratio = 0, max_ratio = 0;
+  // The sign test of the bias check, over rows (a row's outputs share one
+  // normaliser's rounding, so they are not independent samples): rows with
+  // more outputs above than below, and the reverse.
+  std::uint64_t rows_above = 0, rows_below = 0;
+  // (rows_above - rows_below) / sqrt(rows_above + rows_below): N(0, 1) for a
+  // kernel that misses on either side equally often; 0 without such rows.
+  double bias_z() const;
+  // |bias_z| >= bias_z_threshold: two-sided p < 5.7e-7 under that null.
+  bool biased() const;
+};
+inline constexpr double bias_z_threshold = 5;
+
+// One (family, row length) cell of an entry: what the gate compares cell by
+// cell (docs/gate.md). Temperatures are merged.
+struct CellSummary {
+  std::string family;
+  std::int64_t cols = 0;
+  std::uint64_t rows = 0, measured = 0, nonfinite = 0, violations = 0;
+  double max_ulp = 0, mean_ulp = 0, max_ratio = 0, mean_signed_ulp = 0;
+  std::uint64_t rows_above = 0, rows_below = 0;
+  // The smallest bound (ULP) over the cell's rows: the scale of the gate's
+  // per-cell slack; +inf without a contract.
+  double bound = std::numeric_limits<double>::infinity();
+};
+
 struct FamilySummary {
   std::string family;
   std::uint64_t rows = 0;
   double max_ulp = 0;
   std::uint64_t nonfinite = 0;
-  std::uint64_t violations = 0;  // rows breaking the contract or the masked-row policy
+  std::uint64_t violations = 0;  // rows breaking the contract, the masked-row policy or the floor
+  ErrorDistribution distribution;
+};
+
+// The reference rule (docs/gating-your-kernel.md, "The reference rule"),
+// FlashAttention's test rule with the exact oracle as the reference: on every
+// row, max_i |y_i - g_i| <= k max_i |r_i - g_i| + slack u max(1, max_i |r_i|),
+// r the output of softcheck's stable kernel of the same format on the row.
+struct ReferenceRuleSettings {
+  std::string scope = "no_contract";  // no_contract | all | off: the outputs it judges
+  // Defaults: FlashAttention's k = 2; a slack of 4 u, the least power of two
+  // above which every correct built-in algorithm stays under the rule with
+  // margin (max ratio 0.69 at 4 u, 1.74 at 1 u: docs/measurements.md).
+  double k = 2, slack = 4;
+};
+
+// The reference rule's verdict on one entry.
+struct ReferenceCheck {
+  std::string kernel;       // the reference kernel; empty when the rule did not apply
+  std::string not_applied;  // why it did not (an opt-out's reason, no reference kernel ...)
+  std::uint64_t rows = 0, violations = 0;
+  double max_ratio = 0;  // max over the rows of error / allowed
+  bool present() const { return !kernel.empty() || !not_applied.empty(); }
 };
 
 // Verdict of one property (properties/) for one (kernel, op).
@@ -123,6 +186,9 @@ struct KernelSummary {
   std::string contract_why;
   std::string status;  // held | violated | no_contract | unavailable
   std::string unavailable_reason;
+  // The options that load a plugin kernel ("--plugin /abs/lib.so --isolate"),
+  // for repro lines; empty for a built-in kernel.
+  std::string load_options;
   std::uint64_t cases = 0, rows = 0, elements = 0, measured = 0;
   double max_ulp = 0, mean_ulp = 0, max_bits = 0, mean_bits = 0, max_rel = 0, max_normwise = 0;
   double max_bound_ratio = 0;  // max over rows of max_ulp / bound (contract kernels)
@@ -139,8 +205,11 @@ struct KernelSummary {
   bool floor_checked = false;
   std::uint64_t floor_violations = 0;
   std::string floor_opt_out;
+  ReferenceCheck reference;
   WorstCase worst;
+  ErrorDistribution distribution;  // over every family
   std::vector<FamilySummary> by_family;
+  std::vector<CellSummary> cells;  // (family, cols) in case order
   std::vector<PropertySummary> properties;  // empty when properties were not run
   // Sweeps for the plots (empty in reports written before they existed).
   std::vector<std::uint64_t> ulp_histogram;  // measured elements per bin, trailing empty bins dropped
@@ -195,6 +264,14 @@ struct Report {
   std::vector<std::string> families;
   std::vector<std::int64_t> sizes;
   std::vector<double> temperatures;
+  // What the run was asked for (each empty: the suite's own), so that `gate`
+  // reruns exactly its cases (the quick suite drops (size, temperature) pairs
+  // of its own sizes only). Absent from reports written before it existed.
+  bool selection_recorded = false;
+  std::vector<std::string> selected_families;
+  std::vector<std::int64_t> selected_sizes;
+  std::vector<double> selected_temperatures;
+  ReferenceRuleSettings reference_rule;
   std::vector<KernelSummary> kernels;
   Performance performance;  // merged by `softcheck bench`; absent from `softcheck run`
   // Overall verdict: every kernel with a contract held it and every policy held.

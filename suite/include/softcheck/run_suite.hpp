@@ -54,12 +54,19 @@ struct RunOptions {
   unsigned oracle_bits = 256;
   unsigned jobs = 1;
   OracleMode oracle = OracleMode::tiered;
+  // The reference rule (report.hpp ReferenceRuleSettings): which outputs it
+  // judges, its k and slack.
+  ReferenceRuleSettings reference_rule;
   std::function<void(std::size_t done, std::size_t total)> progress;  // may be empty
 };
 
 // Seed of one case's rows: depends on the run seed, family, format, size and
 // temperature only, so a kernel's rows do not change with the selection.
 std::uint64_t case_seed(std::uint64_t seed, const SuiteCase& c, Format f);
+
+// Throws std::invalid_argument unless scope is no_contract, all or off, k is
+// finite and >= 1, and slack is finite and >= 0.
+void check_reference_rule(const ReferenceRuleSettings& rule);
 
 // A kernel whose run throws KernelFailure (softcheck/kernel_failure.hpp) is
 // recorded, the others go on: every row of that case counts as a contract

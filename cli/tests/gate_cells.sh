@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The gate per (family, row length) cell and its bias check (docs/gate.md),
+# against a baseline of a correct kernel (candidate_f32, variant 0 of
+# impls/tests/plugins/gate_variants_plugin.c), each variant rerun by the gate
+# itself (`gate --baseline B --plugin P`):
+#   variant 1 (expf as exp2f(z log2 e)) fails cells of normal_s10 on error/bound,
+#   variant 2 (every output 2 ulp high) fails the bias check,
+#   variant 3 (the sum in reverse order) passes.
+#   gate_cells.sh SOFTCHECK PLUGIN_DIR
+set -u
+bin=$1 dir=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+plugin() { echo "$dir/libtest_plugin_gate_variant$1.so"; }
+
+check_all baseline_holds 0 "candidate_f32" -- \
+  "$bin" run --plugin "$(plugin 0)" --impl candidate_f32 --jobs 2 --property-tests 0 --out "$tmp/base"
+
+# The gate's own rerun evaluates the baseline's cases: the same kernel gives
+# the same figures, and no note that the cases differ.
+check_all rerun_same_cases 0 "gate: passed" -- \
+  "$bin" gate --baseline "$tmp/base/report.json" --plugin "$(plugin 0)" --jobs 2
+check rerun_no_case_note 0 "" -- bash -c \
+  "! '$bin' gate --baseline '$tmp/base/report.json' --plugin '$(plugin 0)' --jobs 2 | grep -q 'cases ('"
+
+check_all exp2_fails_cells 1 "[cell:normal_s10/" "error/bound" "gate: FAILED" -- \
+  "$bin" gate --baseline "$tmp/base/report.json" --plugin "$(plugin 1)" --jobs 2 --junit "$tmp/exp2.xml"
+check_all exp2_junit_body 0 'name="cell:normal_s10/' '<failure message=' \
+  "repro: softcheck run --plugin $(realpath "$(plugin 1)") --impl candidate_f32" -- cat "$tmp/exp2.xml"
+# Its overall maximum alone would not have caught it: the margin check passes.
+check exp2_margin_passes 0 "" -- bash -c \
+  "! '$bin' gate --baseline '$tmp/base/report.json' --plugin '$(plugin 1)' --jobs 2 | grep -q '\[margin\]'"
+# The cell's repro line replays as printed.
+repro=$(grep -o 'repro: softcheck run [^&<]*' "$tmp/exp2.xml" | head -1 | sed 's/^repro: softcheck //')
+check_all exp2_repro_replays 0 "candidate_f32" -- "$bin" $repro --property-tests 0 --out "$tmp/replay"
+
+check_all bias_fails 1 "[bias:" "sign test" "gate: FAILED" -- \
+  "$bin" gate --baseline "$tmp/base/report.json" --plugin "$(plugin 2)" --jobs 2
+check_all bias_flagged_in_run 0 "BIASED" -- \
+  "$bin" run --plugin "$(plugin 2)" --impl candidate_f32 --jobs 2 --property-tests 0 --out "$tmp/biased"
+check_all bias_in_report 0 '"biased": true' -- cat "$tmp/biased/report.json"
+check_all bias_in_markdown 0 "Bias and distribution" "**BIASED**" -- cat "$tmp/biased/report.md"
+
+check_all summation_order_passes 0 "gate: passed" -- \
+  "$bin" gate --baseline "$tmp/base/report.json" --plugin "$(plugin 3)" --jobs 2
+
+finish "gate cells"

@@ -1,0 +1,94 @@
+// Percentiles of non-negative errors without keeping every error: a
+// log-linear histogram (HdrHistogram's layout) with 32 bins per octave, each
+// bin holding its count and the largest value that fell in it. A percentile
+// is the largest value of the bin where its rank falls: an error some output
+// had, at or above the true percentile and within 2^(1/32) - 1 = 2.2 % of it
+// (bins are 1/32 of an octave wide). Merging adds counts and takes maxima,
+// so the result does not depend on the order rows arrive in (any --jobs).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace softcheck::detail {
+
+class QuantileSketch {
+ public:
+  static constexpr int bins_per_octave = 32;
+
+  void add(double v) {
+    if (!(v >= 0)) return;  // NaN: not a measured error
+    total_++;
+    if (v == 0) {
+      zeros_++;
+      return;
+    }
+    if (std::isinf(v)) {
+      infinities_++;
+      return;
+    }
+    Bin& b = bin(key(v));
+    b.count++;
+    b.max = std::max(b.max, v);
+  }
+  void merge(const QuantileSketch& o) {
+    for (std::size_t i = 0; i < o.bins_.size(); ++i) {
+      if (o.bins_[i].count == 0) continue;
+      Bin& into = bin(o.lo_ + static_cast<std::int64_t>(i));
+      into.count += o.bins_[i].count;
+      into.max = std::max(into.max, o.bins_[i].max);
+    }
+    zeros_ += o.zeros_;
+    infinities_ += o.infinities_;
+    total_ += o.total_;
+  }
+  std::uint64_t count() const { return total_; }
+  // The q-quantile (0 < q <= 1) as above; 0 when empty.
+  double quantile(double q) const {
+    if (total_ == 0) return 0;
+    const std::uint64_t rank =
+        std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(total_))));
+    std::uint64_t seen = zeros_;
+    if (seen >= rank) return 0;
+    for (const Bin& b : bins_) {
+      seen += b.count;
+      if (seen >= rank) return b.max;
+    }
+    return std::numeric_limits<double>::infinity();
+  }
+  void clear() { *this = QuantileSketch{}; }
+
+ private:
+  struct Bin {
+    std::uint64_t count = 0;
+    double max = 0;
+  };
+  // The bin of key k, the dense range [lo_, lo_ + size) grown to hold it.
+  Bin& bin(std::int64_t k) {
+    if (bins_.empty()) {
+      lo_ = k;
+      bins_.resize(1);
+    } else if (k < lo_) {
+      bins_.insert(bins_.begin(), static_cast<std::size_t>(lo_ - k), Bin{});
+      lo_ = k;
+    } else if (k >= lo_ + static_cast<std::int64_t>(bins_.size())) {
+      bins_.resize(static_cast<std::size_t>(k - lo_ + 1));
+    }
+    return bins_[static_cast<std::size_t>(k - lo_)];
+  }
+  // A finite v > 0: 32 bins per octave, ascending with v.
+  static std::int64_t key(double v) {
+    int e = 0;
+    const double m = std::frexp(v, &e);  // v = m 2^e, m in [1/2, 1)
+    const auto sub = static_cast<std::int64_t>((m - 0.5) * 2 * bins_per_octave);
+    return static_cast<std::int64_t>(e) * bins_per_octave + sub;
+  }
+  std::vector<Bin> bins_;
+  std::int64_t lo_ = 0;
+  std::uint64_t zeros_ = 0, infinities_ = 0, total_ = 0;
+};
+
+}  // namespace softcheck::detail
