@@ -64,6 +64,13 @@ repro=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kernels
 check_all repro_names_plugin 0 "--isolate" -- echo "$repro"
 check_all repro_replays 1 "REFERENCE" -- bash -c "'$bin' ${repro#softcheck } --property-tests 0 --out '$tmp/replayed'"
 
+# A failing property's repro line (check's output) loads the plugin and replays.
+check_all check_repro_names_plugin 1 "softcheck repro --plugin $(realpath "$plugin") --impl nc_wrong_f32" -- \
+  "$bin" check --plugin "$plugin" --impl nc_wrong_f32 --property sum_to_one --tests 20 --jobs 2
+prepro=$("$bin" check --plugin "$plugin" --impl nc_wrong_f32 --property sum_to_one --tests 20 --jobs 2 2>&1 |
+  grep -o 'softcheck repro --plugin [^ ]* --impl nc_wrong_f32 .*' | head -1)
+check_all check_repro_replays 1 "fail" -- bash -c "'$bin' ${prepro#softcheck }"
+
 # The gate: the floor check fails the violating kernel, passes the correct one.
 check_all gate_floor_fails 1 "floor" "nc_unshifted_f32" -- \
   "$bin" gate --baseline "$tmp/bad/report.json" --report "$tmp/bad/report.json" --junit "$tmp/bad.xml"

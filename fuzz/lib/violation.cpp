@@ -25,7 +25,7 @@ std::string report_text(const Violation& v) {
      << "  row (n=" << v.c.row.size() << "): " << props::format_row(v.c.row) << "\n"
      << "  measured " << v.result.measured << " " << v.result.unit << " vs allowed " << v.result.allowed << " "
      << v.result.unit << ": " << v.result.message << "\n"
-     << "  repro: " << props::repro_command(v.kernel->name, v.op, v.property, v.c) << "\n";
+     << "  repro: " << props::repro_command(v.kernel->name, v.op, v.property, v.c, v.kernel->load_options) << "\n";
   return os.str();
 }
 

@@ -169,7 +169,7 @@ void record_failure(PropertyVerdict& v, const RunState& st) {
   // Replaying the shrunk case must fail again (kernels and oracle are deterministic).
   const CaseResult again = evaluate(*st.def, *st.kernel, st.op, *st.last_failing);
   if (again.status != CaseStatus::fail) v.failure.message += " [warning: replay did not fail: nondeterministic kernel?]";
-  v.repro = repro_command(v.kernel, v.op, v.property, *st.last_failing);
+  v.repro = repro_command(v.kernel, v.op, v.property, *st.last_failing, st.kernel->load_options);
 }
 
 void translate(PropertyVerdict& v, const rc::detail::TestResult& result, const RunState& st) {

@@ -98,8 +98,10 @@ std::string format_row(std::span<const double> row) {
   return out;
 }
 
-std::string repro_command(std::string_view kernel, Op op, std::string_view property, const Case& c) {
-  return "softcheck repro --impl " + std::string(kernel) + " --op " + std::string(name(op)) + " --property " +
+std::string repro_command(std::string_view kernel, Op op, std::string_view property, const Case& c,
+                          std::string_view load_options) {
+  return "softcheck repro " + (load_options.empty() ? std::string() : std::string(load_options) + " ") + "--impl " +
+         std::string(kernel) + " --op " + std::string(name(op)) + " --property " +
          std::string(property) + " --temperature=" + format_value(c.temperature) + " --row=" + format_row(c.row);
 }
 

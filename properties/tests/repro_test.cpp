@@ -67,6 +67,10 @@ TEST(ReproCommand, NamesEverythingNeededToReplay) {
   EXPECT_EQ(line,
             "softcheck repro --impl shifted_f32 --op log_softmax --property accuracy --temperature=0x1p-1 "
             "--row=0x1p+0,-inf");
+  // A plugin kernel is replayed with the options that loaded it.
+  EXPECT_EQ(repro_command("k_f32", Op::softmax, "sum_to_one", Case{{2.0}, 1}, "--plugin /p/lib.so --isolate"),
+            "softcheck repro --plugin /p/lib.so --isolate --impl k_f32 --op softmax --property sum_to_one "
+            "--temperature=0x1p+0 --row=0x1p+1");
 }
 
 TEST(Replay, RejectsBadInputsClearly) {

@@ -191,8 +191,10 @@ Expected<std::vector<double>> parse_row(std::string_view text);
 Expected<double> parse_value(std::string_view text);
 std::string format_value(double v);               // %a, or inf / -inf / nan
 std::string format_row(std::span<const double> row);  // comma-separated format_value
-// softcheck repro --impl K --op OP --property P --temperature=T --row=X1,X2,...
-std::string repro_command(std::string_view kernel, Op op, std::string_view property, const Case& c);
+// softcheck repro [LOAD] --impl K --op OP --property P --temperature=T --row=X1,X2,...
+// LOAD: the options that load a plugin kernel (Kernel::load_options), empty for a built-in.
+std::string repro_command(std::string_view kernel, Op op, std::string_view property, const Case& c,
+                          std::string_view load_options = {});
 
 // Table of verdicts, then one block per failure (row, measured vs allowed,
 // seed, repro line). Rows longer than `max_row_print` are elided in the block
