@@ -84,8 +84,8 @@ void print_summary(const Report& r) {
       notes += labelled(fmt::format("{} {}:", k.kernel, k.label()), text);
     };
     if (k.reference.violations > 0)
-      note("REFERENCE", fmt::format("error above {} x {}'s + {} u on {} of {} rows (max ratio {}; the reference rule, "
-                                    "no contract: it fails the run)",
+      note("REFERENCE", fmt::format("error above {} x {}'s + {} u on {} of {} rows (max ratio {}; the reference rule "
+                                    "fails the run)",
                                     fmt_num(r.reference_rule.k), k.reference.kernel, fmt_num(r.reference_rule.slack),
                                     k.reference.violations, k.reference.rows, fmt_num(k.reference.max_ratio)));
     if (k.distribution.biased())
@@ -192,16 +192,18 @@ Command add_run(CLI::App& app) {
     if (!a->quiet) {
       print_summary(report);
       // A kernel without a contract is violated by the floor alone: say which.
-      const auto floor_only = [](const KernelSummary& k) {
-        return !k.contract_declared && (k.floor_violations > 0 || k.reference.violations > 0);
-      };
-      const bool floor = std::any_of(report.kernels.begin(), report.kernels.end(), floor_only);
-      const bool others = std::any_of(report.kernels.begin(), report.kernels.end(), [&](const KernelSummary& k) {
-        return k.status == "violated" && !floor_only(k);
+      // What broke: a contract (or a masked-row policy, a kernel's failure),
+      // or only the floor and the reference rule.
+      const bool contract = std::any_of(report.kernels.begin(), report.kernels.end(), [](const KernelSummary& k) {
+        return k.contract_violations > 0 || k.policy_violations > 0;
+      });
+      const bool floor = std::any_of(report.kernels.begin(), report.kernels.end(), [](const KernelSummary& k) {
+        return k.floor_violations > 0 || k.reference.violations > 0;
       });
       const std::string headline = report.all_held() ? "every declared contract held"
-                                   : floor && !others ? "FLOOR VIOLATED (a kernel without a contract)"
-                                                      : "CONTRACT VIOLATED";
+                                   : contract        ? "CONTRACT VIOLATED"
+                                   : floor           ? "FLOOR VIOLATED (the floor or the reference rule)"
+                                                     : "PROPERTY FAILED";
       fmt::print("\n{}", wrapped(fmt::format("{} in {:.1f} s with {} jobs; oracle {}: {} of {} rows needed MPFR; "
                                              "wrote report.json, report.md and report.html in {}",
                                              headline,

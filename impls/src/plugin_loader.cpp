@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -73,8 +74,12 @@ softcheck_plugin_kernels_v2_fn find_entry_point_v2(void* handle) {
   return entry;
 }
 
-std::span<const softcheck_kernel_v2> call_entry_point_v2(softcheck_plugin_kernels_v2_fn entry,
-                                                         const std::string& path) {
+// The descriptors, copied: a plugin built with the header before opt_outs has
+// smaller ones (struct_size SOFTCHECK_KERNEL_V2_SIZE_WITHOUT_OPT_OUTS), so the
+// array's stride is its first descriptor's struct_size when that is the older
+// size; the fields it lacks are left zero (no opt-outs). Each descriptor's own
+// struct_size is checked in decode.
+std::vector<softcheck_kernel_v2> call_entry_point_v2(softcheck_plugin_kernels_v2_fn entry, const std::string& path) {
   const softcheck_kernel_v2* array = nullptr;
   int count = -1;
   const int rc = entry(SOFTCHECK_PLUGIN_ABI_VERSION_2, &array, &count);
@@ -84,7 +89,13 @@ std::span<const softcheck_kernel_v2> call_entry_point_v2(softcheck_plugin_kernel
   if (rc < 0) fail(path, SOFTCHECK_PLUGIN_ENTRY_POINT_V2 " failed with code " + std::to_string(rc));
   if (!array || count < 0) fail(path, SOFTCHECK_PLUGIN_ENTRY_POINT_V2 " returned no descriptor array");
   if (count == 0) fail(path, "declares no kernels");
-  return {array, static_cast<std::size_t>(count)};
+  const std::size_t stride = array[0].struct_size == SOFTCHECK_KERNEL_V2_SIZE_WITHOUT_OPT_OUTS
+                                 ? SOFTCHECK_KERNEL_V2_SIZE_WITHOUT_OPT_OUTS
+                                 : sizeof(softcheck_kernel_v2);
+  std::vector<softcheck_kernel_v2> out(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < out.size(); ++i)
+    std::memcpy(static_cast<void*>(&out[i]), reinterpret_cast<const char*>(array) + i * stride, stride);
+  return out;
 }
 
 std::span<const softcheck_kernel> call_entry_point(softcheck_plugin_kernels_fn entry, const std::string& path) {
@@ -111,6 +122,7 @@ struct Decoded {
   Format format = Format::f32;
   MaskedRowPolicy policy = MaskedRowPolicy::nan;
   Contract contract;
+  std::vector<OptOut> opt_outs;            // version 2 with the opt-out fields
   softcheck_run_fn run = nullptr;          // version 1
   softcheck_compute_fn compute = nullptr;  // version 2
   void* ctx = nullptr;
@@ -216,6 +228,29 @@ Contract decode_contract(const softcheck_contract& c) {
   return k;
 }
 
+// A v2 descriptor's opt-outs into `out`, or what is wrong with them: a known
+// floor check (kernel.hpp floor_checks) at most once, with a reason.
+std::string decode_opt_outs(const softcheck_opt_out* list, std::int32_t count, std::vector<OptOut>& out) {
+  if (count < 0 || count > 64) return "opt_out_count is " + std::to_string(count) + " (must be 0 to 64)";
+  if (count > 0 && list == nullptr) return "opt_outs is NULL with opt_out_count " + std::to_string(count);
+  for (std::int32_t i = 0; i < count; ++i) {
+    const std::string at = "opt_outs[" + std::to_string(i) + "]";
+    if (list[i].check == nullptr) return at + ".check is NULL";
+    const std::string check = list[i].check;
+    if (std::find(std::begin(floor_checks), std::end(floor_checks), check) == std::end(floor_checks)) {
+      std::string known;
+      for (std::string_view c : floor_checks) known += (known.empty() ? "" : ", ") + std::string(c);
+      return at + ".check '" + check + "' is not a floor check (" + known + ")";
+    }
+    if (list[i].reason == nullptr || list[i].reason[0] == '\0')
+      return at + " (" + check + "): the reason is empty (the report must say why)";
+    if (std::any_of(out.begin(), out.end(), [&](const OptOut& o) { return o.check == check; }))
+      return at + ": '" + check + "' opted out twice";
+    out.push_back({check, list[i].reason});
+  }
+  return {};
+}
+
 // One descriptor on its own; problems go to `problems`.
 // One descriptor, version 1 (softcheck_kernel: run) or 2 (softcheck_kernel_v2: compute).
 template <class Descriptor>
@@ -227,9 +262,11 @@ std::optional<Decoded> decode(const Descriptor& d, std::size_t index, Problems& 
     ok = false;
   };
   if constexpr (v2) {
-    if (d.struct_size != sizeof(softcheck_kernel_v2)) {
+    // The header before opt_outs existed: the same fields up to flags.
+    if (d.struct_size != sizeof(softcheck_kernel_v2) && d.struct_size != SOFTCHECK_KERNEL_V2_SIZE_WITHOUT_OPT_OUTS) {
       problem("struct_size is " + std::to_string(d.struct_size) + ", expected sizeof(softcheck_kernel_v2) = " +
-              std::to_string(sizeof(softcheck_kernel_v2)));
+              std::to_string(sizeof(softcheck_kernel_v2)) + " (or " +
+              std::to_string(SOFTCHECK_KERNEL_V2_SIZE_WITHOUT_OPT_OUTS) + ", a header without opt_outs)");
       return std::nullopt;  // the other fields may lie elsewhere
     }
   }
@@ -255,6 +292,11 @@ std::optional<Decoded> decode(const Descriptor& d, std::size_t index, Problems& 
     if (!d.run) problem("run is NULL");
   }
   if ((d.flags & ~SOFTCHECK_KERNEL_NOT_THREAD_SAFE) != 0) problem("unknown flags " + std::to_string(d.flags));
+  if constexpr (v2) {
+    if (d.struct_size == sizeof(softcheck_kernel_v2)) {
+      if (const std::string o = decode_opt_outs(d.opt_outs, d.opt_out_count, out.opt_outs); !o.empty()) problem(o);
+    }
+  }
   if (!ok) return std::nullopt;
   out.format = *format;
   out.policy = *policy;
@@ -444,7 +486,7 @@ Kernel make_plugin_kernel(const std::vector<const Decoded*>& group, const std::s
   std::vector<PluginCall> calls;
   for (const Decoded* d : group) {
     if (!d->op) continue;
-    k.ops.push_back({*d->op, d->contract});
+    k.ops.push_back({*d->op, d->contract, {}, {}, d->opt_outs});
     calls.push_back({*d->op, d->run, d->compute, d->ctx, d->serial ? std::make_shared<std::mutex>() : nullptr});
   }
   const std::string unsupported = unsupported_ops(group);
@@ -461,6 +503,16 @@ Kernel make_plugin_kernel(const std::vector<const Decoded*>& group, const std::s
     call_plugin(*c, kname, f, options, x, y, rows, cols, temperature);
   });
   return k;
+}
+
+// The shortest decimal text that reads back as v (a repro line's number).
+std::string shortest_text(double v) {
+  char buf[64];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
 }
 
 // `text` as one shell word: as is when it holds only safe characters, else
@@ -503,7 +555,7 @@ Plugin load_plugin(const std::string& path, const PluginOptions& options, const 
   void* handle = open_library(path);  // never closed: descriptors and ctx live as long as the process
   Problems problems;
   std::vector<Decoded> decoded;
-  const auto decode_all = [&](auto raw) {
+  const auto decode_all = [&](const auto& raw) {
     for (std::size_t i = 0; i < raw.size(); ++i)
       if (auto d = decode(raw[i], i, problems)) decoded.push_back(std::move(*d));
   };
@@ -521,7 +573,10 @@ Plugin load_plugin(const std::string& path, const PluginOptions& options, const 
   std::vector<Kernel> kernels = make_kernels(decoded, label, options);
   // Repro lines replay a plugin kernel with the options that loaded it.
   const std::string loaded = "--plugin " + shell_word(std::filesystem::absolute(path).lexically_normal().string()) +
-                             (options.isolate ? " --isolate" : "");
+                             (options.isolate ? " --isolate" : "") +
+                             (options.call_timeout_s != PluginOptions{}.call_timeout_s
+                                  ? " --call-timeout " + shortest_text(options.call_timeout_s)
+                                  : std::string());
   for (Kernel& k : kernels) k.load_options = loaded;
   return {path, std::move(kernels)};
 }

@@ -193,7 +193,7 @@ std::string distribution_section(const Report& r, const Palette& pal) {
   std::string s =
       "<section id=\"distribution\"><h2>Bias and distribution</h2>\n<p class=\"intro\">Mean signed error (r - exact) "
       "in ulp and relative; above / below: outputs at least 1/2 ulp above / below the exact value; percentiles of "
-      "|error| (each within 2.2 % above the true one); z: the sign test over rows, BIASED at |z| &gt;= " +
+      "|error| (each within 3.1 % above the true one); z: the sign test over rows, BIASED at |z| &gt;= " +
       num(bias_z_threshold) + ".</p>\n<table><tr><th>kernel</th><th>op</th><th>mean signed ULP</th><th>mean signed "
       "rel</th><th>above</th><th>below</th><th>p50 ULP</th><th>p99 ULP</th><th>max ULP</th><th>p99 err/bound</th>"
       "<th>bias z</th></tr>\n";

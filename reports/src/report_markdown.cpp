@@ -130,7 +130,7 @@ std::string bias_text(const ErrorDistribution& d) {
 void distribution_table(std::string& out, const Report& r) {
   out += "\n## Bias and distribution\n\nSigned error (r - exact) / ulp averaged over the measured outputs; "
          "above / below: outputs at least 1/2 ulp above / below the exact value (not correctly rounded); "
-         "percentiles of |error| and of |error| / bound (each within 2.2 % above the true percentile, "
+         "percentiles of |error| and of |error| / bound (each within 3.1 % above the true percentile, "
          "docs/report-schema.md); z: the sign test over rows, flagged BIASED at |z| >= " +
          num(bias_z_threshold) + ".\n\n";
   out += "| kernel | op | mean signed ULP | mean signed rel | above | below | p50 ULP | p99 ULP | max ULP | "

@@ -301,3 +301,34 @@ TEST(Gate, ReferenceRuleOfRunAndCaseCounts) {
   EXPECT_NE(res.notes[0].find("the baseline evaluated 3 cases (12 rows), the report 4"), std::string::npos)
       << res.notes[0];
 }
+
+// Baselines from before distributions and contracts: nothing to grow from,
+// so no failure; a growth of 0 still compares strictly.
+TEST(Gate, BiasAndRatioNeedSomethingInTheBaseline) {
+  Report base = softcheck::testing::sample();
+  Report now = base;
+  now.kernels[1].by_family[0].distribution.rows_above = 60;  // z 7.7
+  now.kernels[1].by_family[0].distribution.rows_below = 0;
+  for (softcheck::KernelSummary& k : base.kernels) {
+    k.distribution = {};
+    for (softcheck::FamilySummary& f : k.by_family) f.distribution = {};
+  }
+  gate::Result res = gate::compare(base, now, {});
+  EXPECT_TRUE(res.passed());
+  EXPECT_EQ(find_check(res, "shifted_f64", "bias:normal_s10")->outcome, gate::Outcome::skip);
+  // A kernel that declares a contract now: its cells' error/bound has no baseline.
+  base = softcheck::testing::sample();
+  now = base;
+  for (softcheck::CellSummary& c : base.kernels[0].cells) {
+    c.bound = INFINITY;
+    c.max_ratio = 0;
+  }
+  now.kernels[0].cells[0].max_ratio = 0.5;
+  EXPECT_TRUE(gate::compare(base, now, {}).passed());
+  gate::Options zero;
+  zero.bias_z_growth = 0;
+  Report biased = softcheck::testing::sample();
+  biased.kernels[0].by_family[0].distribution.rows_above = 60;
+  biased.kernels[0].by_family[0].distribution.rows_below = 0;
+  EXPECT_TRUE(gate::compare(biased, biased, zero).passed());
+}

@@ -2,9 +2,10 @@
 // log-linear histogram (HdrHistogram's layout) with 32 bins per octave, each
 // bin holding its count and the largest value that fell in it. A percentile
 // is the largest value of the bin where its rank falls: an error some output
-// had, at or above the true percentile and within 2^(1/32) - 1 = 2.2 % of it
-// (bins are 1/32 of an octave wide). Merging adds counts and takes maxima,
-// so the result does not depend on the order rows arrive in (any --jobs).
+// had, at or above the true percentile and within 1/32 = 3.1 % of it (bins
+// are linear within an octave, each 1/32 of the octave's lower edge wide).
+// Merging adds counts and takes maxima, so the result does not depend on the
+// order rows arrive in (any --jobs).
 #pragma once
 
 #include <algorithm>

@@ -204,7 +204,7 @@ struct Accum {
 };
 
 
-std::string repro_line(const Kernel& k, Op op, bool contract, const SuiteCase& c, std::uint64_t seed,
+std::string repro_line(const Kernel& k, Op op, bool contract, const SuiteCase& c, const RunOptions& opt,
                        const double* x) {
   // `repro` replays softmax properties; a sparse op's case is replayed by `run`.
   // A plugin kernel is replayed with the options that loaded it (Kernel::load_options).
@@ -214,13 +214,20 @@ std::string repro_line(const Kernel& k, Op op, bool contract, const SuiteCase& c
   if (c.cols <= 64 && !is_sparse(op) && contract)
     return fmt::format("softcheck repro {} --op {} --property accuracy --temperature {} --row {}", impl,
                        name(op), c.temperature, hex_row(x, c.cols));
-  return fmt::format("softcheck run {} --family {} --size {} --temperature {} --seed {}", impl,
-                     c.family->name, c.cols, c.temperature, seed);
+  // The run's suite (rows per case follow it) and a reference rule other than the default.
+  std::string settings = " --suite " + opt.selection.suite;
+  const ReferenceRuleSettings defaults;
+  const ReferenceRuleSettings& rule = opt.reference_rule;
+  if (rule.scope != defaults.scope) settings += " --reference-rule " + rule.scope;
+  if (rule.k != defaults.k) settings += fmt::format(" --reference-k {}", rule.k);
+  if (rule.slack != defaults.slack) settings += fmt::format(" --reference-slack {}", rule.slack);
+  return fmt::format("softcheck run {}{} --family {} --size {} --temperature {} --seed {}", impl, settings,
+                     c.family->name, c.cols, c.temperature, opt.seed);
 }
 
 // Keeps w (for row `row` of case c) as the worst case when its key is larger.
 bool keep_if_worse(Accum& a, double key, WorstCase w, const Target& t, const SuiteCase& c, std::int64_t row,
-                   const double* x, std::uint64_t seed) {
+                   const double* x, const RunOptions& opt) {
   if (key <= a.worst_key) return false;  // strictly larger only: the first worst wins (determinism)
   a.worst_key = key;
   a.worst_text_pending = false;
@@ -230,7 +237,8 @@ bool keep_if_worse(Accum& a, double key, WorstCase w, const Target& t, const Sui
   w.temperature = c.temperature;
   w.row = row;
   if (c.cols <= 64) w.input = hex_row(x, c.cols);
-  w.repro = repro_line(*t.kernel, t.decl->op, t.contract().declared, c, seed, x);
+  // `repro` replays the contract; a row the reference rule judged is replayed by `run`.
+  w.repro = repro_line(*t.kernel, t.decl->op, t.contract().declared && t.reference == nullptr, c, opt, x);
   a.worst = std::move(w);
   return true;
 }
@@ -238,10 +246,14 @@ bool keep_if_worse(Accum& a, double key, WorstCase w, const Target& t, const Sui
 // Sort key of a measured row for the worst case: the row's largest ULP error
 // relative to its bound (contract kernels), else the error itself; NaN/inf
 // results rank above everything.
-double row_key(const Target& t, const RowError& e, double bound) {
+// Without a contract, when the reference rule judges the output, a row ranks
+// by its error / allowed there (the worst case is the row that broke the rule
+// most, and its repro line replays that).
+double row_key(const Target& t, const RowError& e, double bound, double reference_ratio = -1) {
   const bool broken = e.nonfinite > 0 || e.special_mismatch > 0;
   if (broken) return std::numeric_limits<double>::infinity();
   if (t.contract().declared) return std::isinf(bound) ? 0 : e.max_ulp / bound;
+  if (t.reference != nullptr) return std::max(reference_ratio, 0.0);  // rows it did not judge rank last
   return e.max_ulp;
 }
 
@@ -253,7 +265,8 @@ double row_key(const Target& t, const RowError& e, double bound) {
 // the row) maps them back to row positions, nullptr when all were measured.
 void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
                          const double* y, const RowError& e, double bound, const std::string& exact_text,
-                         std::uint64_t seed, const std::vector<std::size_t>* index = nullptr) {
+                         const RunOptions& opt, const std::vector<std::size_t>* index = nullptr,
+                         double reference_ratio = -1) {
   a.rows++;
   a.elements += static_cast<std::uint64_t>(c.cols);
   a.measured += e.measured;
@@ -285,7 +298,7 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
   w.element = static_cast<std::int64_t>(position);
   w.ulp = broken ? INFINITY : e.max_ulp;
   w.bound = bound;
-  if (keep_if_worse(a, row_key(t, e, bound), std::move(w), t, c, row, x, seed) && exact_text.empty()) {
+  if (keep_if_worse(a, row_key(t, e, bound, reference_ratio), std::move(w), t, c, row, x, opt) && exact_text.empty()) {
     a.worst_text_pending = true;
     a.worst_row.assign(x, x + c.cols);
   }
@@ -293,7 +306,7 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
 
 // A fully masked row: counted, and a policy violation when `follows` is false.
 void record_masked_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
-                       const double* y, bool follows, std::uint64_t seed) {
+                       const double* y, bool follows, const RunOptions& opt) {
   a.rows++;
   a.elements += static_cast<std::uint64_t>(c.cols);
   a.policy_rows++;
@@ -303,7 +316,7 @@ void record_masked_row(Accum& a, const Target& t, const SuiteCase& c, std::int64
   w.got = y[0];
   w.exact = "undefined (fully masked row, policy " + std::string(name(t.kernel->masked_policy)) + ")";
   w.bound = INFINITY;
-  keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, row, x, seed);
+  keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, row, x, opt);
 }
 
 // The signed errors of a row (bias figures). An output is above / below when
@@ -332,17 +345,17 @@ void record_signed_errors(Accum& a, const oracle::RowVerdict& v) {
 // the format cannot hold, and rows where the reference itself gives NaN/inf,
 // are not judged. The fast tiers' max |error| is within 2e-3 u max|g| (+ 2^-20
 // of itself) of MPFR's; a comparison that close is redone with MPFR.
-void apply_reference_rule(Accum& a, const ReferenceRuleSettings& rule, const Target& t, const SuiteCase& c,
+double apply_reference_rule(Accum& a, const ReferenceRuleSettings& rule, const Target& t, const SuiteCase& c,
                           const double* x, std::span<const double> y, const oracle::RowVerdict& v,
                           std::span<const double> yr, const oracle::RowVerdict& vr, oracle::RowJudge& judge) {
   const Format f = t.kernel->format;
-  if (v.status != oracle::RowStatus::ok || vr.status != oracle::RowStatus::ok || vr.broken) return;
-  if (!row_fits_format({x, static_cast<std::size_t>(c.cols)}, c.temperature, f)) return;
+  if (v.status != oracle::RowStatus::ok || vr.status != oracle::RowStatus::ok || vr.broken) return -1;
+  if (!row_fits_format({x, static_cast<std::size_t>(c.cols)}, c.temperature, f)) return -1;
   a.reference_rows++;
   if (v.broken) {
     a.reference_violations++;
     a.reference_max_ratio = INFINITY;
-    return;
+    return INFINITY;
   }
   double scale = 1;
   for (double r : yr)
@@ -359,6 +372,7 @@ void apply_reference_rule(Accum& a, const ReferenceRuleSettings& rule, const Tar
   const double ratio = allowed() > 0 ? ek / allowed() : ek > 0 ? INFINITY : 0;
   a.reference_max_ratio = std::max(a.reference_max_ratio, ratio);
   if (ek > allowed()) a.reference_violations++;
+  return ratio;
 }
 
 // One row's verdict into the accumulator. The worst element's exact text
@@ -366,9 +380,9 @@ void apply_reference_rule(Accum& a, const ReferenceRuleSettings& rule, const Tar
 // kernel's final worst case.
 void record_verdict(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
                     std::span<const double> y, const oracle::RowVerdict& v, oracle::RowJudge& judge,
-                    std::uint64_t seed) {
+                    const RunOptions& opt, double reference_ratio) {
   if (v.status == oracle::RowStatus::all_masked) {
-    record_masked_row(a, t, c, row, x, y.data(), v.follows_policy, seed);
+    record_masked_row(a, t, c, row, x, y.data(), v.follows_policy, opt);
     return;
   }
   a.false_zeros += v.false_zeros;
@@ -383,21 +397,21 @@ void record_verdict(Accum& a, const Target& t, const SuiteCase& c, std::int64_t 
   record_signed_errors(a, v);
   const bool sparse = is_sparse(t.decl->op);
   std::string exact_text;
-  if (v.tier == oracle::Tier::mpfr && v.error.elements > 0 && row_key(t, v.error, v.bound) > a.worst_key) {
+  if (v.tier == oracle::Tier::mpfr && v.error.elements > 0 && row_key(t, v.error, v.bound, reference_ratio) > a.worst_key) {
     const oracle::Real& exact =
         sparse ? judge.sparse_exact(*t.decl).p[v.measured_index[v.error.worst_index]]
                : oracle::exact_values(judge.exact(), t.operand().kind)[v.error.worst_index];
     exact_text = oracle::to_string(exact, 21);
   }
-  record_measured_row(a, t, c, row, x, y.data(), v.error, v.bound, exact_text, seed,
-                      sparse ? &v.measured_index : nullptr);
+  record_measured_row(a, t, c, row, x, y.data(), v.error, v.bound, exact_text, opt,
+                      sparse ? &v.measured_index : nullptr, reference_ratio);
 }
 
 // A run that threw KernelFailure: every row of the case counts as a contract
 // violation (status "violated", contract or not) and the worst case carries
 // the message after kernel_failure_prefix.
 void record_failure(Accum& a, const Target& t, const SuiteCase& c, const double* x, const std::string& message,
-                    std::uint64_t seed) {
+                    const RunOptions& opt) {
   const auto rows = static_cast<std::uint64_t>(c.rows);
   a.rows += rows;
   a.elements += rows * static_cast<std::uint64_t>(c.cols);
@@ -408,7 +422,7 @@ void record_failure(Accum& a, const Target& t, const SuiteCase& c, const double*
   w.exact = std::string(kernel_failure_prefix) + message;
   w.ulp = INFINITY;
   w.bound = INFINITY;
-  keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, 0, x, seed);
+  keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, 0, x, opt);
 }
 
 struct CaseResult {
@@ -484,7 +498,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   std::vector<Accum>& acc = res.acc;
   acc.resize(targets.size());
   for (std::size_t i = 0; i < targets.size(); ++i)
-    if (!failures[i].empty()) record_failure(acc[i], targets[i], c, x.data(), failures[i], opt.seed);
+    if (!failures[i].empty()) record_failure(acc[i], targets[i], c, x.data(), failures[i], opt);
   // Every target's rows go through the row judge (oracle/judge.hpp), which
   // owns the tier order and shares the exact rows between targets; the
   // report's histogram needs each element's bin.
@@ -513,14 +527,16 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       }
       counted = counted || v.status == oracle::RowStatus::ok;
       const std::uint64_t violations_before = acc[i].violations();
-      record_verdict(acc[i], targets[i], c, r, xr, y, v, judge, opt.seed);
+      double reference_ratio = -1;  // the rule's error / allowed on this row, -1 when it did not judge it
       if (reference_of[i] >= 0) {
         ReferenceRun& ref = references[static_cast<std::size_t>(reference_of[i])];
         const std::span<const double> yr(ref.y.data() + r * ref.cols, static_cast<std::size_t>(ref.cols));
         if (!ref.judged) ref.verdict = judge.judge(*ref.decl, ref.kernel->masked_policy, yr);
         ref.judged = true;
-        apply_reference_rule(acc[i], opt.reference_rule, targets[i], c, xr, y, v, yr, ref.verdict, judge);
+        reference_ratio =
+            apply_reference_rule(acc[i], opt.reference_rule, targets[i], c, xr, y, v, yr, ref.verdict, judge);
       }
+      record_verdict(acc[i], targets[i], c, r, xr, y, v, judge, opt, reference_ratio);
       if (acc[i].violations() > violations_before) acc[i].violated_rows++;
     }
     if (undefined) continue;

@@ -8,7 +8,7 @@
 using softcheck::detail::QuantileSketch;
 
 // A percentile is a value that was added, at or above the true percentile
-// and within 2.2 % of it (one bin of 1/32 octave).
+// and within 1/32 of it (one bin).
 TEST(QuantileSketch, PercentilesAreAddedValuesWithinOneBin) {
   QuantileSketch s;
   for (int i = 1; i <= 1000; ++i) s.add(i);

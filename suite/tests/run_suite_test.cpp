@@ -385,7 +385,6 @@ TEST(RunSuite, DistributionShowsBiasAndCellsPartitionTheRows) {
   for (const KernelSummary* k : {&g, &h}) {
     EXPECT_LE(k->distribution.p50_ulp, k->distribution.p99_ulp);
     EXPECT_LE(k->distribution.p99_ulp, k->distribution.max_ulp);
-    EXPECT_EQ(k->distribution.max_ulp, k->max_ulp);
     std::uint64_t rows = 0, measured = 0;
     for (const CellSummary& c : k->cells) {
       rows += c.rows;

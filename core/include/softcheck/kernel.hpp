@@ -106,6 +106,10 @@ inline constexpr std::string_view floor_reference = "reference";
 inline constexpr std::string_view floor_sum_to_one = "sum_to_one";
 inline constexpr std::string_view floor_shift_invariance = "shift_invariance";
 inline constexpr std::string_view floor_permutation = "permutation";
+// Every floor check, for validating an opt-out (a plugin's, e.g.).
+inline constexpr std::string_view floor_checks[] = {floor_no_nonfinite, floor_range,        floor_ordering,
+                                                    floor_sum_to_one,   floor_shift_invariance, floor_permutation,
+                                                    floor_reference};
 
 struct OptOut {
   std::string check;   // a floor check, e.g. floor_no_nonfinite
@@ -174,8 +178,9 @@ const Kernel* find_kernel(std::string_view name);  // searches builtin, peers (p
 // format f: softcheck's stable kernel, the textbook algorithm the peers'
 // test suites compare with (subtract the max, exp, sum in order, divide; log
 // of the sum for log-softmax and lse): shifted_f32 / shifted_f64, and for the
-// kinds it lacks (entropy) shifted_log1p; in f16 and bf16 the shifted kernel
-// accumulating in f32 (what PyTorch's half softmax does). With the op that
+// kinds it lacks (entropy) shifted_log1p; in f16 and bf16 f16/bf16_shifted_f32acc
+// (the shifted_log1p core in f32, each output rounded once: what PyTorch's
+// half softmax does, accumulating in f32). With the op that
 // computes the output alone; {nullptr, nullptr} when there is none.
 struct StableReference {
   const Kernel* kernel = nullptr;

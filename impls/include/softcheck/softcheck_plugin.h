@@ -25,6 +25,7 @@
 #ifndef SOFTCHECK_PLUGIN_H
 #define SOFTCHECK_PLUGIN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -131,6 +132,15 @@ typedef struct softcheck_call {
 /* Returns 0 on success; any other value fails this kernel (outputs ignored). */
 typedef int (*softcheck_compute_fn)(const softcheck_call* call, void* ctx);
 
+/* A floor check a kernel does not claim, and why (docs/gating-your-kernel.md,
+ * "The floor"). check: "no_nonfinite", "range", "ordering", "sum_to_one",
+ * "shift_invariance", "permutation" or "reference"; reason: shown in the
+ * report, not empty. Both strings are copied at load time. */
+typedef struct softcheck_opt_out {
+  const char* check;
+  const char* reason;
+} softcheck_opt_out;
+
 typedef struct softcheck_kernel_v2 {
   uint32_t struct_size;     /* sizeof(softcheck_kernel_v2): checked at load time */
   const char* name;         /* as in version 1 */
@@ -144,7 +154,15 @@ typedef struct softcheck_kernel_v2 {
   softcheck_compute_fn compute; /* not NULL */
   void* ctx;                /* passed to compute as is; owned by the plugin */
   uint32_t flags;           /* SOFTCHECK_KERNEL_* bits; 0 by default */
+  /* Floor checks this kernel does not claim, each with its reason; NULL and 0
+   * for none. Appended after the first version-2 header: a plugin built with
+   * that header (struct_size == SOFTCHECK_KERNEL_V2_SIZE_WITHOUT_OPT_OUTS)
+   * loads unchanged and opts out of nothing. */
+  const softcheck_opt_out* opt_outs;
+  int32_t opt_out_count;    /* 0 to 64 */
 } softcheck_kernel_v2;
+
+#define SOFTCHECK_KERNEL_V2_SIZE_WITHOUT_OPT_OUTS offsetof(softcheck_kernel_v2, opt_outs)
 
 /* With abi_version == SOFTCHECK_PLUGIN_ABI_VERSION_2: sets *out to *count
  * descriptors and returns 0 (lifetime rules as for version 1); otherwise

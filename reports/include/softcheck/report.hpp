@@ -47,7 +47,7 @@ struct ErrorDistribution {
   // not correctly rounded, with the side they missed on.
   std::uint64_t above = 0, below = 0;
   // Percentiles of |error| and of |error| / bound (outputs with a contract,
-  // else 0): each an error some output had, within 2.2 % above the true
+  // else 0): each an error some output had, within 1/32 (3.1 %) above the true
   // percentile (suite/src/quantile_sketch.hpp).
   double p50_ulp = 0, p99_ulp = 0, max_ulp = 0;
   double p50_ratio = 0, p99_ratio = 0, max_ratio = 0;
