@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <thread>
 
@@ -25,6 +26,7 @@ struct GateArgs {
   std::vector<std::string> reference_rules;
   unsigned jobs = 0;
   bool quiet = false;
+  bool junit_times = false;
   PluginArgs plugins;
 };
 
@@ -39,7 +41,7 @@ std::vector<const Kernel*> baseline_kernels(const Report& baseline, const Kernel
 
 // Without --report: rerun exactly the inputs the baseline records, and its
 // property verdicts with the same per-property budget and seed.
-Report rerun_baseline_suite(const Report& baseline, const GateArgs& a) {
+Report rerun_baseline_suite(const Report& baseline, const GateArgs& a, gate::Timings* timings) {
   const KernelSet known(a.plugins);
   RunOptions opt;
   // The cases the baseline's run evaluated: its selection as asked for
@@ -61,7 +63,15 @@ Report rerun_baseline_suite(const Report& baseline, const GateArgs& a) {
   KernelVerdicts verdicts;
   if (const int tests = property_tests_of(baseline); tests > 0)
     verdicts = property_verdicts(kernels, tests, baseline.seed, opt.jobs);
+  std::vector<double> seconds;
+  if (timings != nullptr) opt.entry_seconds = &seconds;
+  const auto start = std::chrono::steady_clock::now();
   Report report = run_suite(kernels, opt);
+  if (timings != nullptr) {
+    timings->total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (std::size_t i = 0; i < report.kernels.size() && i < seconds.size(); ++i)
+      timings->entry_seconds[{report.kernels[i].kernel, report.kernels[i].label()}] = seconds[i];
+  }
   attach_property_verdicts(report, verdicts);
   return report;
 }
@@ -103,6 +113,10 @@ Command add_gate(CLI::App& app) {
                   "KERNEL:K: every kernel with a contract in KERNEL's format and op must have max ULP <= K x "
                   "KERNEL's + slack (repeatable)");
   sub->add_option("--junit", a->junit, "Write JUnit XML here (one testcase per kernel, op and check)");
+  sub->add_flag("--junit-times", a->junit_times,
+                "Put measured wall seconds in the JUnit file: the rerun's total on the test suite, each kernel and "
+                "op's on its `contract` testcase (the file then differs from run to run; needs the rerun, not "
+                "--report)");
   sub->add_option("--jobs", a->jobs,
                   "Worker threads (and property-check processes) when the suite is rerun (default: all cores)");
   add_plugin_options(*sub, a->plugins);
@@ -122,9 +136,15 @@ Command add_gate(CLI::App& app) {
       check_outputs_against_inputs(inputs, {j});
       ensure_writable_dir(j.parent_path().empty() ? std::filesystem::path(".") : j.parent_path());
     }
-    const Report report = a->report.empty() ? rerun_baseline_suite(baseline, *a) : read_report(a->report);
+    if (a->junit_times && (a->junit.empty() || !a->report.empty()))
+      throw std::invalid_argument("--junit-times needs --junit and the gate's own rerun (no --report): only the "
+                                  "rerun is timed");
+    gate::Timings timings;
+    const Report report = a->report.empty() ? rerun_baseline_suite(baseline, *a, a->junit_times ? &timings : nullptr)
+                                            : read_report(a->report);
     const gate::Result result = gate::compare(baseline, report, opt);
-    if (!a->junit.empty()) write_files_atomically({{a->junit, gate::junit_xml(result)}});
+    if (!a->junit.empty())
+      write_files_atomically({{a->junit, gate::junit_xml(result, a->junit_times ? &timings : nullptr)}});
     if (!a->quiet) fmt::print("{}", gate::diff_table(result));
     return result.passed() ? exit_ok : exit_violation;
   };

@@ -42,6 +42,15 @@ check_all bias_flagged_in_run 0 "BIASED" -- \
 check_all bias_in_report 0 '"biased": true' -- cat "$tmp/biased/report.json"
 check_all bias_in_markdown 0 "Bias and distribution" "**BIASED**" -- cat "$tmp/biased/report.md"
 
+# --junit-times: measured seconds in the JUnit file (the rerun only).
+check_all junit_times 0 "gate: passed" -- \
+  "$bin" gate --baseline "$tmp/base/report.json" --plugin "$(plugin 0)" --jobs 2 --junit "$tmp/times.xml" --junit-times
+check all_timed 0 '<testsuite name="softcheck.gate" [^>]* time="[0-9]+\.[0-9]{6}">' -- cat "$tmp/times.xml"
+check contract_timed 0 'name="contract" time="[0-9]+\.[0-9]{6}"' -- cat "$tmp/times.xml"
+check_all junit_times_needs_rerun 2 "--junit-times needs" -- \
+  "$bin" gate --baseline "$tmp/base/report.json" --report "$tmp/base/report.json" --junit "$tmp/t2.xml" --junit-times
+absent junit_times_wrote_nothing "$tmp/t2.xml"
+
 check_all summation_order_passes 0 "gate: passed" -- \
   "$bin" gate --baseline "$tmp/base/report.json" --plugin "$(plugin 3)" --jobs 2
 

@@ -398,15 +398,19 @@ std::string diff_table(const Result& r) {
   return s;
 }
 
-std::string junit_xml(const Result& r) {
-  const std::string counts = fmt::format("tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\"", r.checks.size(),
-                                         r.count(Outcome::fail), r.count(Outcome::skip));
+std::string junit_xml(const Result& r, const Timings* timings) {
+  std::string counts = fmt::format("tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\"", r.checks.size(),
+                                   r.count(Outcome::fail), r.count(Outcome::skip));
+  if (timings != nullptr) counts += fmt::format(" time=\"{:.6f}\"", timings->total_seconds);
   std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   s += "<testsuites name=\"softcheck gate\" " + counts + ">\n";
   s += "  <testsuite name=\"softcheck.gate\" " + counts + ">\n";
   for (const Check& c : r.checks) {
     s += fmt::format("    <testcase classname=\"softcheck.gate.{}.{}\" name=\"{}\"", xml_attr(c.kernel),
                      xml_attr(c.op), xml_attr(c.name));
+    if (timings != nullptr && c.name == "contract")
+      if (const auto it = timings->entry_seconds.find({c.kernel, c.op}); it != timings->entry_seconds.end())
+        s += fmt::format(" time=\"{:.6f}\"", it->second);
     if (c.outcome == Outcome::pass) {
       s += "/>\n";
       continue;

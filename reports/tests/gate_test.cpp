@@ -332,3 +332,20 @@ TEST(Gate, BiasAndRatioNeedSomethingInTheBaseline) {
   biased.kernels[0].by_family[0].distribution.rows_below = 0;
   EXPECT_TRUE(gate::compare(biased, biased, zero).passed());
 }
+
+// --junit-times: measured seconds on the suites and on each (kernel, op)'s
+// contract testcase; without them, no time anywhere (deterministic).
+TEST(Gate, JUnitTimesOnlyWhenGiven) {
+  const Report r = softcheck::testing::sample();
+  const gate::Result res = gate::compare(r, r, {});
+  EXPECT_EQ(gate::junit_xml(res).find("time="), std::string::npos);
+  gate::Timings t;
+  t.total_seconds = 1.5;
+  t.entry_seconds[{"shifted_f32", "softmax"}] = 0.25;
+  const std::string xml = gate::junit_xml(res, &t);
+  EXPECT_NE(xml.find("<testsuite name=\"softcheck.gate\" tests="), std::string::npos);
+  EXPECT_NE(xml.find("time=\"1.500000\">"), std::string::npos) << xml.substr(0, 400);
+  EXPECT_NE(xml.find("<testcase classname=\"softcheck.gate.shifted_f32.softmax\" name=\"contract\" time=\"0.250000\""),
+            std::string::npos);
+  EXPECT_EQ(xml.find("name=\"margin\" time="), std::string::npos);
+}

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -195,6 +196,7 @@ struct Accum {
   std::uint64_t reference_rows = 0, reference_violations = 0;
   double reference_max_ratio = 0;
   double min_bound = INFINITY;  // over the measured rows (contract outputs)
+  double seconds = 0;  // wall time of its kernel calls and comparisons (RunOptions::entry_seconds only)
   // Rows that broke anything (contract, policy, floor, reference rule): each once.
   std::uint64_t violated_rows = 0;
   std::uint64_t violations() const { return contract_violations + policy_violations + floor_violations + reference_violations; }
@@ -440,6 +442,10 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   std::vector<std::vector<double>> outputs;
   std::vector<std::int64_t> out_cols;  // per target: output values per row
   std::vector<std::string> failures(targets.size());  // KernelFailure messages
+  std::vector<double> call_seconds(targets.size(), 0);  // of the call that produced each target's output
+  const bool timed = opt.entry_seconds != nullptr;
+  using Clock = std::chrono::steady_clock;
+  double last_call = 0;
   // One call per (kernel, op): the targets of its outputs follow each other.
   std::vector<std::vector<unsigned char>> call_out;
   std::string call_failure;
@@ -454,13 +460,16 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
         out_ptr.push_back(call_out[j].data());
       }
       call_failure.clear();
+      const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
       try {
         t.kernel->run(t.decl->op, xin.data(), out_ptr, c.rows, c.cols, c.temperature);
       } catch (const KernelFailure& e) {
         call_failure = e.what();
       }
+      if (timed) last_call = std::chrono::duration<double>(Clock::now() - start).count();
     }
     failures[i] = call_failure;
+    call_seconds[i] = last_call;
     out_cols.push_back(output_cols(t.operand(), c.cols));
     outputs.push_back(unpack(call_out[t.output], f, static_cast<std::size_t>(c.rows * out_cols.back())));
   }
@@ -497,6 +506,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   CaseResult res;
   std::vector<Accum>& acc = res.acc;
   acc.resize(targets.size());
+  for (std::size_t i = 0; i < targets.size(); ++i) acc[i].seconds = call_seconds[i];
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (!failures[i].empty()) record_failure(acc[i], targets[i], c, x.data(), failures[i], opt);
   // Every target's rows go through the row judge (oracle/judge.hpp), which
@@ -520,6 +530,9 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     bool undefined = false;
     for (std::size_t i : judged) {
       const std::span<const double> y(outputs[i].data() + r * out_cols[i], static_cast<std::size_t>(out_cols[i]));
+      // Timed from here: the first entry judged on a row also pays for the
+      // exact row the others share (RunOptions::entry_seconds is approximate so).
+      const Clock::time_point judged_from = timed ? Clock::now() : Clock::time_point{};
       const oracle::RowVerdict v = judge.judge(*targets[i].decl, targets[i].kernel->masked_policy, y, targets[i].output);
       if (v.status == oracle::RowStatus::undefined) {  // families never produce +inf/NaN
         undefined = true;
@@ -538,6 +551,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       }
       record_verdict(acc[i], targets[i], c, r, xr, y, v, judge, opt, reference_ratio);
       if (acc[i].violations() > violations_before) acc[i].violated_rows++;
+      if (timed) acc[i].seconds += std::chrono::duration<double>(Clock::now() - judged_from).count();
     }
     if (undefined) continue;
     const bool used_mpfr = judge.used_mpfr();
@@ -853,6 +867,7 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
       report.temperatures.push_back(c.temperature);
   }
 
+  if (opt.entry_seconds != nullptr) opt.entry_seconds->assign(targets.size(), 0);
   for (std::size_t ti = 0; ti < targets.size(); ++ti) {
     const Target& t = targets[ti];
     KernelSummary s = describe(t);
@@ -869,6 +884,7 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
       auto [it, fresh] = family_slot.try_emplace(fam, s.by_family.size());
       if (fresh) s.by_family.emplace_back().family = fam;
       merge(s, s.by_family[it->second], a);
+      if (opt.entry_seconds != nullptr) (*opt.entry_seconds)[ti] += a.seconds;
       add_cell(cell_at(s.cells, cases[items[i].case_index]), a);
       merge_sweeps(s, histogram, cases[items[i].case_index], a);
       if (a.worst.present && a.worst_key > worst_key) {

@@ -396,3 +396,17 @@ TEST(RunSuite, DistributionShowsBiasAndCellsPartitionTheRows) {
     EXPECT_EQ(k->cells.size(), 6u);  // 2 families x 3 sizes
   }
 }
+
+// Timings (RunOptions::entry_seconds) come out of band: one per entry, and
+// the report is the same with or without them.
+TEST(RunSuite, EntrySecondsLeaveTheReportUnchanged) {
+  const auto ks = kernels({"shifted_f32", "online_f32"});
+  RunOptions opt = small_run({"normal_s10"}, {31, 300}, 2);
+  const std::string plain = to_json(run_suite(ks, opt));
+  std::vector<double> seconds;
+  opt.entry_seconds = &seconds;
+  const Report timed = run_suite(ks, opt);
+  EXPECT_EQ(to_json(timed), plain);
+  ASSERT_EQ(seconds.size(), timed.kernels.size());
+  for (double s : seconds) EXPECT_GT(s, 0);
+}

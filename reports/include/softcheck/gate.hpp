@@ -16,7 +16,9 @@
 //   reference   the reference rule broke on some row (an entry it judges)
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "softcheck/report.hpp"
@@ -78,9 +80,18 @@ Result compare(const Report& baseline, const Report& report, const Options& opt)
 
 // Human output: the diff table, then every failed check with its numbers.
 std::string diff_table(const Result& r);
+// Measured wall seconds of the gate's own rerun (`gate --junit-times`): the
+// whole rerun, and per (kernel, op label) its kernel calls and comparisons.
+struct Timings {
+  double total_seconds = 0;
+  std::map<std::pair<std::string, std::string>, double> entry_seconds;
+};
+
 // JUnit XML: one testcase per (kernel, op, check), a failure's numbers and
-// repro line in its body; deterministic (no times: the same inputs give the
-// same file byte for byte).
-std::string junit_xml(const Result& r);
+// repro line in its body. Without timings it is deterministic (the same
+// inputs give the same file byte for byte); with them the testsuites carry
+// time="total" and each (kernel, op)'s `contract` testcase, the one that
+// stands for running it against the oracle, time="its seconds".
+std::string junit_xml(const Result& r, const Timings* timings = nullptr);
 
 }  // namespace softcheck::gate

@@ -58,6 +58,11 @@ struct RunOptions {
   // judges, its k and slack.
   ReferenceRuleSettings reference_rule;
   std::function<void(std::size_t done, std::size_t total)> progress;  // may be empty
+  // When set: wall seconds per report entry (in report order), the time of
+  // the kernel calls that produced it plus its comparison with the oracle.
+  // Timings never enter the Report (same seed, same report.json); the gate's
+  // --junit-times puts them in its JUnit file.
+  std::vector<double>* entry_seconds = nullptr;
 };
 
 // Seed of one case's rows: depends on the run seed, family, format, size and
