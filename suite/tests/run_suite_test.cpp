@@ -408,5 +408,5 @@ TEST(RunSuite, EntrySecondsLeaveTheReportUnchanged) {
   const Report timed = run_suite(ks, opt);
   EXPECT_EQ(to_json(timed), plain);
   ASSERT_EQ(seconds.size(), timed.kernels.size());
-  for (double s : seconds) EXPECT_GT(s, 0);
+  for (double s : seconds) EXPECT_GE(s, 0);  // measured, never asserted beyond that
 }
