@@ -27,12 +27,15 @@ check_all example_held_in_report 0 '"status": "held"' -- cat "$tmp/ok/report.jso
 # replays through `repro` (exit 1); the correct one passes every property.
 check_all check_example_correct 0 "example_softmax_f32" -- \
   "$bin" check --plugin "$example" --impl example_softmax_f32 --tests 20
-check_all check_example_flawed 1 "example_flawed_f32" "FAIL" "softcheck repro --impl example_flawed_f32" -- \
+# The repro line loads the plugin itself (--plugin, as check was given it)
+# and replays as printed.
+check_all check_example_flawed 1 "example_flawed_f32" "FAIL" \
+  "softcheck repro --plugin $(realpath "$example") --impl example_flawed_f32" -- \
   "$bin" check --plugin "$example" --impl example_flawed_f32 --tests 20
 repro_line=$("$bin" check --plugin "$example" --impl example_flawed_f32 --tests 20 2>&1 |
-  grep -o 'softcheck repro --impl example_flawed_f32.*' | head -1)
+  grep -o 'softcheck repro --plugin [^ ]* --impl example_flawed_f32.*' | head -1)
 read -ra repro_words <<<"${repro_line:-softcheck repro}"
-check_all repro_example_flawed 1 "example_flawed_f32" -- "$bin" "${repro_words[@]:1}" --plugin "$example"
+check_all repro_example_flawed 1 "example_flawed_f32" -- "$bin" "${repro_words[@]:1}"
 
 # gate: the correct kernel against its own baseline passes; the flawed one,
 # renamed into the baseline of the correct one (a kernel team's regression),
