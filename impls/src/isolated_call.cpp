@@ -86,13 +86,13 @@ std::optional<int> wait_for(pid_t pid, double timeout_s) {
   }
 }
 
+}  // namespace
+
 std::string seconds_text(double s) {
   char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, s);  // not "%g": the C locale may be a plugin's
   return std::string(buf, r.ptr);
 }
-
-}  // namespace
 
 int call_isolated(const std::string& who, const RawCall& call, const void* x, void* y, std::size_t y_bytes,
                   double timeout_s) {

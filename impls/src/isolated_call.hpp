@@ -22,4 +22,9 @@ using RawCall = std::function<int(const void* x, void* y)>;
 int call_isolated(const std::string& who, const RawCall& call, const void* x, void* y, std::size_t y_bytes,
                   double timeout_s);
 
+// Seconds as the shortest text that reads back as the same double, whatever
+// the C locale (a plugin may have set one): messages and --call-timeout in
+// repro lines.
+std::string seconds_text(double s);
+
 }  // namespace softcheck::plugin_detail

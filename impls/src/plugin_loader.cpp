@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -505,16 +504,6 @@ Kernel make_plugin_kernel(const std::vector<const Decoded*>& group, const std::s
   return k;
 }
 
-// The shortest decimal text that reads back as v (a repro line's number).
-std::string shortest_text(double v) {
-  char buf[64];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
-
 // `text` as one shell word: as is when it holds only safe characters, else
 // in single quotes (a quote inside as '\'').
 std::string shell_word(const std::string& text) {
@@ -575,7 +564,7 @@ Plugin load_plugin(const std::string& path, const PluginOptions& options, const 
   const std::string loaded = "--plugin " + shell_word(std::filesystem::absolute(path).lexically_normal().string()) +
                              (options.isolate ? " --isolate" : "") +
                              (options.call_timeout_s != PluginOptions{}.call_timeout_s
-                                  ? " --call-timeout " + shortest_text(options.call_timeout_s)
+                                  ? " --call-timeout " + plugin_detail::seconds_text(options.call_timeout_s)
                                   : std::string());
   for (Kernel& k : kernels) k.load_options = loaded;
   return {path, std::move(kernels)};
