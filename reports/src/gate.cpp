@@ -167,21 +167,6 @@ void check_reference_rule(Checker& c, const KernelSummary& k) {
                     k.reference.violations, k.reference.rows, k.reference.kernel, num(k.reference.max_ratio)));
 }
 
-// The command that reruns one cell: its family and row length at the run's
-// temperatures and seed, the kernel loaded as it was.
-std::string cell_repro(const Report& r, const KernelSummary& k, const CellSummary& cell) {
-  std::string s = "softcheck run " + (k.load_options.empty() ? "" : k.load_options + " ") + "--impl " + k.kernel +
-                  " --suite " + r.suite + " --family " + cell.family + " --size " + std::to_string(cell.cols);
-  for (double t : r.temperatures) s += " --temperature " + fmt::format("{}", t);
-  return s + " --seed " + std::to_string(r.seed);
-}
-
-double z_of(std::uint64_t above, std::uint64_t below) {
-  ErrorDistribution d;
-  d.rows_above = above;
-  d.rows_below = below;
-  return d.bias_z();
-}
 
 // One-sided now where it was not: |z| at the threshold and grown by more than
 // bias_z_growth (|z| only: a lean that changes side at the same strength passes).
@@ -218,7 +203,7 @@ void check_cells(Checker& c, const Report& report, const KernelSummary* base, co
       measure("error/bound", was.max_ratio, now.max_ratio, was.max_ratio * (1 + opt.margin) + opt.slack_ratio);
     const std::string nan = fmt::format("NaN/inf {} -> {}", was.nonfinite, now.nonfinite);
     (now.nonfinite > 0 && was.nonfinite == 0 ? failed : held).push_back(nan);
-    const double zb = z_of(was.rows_above, was.rows_below), zn = z_of(now.rows_above, now.rows_below);
+    const double zb = sign_test_z(was.rows_above, was.rows_below), zn = sign_test_z(now.rows_above, now.rows_below);
     const std::string bias = fmt::format("bias z {:.1f} -> {:.1f} (rows above/below {}/{} -> {}/{})", zb, zn,
                                          was.rows_above, was.rows_below, now.rows_above, now.rows_below);
     (bias_grew(zb, zn, opt) ? failed : held).push_back(bias);
@@ -229,7 +214,8 @@ void check_cells(Checker& c, const Report& report, const KernelSummary* base, co
     c.add(name, Outcome::fail,
           fmt::format("{} rows of n = {}: {}; held: {}", now.rows, now.cols, fmt::join(failed, "; "),
                       held.empty() ? std::string("none") : fmt::format("{}", fmt::join(held, "; "))),
-          cell_repro(report, k, now));
+          run_repro_command(k.load_options, k.kernel, report.suite, now.family, now.cols, report.temperatures,
+                            report.seed, report.reference_rule));
   }
 }
 

@@ -195,11 +195,13 @@ Json performance_json(const Performance& p) {
 
 }  // namespace
 
-double ErrorDistribution::bias_z() const {
+double sign_test_z(std::uint64_t rows_above, std::uint64_t rows_below) {
   const std::uint64_t n = rows_above + rows_below;
   if (n == 0) return 0;
   return (static_cast<double>(rows_above) - static_cast<double>(rows_below)) / std::sqrt(static_cast<double>(n));
 }
+
+double ErrorDistribution::bias_z() const { return sign_test_z(rows_above, rows_below); }
 
 bool ErrorDistribution::biased() const { return std::fabs(bias_z()) >= bias_z_threshold; }
 

@@ -216,15 +216,9 @@ std::string repro_line(const Kernel& k, Op op, bool contract, const SuiteCase& c
   if (c.cols <= 64 && !is_sparse(op) && contract)
     return fmt::format("softcheck repro {} --op {} --property accuracy --temperature {} --row {}", impl,
                        name(op), c.temperature, hex_row(x, c.cols));
-  // The run's suite (rows per case follow it) and a reference rule other than the default.
-  std::string settings = " --suite " + opt.selection.suite;
-  const ReferenceRuleSettings defaults;
-  const ReferenceRuleSettings& rule = opt.reference_rule;
-  if (rule.scope != defaults.scope) settings += " --reference-rule " + rule.scope;
-  if (rule.k != defaults.k) settings += fmt::format(" --reference-k {}", rule.k);
-  if (rule.slack != defaults.slack) settings += fmt::format(" --reference-slack {}", rule.slack);
-  return fmt::format("softcheck run {}{} --family {} --size {} --temperature {} --seed {}", impl, settings,
-                     c.family->name, c.cols, c.temperature, opt.seed);
+  // The run's suite (rows per case follow it) and its reference rule.
+  return run_repro_command(k.load_options, k.name, opt.selection.suite, c.family->name, c.cols, {c.temperature},
+                           opt.seed, opt.reference_rule);
 }
 
 // Keeps w (for row `row` of case c) as the worst case when its key is larger.

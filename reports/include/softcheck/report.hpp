@@ -62,6 +62,9 @@ struct ErrorDistribution {
   bool biased() const;
 };
 inline constexpr double bias_z_threshold = 5;
+// The sign test's statistic over rows: (above - below) / sqrt(above + below),
+// 0 without such rows (ErrorDistribution::bias_z, the gate's cells).
+double sign_test_z(std::uint64_t rows_above, std::uint64_t rows_below);
 
 // One (family, row length) cell of an entry: what the gate compares cell by
 // cell (docs/gate.md). Temperatures are merged.
@@ -98,6 +101,14 @@ struct ReferenceRuleSettings {
 };
 
 // The reference rule's verdict on one entry.
+// The `softcheck run` command that reruns one (family, row length) of a
+// kernel: loaded as it was (load_options, empty for a built-in), at the run's
+// suite, temperatures and seed, with its reference rule where it is not the
+// default. The repro line of run's worst rows and of the gate's cells.
+std::string run_repro_command(std::string_view load_options, std::string_view kernel, std::string_view suite,
+                              std::string_view family, std::int64_t cols, const std::vector<double>& temperatures,
+                              std::uint64_t seed, const ReferenceRuleSettings& rule);
+
 struct ReferenceCheck {
   std::string kernel;       // the reference kernel; empty when the rule did not apply
   std::string not_applied;  // why it did not (an opt-out's reason, no reference kernel ...)
