@@ -467,36 +467,50 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     out_cols.push_back(output_cols(t.operand(), c.cols));
     outputs.push_back(unpack(call_out[t.output], f, static_cast<std::size_t>(c.rows * out_cols.back())));
   }
-  // The reference rule's stable kernels: one call per (kernel, op) a target needs.
+  // The reference rule's stable kernels: one call per (kernel, op) a target
+  // needs, none when that kernel and op is itself a target here (its output
+  // and each row's verdict are then shared with it, not computed twice).
   struct ReferenceRun {
     const Kernel* kernel = nullptr;
     const OpDecl* decl = nullptr;
-    std::vector<double> y;
+    std::vector<double> own;              // the output, when no target computed it
+    const std::vector<double>* y = nullptr;  // own, or that target's
     std::int64_t cols = 0;
     oracle::RowVerdict verdict;  // of the row being judged
     bool judged = false;
   };
   std::vector<ReferenceRun> references;
-  std::vector<std::ptrdiff_t> reference_of(targets.size(), -1);
+  std::vector<std::ptrdiff_t> reference_of(targets.size(), -1);  // the run a target is judged against
+  std::vector<std::ptrdiff_t> reference_from(targets.size(), -1);  // the run a target's output serves
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const Target& t = targets[i];
     if (t.reference_decl == nullptr) continue;
     auto it = std::find_if(references.begin(), references.end(),
                            [&](const ReferenceRun& r) { return r.decl == t.reference_decl; });
     if (it == references.end()) {
-      const std::int64_t cols = output_cols(spec(t.reference_decl->op).out[0], c.cols);
-      std::vector<unsigned char> out(static_cast<std::size_t>(c.rows * cols) * element_size(f));
-      t.reference->run(t.reference_decl->op, xin.data(), out.data(), c.rows, c.cols, c.temperature);
       ReferenceRun run;
       run.kernel = t.reference;
       run.decl = t.reference_decl;
-      run.y = unpack(out, f, static_cast<std::size_t>(c.rows * cols));
-      run.cols = cols;
+      run.cols = output_cols(spec(t.reference_decl->op).out[0], c.cols);
+      const auto same = std::find_if(targets.begin(), targets.end(), [&](const Target& o) {
+        return o.kernel == t.reference && o.decl == t.reference_decl && o.output == 0;
+      });
+      const auto j = static_cast<std::size_t>(same - targets.begin());
+      if (same != targets.end() && failures[j].empty()) {
+        run.y = &outputs[j];
+        reference_from[j] = static_cast<std::ptrdiff_t>(references.size());
+      } else {
+        std::vector<unsigned char> out(static_cast<std::size_t>(c.rows * run.cols) * element_size(f));
+        t.reference->run(t.reference_decl->op, xin.data(), out.data(), c.rows, c.cols, c.temperature);
+        run.own = unpack(out, f, static_cast<std::size_t>(c.rows * run.cols));
+      }
       references.push_back(std::move(run));
       it = references.end() - 1;
     }
     reference_of[i] = it - references.begin();
   }
+  for (ReferenceRun& run : references)
+    if (run.y == nullptr) run.y = &run.own;  // once the vector no longer moves
   CaseResult res;
   std::vector<Accum>& acc = res.acc;
   acc.resize(targets.size());
@@ -527,7 +541,15 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       // Timed from here: the first entry judged on a row also pays for the
       // exact row the others share (RunOptions::entry_seconds is approximate so).
       const Clock::time_point judged_from = timed ? Clock::now() : Clock::time_point{};
-      const oracle::RowVerdict v = judge.judge(*targets[i].decl, targets[i].kernel->masked_policy, y, targets[i].output);
+      ReferenceRun* served = reference_from[i] >= 0 ? &references[static_cast<std::size_t>(reference_from[i])] : nullptr;
+      const oracle::RowVerdict v = served != nullptr && served->judged
+                                       ? served->verdict
+                                       : judge.judge(*targets[i].decl, targets[i].kernel->masked_policy, y,
+                                                     targets[i].output);
+      if (served != nullptr && !served->judged) {
+        served->verdict = v;
+        served->judged = true;
+      }
       if (v.status == oracle::RowStatus::undefined) {  // families never produce +inf/NaN
         undefined = true;
         break;
@@ -537,7 +559,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       double reference_ratio = -1;  // the rule's error / allowed on this row, -1 when it did not judge it
       if (reference_of[i] >= 0) {
         ReferenceRun& ref = references[static_cast<std::size_t>(reference_of[i])];
-        const std::span<const double> yr(ref.y.data() + r * ref.cols, static_cast<std::size_t>(ref.cols));
+        const std::span<const double> yr(ref.y->data() + r * ref.cols, static_cast<std::size_t>(ref.cols));
         if (!ref.judged) ref.verdict = judge.judge(*ref.decl, ref.kernel->masked_policy, yr);
         ref.judged = true;
         reference_ratio =
