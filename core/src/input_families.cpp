@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "softcheck/op.hpp"
+
 namespace softcheck {
 
 std::uint64_t Rng::next() {
@@ -163,6 +165,32 @@ std::vector<double> fill_rows(const InputFamily& fam, Format f, std::int64_t row
     for (double& v : row) v = round_to_format(v, f);
   }
   return out;
+}
+
+std::vector<std::int64_t> fill_class_targets(std::span<const double> x, std::int64_t rows, std::int64_t cols,
+                                             std::uint64_t seed) {
+  std::vector<std::int64_t> targets(static_cast<std::size_t>(rows));
+  Rng rng(hash_mix(seed, std::string_view("class targets")));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::span<const double> row = x.subspan(static_cast<std::size_t>(r * cols), static_cast<std::size_t>(cols));
+    const std::uint64_t kind = rng.below(8);
+    const std::uint64_t any = rng.below(static_cast<std::uint64_t>(cols));
+    std::int64_t t;
+    if (kind < 3) {
+      t = std::max_element(row.begin(), row.end()) - row.begin();
+    } else if (kind < 6) {
+      t = static_cast<std::int64_t>(any);
+    } else if (kind < 7) {
+      t = 0;
+      for (std::size_t j = 0; j < row.size(); ++j)
+        if (std::isfinite(row[j]) && (!std::isfinite(row[static_cast<std::size_t>(t)]) || row[j] < row[static_cast<std::size_t>(t)]))
+          t = static_cast<std::int64_t>(j);
+    } else {
+      t = ignore_index;
+    }
+    targets[static_cast<std::size_t>(r)] = t;
+  }
+  return targets;
 }
 
 }  // namespace softcheck

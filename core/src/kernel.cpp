@@ -25,4 +25,11 @@ void Kernel::run(Op op, const void* x, std::span<void* const> outs, std::int64_t
   compute({op, in, outs, rows, cols, temperature});
 }
 
+void Kernel::call(const OpCall& c) const {
+  if (c.in.size() != spec(c.op).in.size() || c.out.size() != spec(c.op).out.size())
+    throw std::invalid_argument(std::string(softcheck::name(c.op)) + " takes " + std::to_string(spec(c.op).in.size()) +
+                                " input(s) and " + std::to_string(spec(c.op).out.size()) + " output(s)");
+  compute(c);
+}
+
 }  // namespace softcheck

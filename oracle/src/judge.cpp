@@ -55,6 +55,36 @@ void RowJudge::set_row(std::span<const double> x, double temperature) {
   has_double_ = has_extended_ = has_dd_ = false;
   exact_.reset();
   sparse_.clear();
+  target_.reset();
+  cross_entropy_.reset();
+}
+
+void RowJudge::set_target(std::int64_t target) {
+  target_ = target;
+  cross_entropy_.reset();
+}
+
+const ExactCrossEntropy& RowJudge::cross_entropy_exact() {
+  if (!target_) throw std::logic_error("RowJudge: a cross-entropy output judged before set_target");
+  if (!cross_entropy_) cross_entropy_ = exact_cross_entropy(exact(), *target_, opt_.bits);
+  return *cross_entropy_;
+}
+
+namespace {
+bool is_cross_entropy(OutputKind k) {
+  return k == OutputKind::cross_entropy_loss || k == OutputKind::cross_entropy_gradient;
+}
+}  // namespace
+
+std::span<const Real> RowJudge::exact_output(const OpDecl& d, std::size_t output) {
+  const OutputKind kind = spec(d.op).out[output].kind;
+  if (is_cross_entropy(kind)) return exact_values(cross_entropy_exact(), kind);
+  return exact_values(exact(), kind);
+}
+
+std::span<const Real> RowJudge::exact_scale(const OpDecl& d, std::size_t output) {
+  if (spec(d.op).out[output].metric != Metric::scaled) return {};
+  return cross_entropy_exact().scale;  // the one scaled output (op.hpp's table checks)
 }
 
 bool RowJudge::used_mpfr() const {
@@ -190,15 +220,15 @@ bool RowJudge::decide_fast(const OpDecl& d, std::size_t output, std::span<const 
 }
 
 void RowJudge::decide_exact(const OpDecl& d, std::size_t output, std::span<const double> y, RowVerdict& v) {
-  const std::span<const Real> ref = exact_values(exact(), spec(d.op).out[output].kind);
-  measure_exactly(d, output, y, ref, v);
+  measure_exactly(d, output, y, exact_output(d, output), v);
 }
 
 // y against MPFR's values: the row's errors, each element's when asked, the bound.
 void RowJudge::measure_exactly(const OpDecl& d, std::size_t output, std::span<const double> y,
                                std::span<const Real> ref, RowVerdict& v) {
   const Operand& out = spec(d.op).out[output];
-  v.error = compare_row(y, ref, format_, out);
+  const std::span<const Real> scale = spec(d.op).sparse() ? std::span<const Real>{} : exact_scale(d, output);
+  v.error = compare_row(y, ref, format_, out, scale);
   v.uncertainty = 0;
   if (opt_.element_bin || opt_.signed_errors) {
     if (opt_.element_bin) v.element_error.assign(ref.size(), NAN);
@@ -207,7 +237,8 @@ void RowJudge::measure_exactly(const OpDecl& d, std::size_t output, std::span<co
       v.element_signed_rel.assign(ref.size(), NAN);
     }
     for (std::size_t i = 0; i < ref.size(); ++i) {
-      const ElementError e = compare_element(y[i], ref[i], format_, out);
+      const ElementError e =
+          scale.empty() ? compare_element(y[i], ref[i], format_, out) : compare_element(y[i], ref[i], format_, out, scale[i]);
       if (e.cls != ElementClass::finite) continue;
       if (opt_.element_bin) v.element_error[i] = e.ulp;
       if (opt_.signed_errors) {
@@ -282,12 +313,14 @@ std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double
     case RowStatus::ok: break;
   }
   const Operand& out = spec(d.op).out[output];
-  const std::string unit = out.metric == Metric::absolute ? "u (absolute)" : "ulp";
+  const std::string unit = out.metric == Metric::absolute ? "u (absolute)"
+                           : out.metric == Metric::scaled ? "u s (scaled)"
+                                                          : "ulp";
   // The worst element's row position (sparse ops: of the measured ones).
   std::size_t w = v.error.worst_index;
   if (!v.measured_index.empty()) w = w < v.measured_index.size() ? v.measured_index[w] : y.size();
   const std::span<const Real> ref =
-      spec(d.op).sparse() ? std::span<const Real>(judge.sparse_exact(d).p) : exact_values(judge.exact(), out.kind);
+      spec(d.op).sparse() ? std::span<const Real>(judge.sparse_exact(d).p) : judge.exact_output(d, output);
   const std::string at = v.error.elements > 0 && w < y.size()
                              ? " at [" + std::to_string(w) + "] (got " + text(y[w]) + ", exact " + to_string(ref[w], 17) + ")"
                              : "";

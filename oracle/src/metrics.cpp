@@ -216,6 +216,26 @@ ElementError compare_element(double result, const oracle::Real& exact, Format f,
   return e;
 }
 
+ElementError compare_element(double result, const oracle::Real& exact, Format f, const Operand& output,
+                             const oracle::Real& scale) {
+  if (output.metric != Metric::scaled) return compare_element(result, exact, f, output);
+  if (mpfr_zero_p(scale.backend().data())) {  // a structural zero: exactly 0 or wrong
+    ElementError e;
+    if (result == 0 && mpfr_zero_p(exact.backend().data())) return e;
+    e = compare_element(result, exact, f);
+    if (e.cls == ElementClass::finite) {
+      e.cls = ElementClass::special_mismatch;
+      e.ulp = e.rel = e.abs = std::numeric_limits<double>::infinity();
+      e.bits = info(f).width;
+    }
+    return e;
+  }
+  ElementError e = compare_element(result, exact, f);
+  if (e.cls == ElementClass::finite)
+    e.ulp = e.abs / std::max(unit_roundoff(f) * mpfr_get_d(scale.backend().data(), MPFR_RNDU), denorm_min(f));
+  return e;
+}
+
 ElementError compare_element(double result, const oracle::Real& exact, Format f, Op op) {
   return compare_element(result, exact, f, spec(op).out[0]);
 }
@@ -225,14 +245,17 @@ RowError compare_row(std::span<const double> result, std::span<const oracle::Rea
 }
 
 RowError compare_row(std::span<const double> result, std::span<const oracle::Real> exact, Format f,
-                     const Operand& output) {
+                     const Operand& output, std::span<const oracle::Real> scale) {
   if (result.size() != exact.size())
     throw std::invalid_argument("compare_row: result and exact rows differ in length");
+  if ((output.metric == Metric::scaled) != !scale.empty() || (!scale.empty() && scale.size() != exact.size()))
+    throw std::invalid_argument("compare_row: a scaled output needs one scale per element, any other none");
   RowError row;
   row.elements = result.size();
   WorstTracker worst;
   for (std::size_t i = 0; i < result.size(); ++i) {
-    const ElementError e = compare_element(result[i], exact[i], f, output);
+    const ElementError e =
+        scale.empty() ? compare_element(result[i], exact[i], f, output) : compare_element(result[i], exact[i], f, output, scale[i]);
     switch (e.cls) {
       case ElementClass::finite:
         accumulate(row, e);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace softcheck::oracle {
 
@@ -243,9 +244,55 @@ std::span<const Real> exact_values(const ExactRow& row, OutputKind kind) {
     case OutputKind::log_probabilities: return row.log_softmax;
     case OutputKind::log_sum_exp: return {&row.lse, 1};
     case OutputKind::entropy: return {&row.entropy, 1};
+    case OutputKind::cross_entropy_loss:
+    case OutputKind::cross_entropy_gradient: break;  // need the target: exact_cross_entropy
     case OutputKind::none: break;
   }
   throw std::invalid_argument("exact_values: not an output kind");
+}
+
+ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, unsigned bits) {
+  if (row.status != RowStatus::ok) throw std::invalid_argument("exact_cross_entropy: the row has no exact softmax");
+  const auto n = static_cast<std::int64_t>(row.softmax.size());
+  if (target != ignore_index && (target < 0 || target >= n))
+    throw std::invalid_argument("exact_cross_entropy: target " + std::to_string(target) + " outside [0, " +
+                                std::to_string(n) + ") and not ignore_index");
+  prepare_mpfr_thread();
+  ExactCrossEntropy ce;
+  ce.loss = real_with_bits(bits);
+  ce.gradient.reserve(static_cast<std::size_t>(n));
+  ce.scale.reserve(static_cast<std::size_t>(n));
+  if (target == ignore_index) {
+    mpfr_set_zero(raw(ce.loss), 1);
+    for (std::int64_t j = 0; j < n; ++j) {
+      ce.gradient.push_back(real_with_bits(bits));
+      mpfr_set_zero(raw(ce.gradient.back()), 1);
+      ce.scale.push_back(ce.gradient.back());
+    }
+    return ce;
+  }
+  const auto t = static_cast<std::size_t>(target);
+  mpfr_neg(raw(ce.loss), raw(row.log_softmax[t]), MPFR_RNDN);
+  std::vector<mpfr_ptr> others;  // p_j, j != t: 1 - p_t as their exact sum (mpfr_sum only reads them)
+  others.reserve(static_cast<std::size_t>(n) - 1);
+  for (std::size_t j = 0; j < row.softmax.size(); ++j) {
+    ce.gradient.push_back(real_with_bits(bits));
+    ce.scale.push_back(real_with_bits(bits));
+    if (j == t) continue;
+    mpfr_set(raw(ce.gradient.back()), raw(row.softmax[j]), MPFR_RNDN);
+    mpfr_set(raw(ce.scale.back()), raw(row.softmax[j]), MPFR_RNDN);
+    others.push_back(const_cast<mpfr_ptr>(raw(row.softmax[j])));
+  }
+  mpfr_sum(raw(ce.gradient[t]), others.data(), others.size(), MPFR_RNDN);
+  mpfr_neg(raw(ce.gradient[t]), raw(ce.gradient[t]), MPFR_RNDN);
+  mpfr_add_ui(raw(ce.scale[t]), raw(row.softmax[t]), 1, MPFR_RNDN);
+  return ce;
+}
+
+std::span<const Real> exact_values(const ExactCrossEntropy& ce, OutputKind kind) {
+  if (kind == OutputKind::cross_entropy_loss) return {&ce.loss, 1};
+  if (kind == OutputKind::cross_entropy_gradient) return ce.gradient;
+  throw std::invalid_argument("exact_values: not a cross-entropy output");
 }
 
 // ---------------------------------------------------------------- rounding

@@ -48,4 +48,12 @@ const InputFamily* find_input_family(std::string_view name);
 std::vector<double> fill_rows(const InputFamily& fam, Format f, std::int64_t rows, std::int64_t cols,
                               std::uint64_t seed);
 
+// One class target per row of x (rows x cols, row-major), deterministic in
+// `seed`, each row drawn among: its largest entry (a confident correct
+// prediction: loss near 0, p_t - 1 cancels), any entry (a masked one gives
+// loss +inf), its smallest finite entry (a confident wrong prediction), and
+// ignore_index, with probabilities 3/8, 3/8, 1/8, 1/8.
+std::vector<std::int64_t> fill_class_targets(std::span<const double> x, std::int64_t rows, std::int64_t cols,
+                                             std::uint64_t seed);
+
 }  // namespace softcheck

@@ -68,6 +68,8 @@ struct Contract {
 // op-table order (spec(op).in / .out), each in the kernel's `format` (double
 // for f64, float for f32, uint16 bit patterns for f16/bf16) and row-major:
 // a row operand holds rows x cols elements, a scalar operand one per row.
+// A class-index input (InputKind::class_index) holds one std::int64_t per
+// row, whatever the format: in [0, cols), or ignore_index.
 struct OpCall {
   Op op;
   std::span<const void* const> in;
@@ -167,13 +169,23 @@ struct Kernel {
   // holds output i (spec(op).out[i]).
   void run(Op op, const void* x, std::span<void* const> outs, std::int64_t rows, std::int64_t cols,
            double temperature) const;
+  // The call of any op, every operand given (OpCall: an op with several
+  // inputs, such as cross_entropy's logits and targets). Throws
+  // std::invalid_argument when the operand counts are not the op's.
+  void call(const OpCall& c) const;
 };
 
 // The registry of built-in kernels (in registration order).
 const std::vector<Kernel>& builtin_kernels();
 // Deliberately broken test-only kernels (mutation self-test); never in builtin_kernels().
 const std::vector<Kernel>& mutant_kernels();
-const Kernel* find_kernel(std::string_view name);  // searches builtin, peers (peers.hpp), then mutants
+const Kernel* find_kernel(std::string_view name);  // searches builtin, peers (peers.hpp), gradient, then mutants
+// The kernels of the ops that take more than the logits (cross_entropy;
+// docs/gradients.md), in registration order, the test-only careless one
+// included (Kernel::test_only). Kept out of builtin_kernels(): the
+// single-input paths (properties, sweep, fuzzers, plugins) do not take
+// them; `run` does.
+const std::vector<Kernel>& gradient_kernels();
 // The reference of `run`'s reference rule for an output of kind `kind` in
 // format f: softcheck's stable kernel, the textbook algorithm the peers'
 // test suites compare with (subtract the max, exp, sum in order, divide; log

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace softcheck {
 
@@ -27,6 +28,7 @@ enum class Op : std::uint8_t {
   lse,
   entropy,
   softmax_lse,
+  cross_entropy,
 };
 
 // Shape of one operand of a call on `rows` rows of `cols` inputs.
@@ -44,7 +46,28 @@ enum class OutputKind : std::uint8_t {
   log_probabilities,  // in [-inf, 0]
   log_sum_exp,        // lse(z) = log sum_i exp(z_i), one per row, in [max z, max z + log n]
   entropy,            // H(softmax(z)) = -sum_i p_i log p_i, one per row, in [0, log n]
+  // Cross-entropy of softmax(z) against the class target t, one per row:
+  // -log p_t = (max z - z_t) + log sum_j exp(z_j - max z), in [0, +inf]
+  // (+inf when z_t = -inf); 0 for a row whose target is ignore_index.
+  cross_entropy_loss,
+  // Its gradient with respect to z, dL/dz_j = p_j - [j = t], in [-1, 1]
+  // and summing to 0; all 0 for an ignored row. Measured in Metric::scaled
+  // with the scale s_j = p_j + [j = t] (docs/gradients.md).
+  cross_entropy_gradient,
 };
+
+// What an input operand holds: the row of logits x (scaled by the
+// temperature inside the op), or one class index per row (int64, whatever the
+// kernel's format; ignore_index marks a row that takes no part).
+enum class InputKind : std::uint8_t {
+  none,  // an output operand
+  logits,
+  class_index,
+};
+
+// The target of a row that takes no part in a cross-entropy: its loss and
+// every gradient entry are exactly 0 (PyTorch's default ignore_index).
+inline constexpr std::int64_t ignore_index = -100;
 
 // Where a row's exact values come from: exact_row (one MPFR evaluation gives
 // softmax, log-softmax, lse and entropy) or exact_sparse (a threshold tau and
@@ -59,7 +82,14 @@ enum class Reference : std::uint8_t { dense, sparse };
 // relative error e of every p_j; and lse crosses 0 (x = [-0.69, -0.69] has
 // lse ~ 0.003), where its ULP error is unbounded for every algorithm
 // (Blanchard-Higham-Higham's LSE bounds carry a 1/|y| factor, REFERENCE.md).
-enum class Metric : std::uint8_t { ulp, absolute };
+// Scaled for gradients: |r_j - v_j| / max(u s_j, denorm_min), with s_j an
+// exact per-element scale the oracle gives with the values (for the
+// cross-entropy gradient s_j = p_j + [j = t]): p_t - 1 cancels when p_t is
+// near 1, so neither its ULP nor its relative error is fair, while the
+// first-order error of every algorithm is a multiple of u s_j
+// (docs/gradients.md). An entry with s_j = 0 (a masked entry, an ignored row)
+// must be exactly 0.
+enum class Metric : std::uint8_t { ulp, absolute, scaled };
 
 // An operand. An output also says what its values are and how their error
 // is measured; inputs keep kind none.
@@ -71,6 +101,8 @@ struct Operand {
   // Blanchard-Higham-Higham's normwise error max|r - g| / (u max g) applies
   // (a dense probability row).
   bool normwise = false;
+  // What an input holds; none for an output.
+  InputKind input = InputKind::none;
 };
 
 // An op's inputs or outputs: a view of a constant array (std::span is C++20;
@@ -139,10 +171,16 @@ struct OpSpec {
   constexpr bool sparse() const { return reference == Reference::sparse; }
   constexpr bool scalar_output() const { return out[0].shape == OperandShape::scalar; }  // first output
   constexpr bool several_outputs() const { return out.size() > 1; }
+  // More than the row of logits in: the single-input paths (properties,
+  // sweep, fuzzers, peers, plugins) leave such an op to `run`.
+  constexpr bool several_inputs() const { return in.size() > 1; }
 };
 
 namespace op_operands {
-inline constexpr Operand x[] = {{"x", OperandShape::row}};
+inline constexpr Operand logits = {"x", OperandShape::row, OutputKind::none, Metric::ulp, false, InputKind::logits};
+inline constexpr Operand x[] = {logits};
+inline constexpr Operand x_and_target[] = {
+    logits, {"target", OperandShape::scalar, OutputKind::none, Metric::ulp, false, InputKind::class_index}};
 inline constexpr Operand p = {"y", OperandShape::row, OutputKind::probabilities, Metric::ulp, true};
 inline constexpr Operand lse_value = {"lse", OperandShape::scalar, OutputKind::log_sum_exp, Metric::absolute};
 inline constexpr Operand probabilities[] = {p};
@@ -151,6 +189,9 @@ inline constexpr Operand log_probabilities[] = {{"y", OperandShape::row, OutputK
 inline constexpr Operand lse[] = {lse_value};
 inline constexpr Operand h[] = {{"h", OperandShape::scalar, OutputKind::entropy, Metric::absolute}};
 inline constexpr Operand probabilities_and_lse[] = {p, lse_value};
+inline constexpr Operand loss_and_gradient[] = {
+    {"loss", OperandShape::scalar, OutputKind::cross_entropy_loss, Metric::ulp},
+    {"dx", OperandShape::row, OutputKind::cross_entropy_gradient, Metric::scaled}};
 }  // namespace op_operands
 
 // Indexed by Op (checked below). Plugin codes are fixed by softcheck_plugin.h.
@@ -181,6 +222,11 @@ inline constexpr OpSpec op_table[] = {
     // call copies one output back (docs/plugin-abi.md).
     {Op::softmax_lse, "softmax_lse", "softmax(z) and lse(z) from one call", op_operands::x,
      op_operands::probabilities_and_lse, OpParam::none, Reference::dense, true, 0},
+    // The loss of a classifier and its gradient, from the logits and one
+    // class target per row (docs/gradients.md). No plugin code yet: the
+    // plugin ABI passes one input.
+    {Op::cross_entropy, "cross_entropy", "-log softmax(z)_t and its gradient softmax(z) - onehot(t), per row",
+     op_operands::x_and_target, op_operands::loss_and_gradient, OpParam::none, Reference::dense, false, 0},
 };
 
 inline constexpr std::size_t op_count = std::size(op_table);
@@ -209,6 +255,13 @@ inline std::string output_label(Op op, std::size_t i) {
   std::string s(name(op));
   if (spec(op).several_outputs()) (s += ':') += spec(op).out[i].name;
   return s;
+}
+
+// The ops' names, in table order (for option checks).
+inline std::vector<std::string> op_table_names() {
+  std::vector<std::string> names;
+  for (const OpSpec& o : op_table) names.emplace_back(o.name);
+  return names;
 }
 
 inline std::optional<Op> parse_op(std::string_view s) {
@@ -245,14 +298,19 @@ inline double masked_row_value(OutputKind kind, MaskedRowPolicy p, double n) {
     case OutputKind::log_probabilities: return uniform ? -std::log(n) : -INFINITY;
     case OutputKind::log_sum_exp: return -INFINITY;  // the exact value, log 0
     case OutputKind::entropy: return uniform ? std::log(n) : 0.0;
+    // A fully masked row's loss: that of an ignored row (zeros), or of the
+    // uniform p (log n). Its gradient: 0, or 1/n off the target (1/n - 1 on it:
+    // is_masked_row_value accepts either there).
+    case OutputKind::cross_entropy_loss: return uniform ? std::log(n) : 0.0;
+    case OutputKind::cross_entropy_gradient: return uniform ? 1 / n : 0.0;
     case OutputKind::none: break;
   }
   return NAN;
 }
 
 // The exact value of one masked (-inf) entry of a row output: probability 0,
-// log-probability -inf.
-inline double masked_entry_value(OutputKind kind) { return kind == OutputKind::probabilities ? 0.0 : -INFINITY; }
+// log-probability -inf, gradient 0.
+inline double masked_entry_value(OutputKind kind) { return kind == OutputKind::log_probabilities ? -INFINITY : 0.0; }
 
 // Whether v is masked_row_value(kind, p, n) as a kernel of unit roundoff u
 // returns it: NaN, 0 and -inf exactly; 1/n and +-log n rounded in the
@@ -263,6 +321,8 @@ inline bool is_masked_row_value(double v, OutputKind kind, MaskedRowPolicy p, do
   if (std::isnan(target)) return std::isnan(v);
   if (target == 0 || std::isinf(target)) return v == target;
   if (kind == OutputKind::probabilities) return std::fabs(v * n - 1) <= 4 * u;
+  if (kind == OutputKind::cross_entropy_gradient)  // 1/n off the target, 1/n - 1 on it
+    return std::fabs(v * n - 1) <= 4 * u || std::fabs((v + 1) * n - 1) <= 4 * u * n;
   return std::fabs(v - target) <= 4 * u * std::max(1.0, std::log(n));
 }
 
@@ -284,23 +344,33 @@ constexpr bool names_and_codes_unique() {
 constexpr bool well_formed() {
   for (const OpSpec& o : op_table) {
     if (o.name.empty() || o.in.empty() || o.out.empty()) return false;
+    // Inputs say what they hold, outputs what they are; the logits come first.
     for (const Operand& i : o.in)
-      if (i.kind != OutputKind::none) return false;
+      if (i.kind != OutputKind::none || i.input == InputKind::none) return false;
+    if (o.in[0].input != InputKind::logits || o.in[0].shape != OperandShape::row) return false;
+    for (const Operand& i : o.in)
+      if ((i.input == InputKind::class_index) != (i.shape == OperandShape::scalar)) return false;
     // The sparse oracle and the fast tiers know row outputs first.
     if ((o.reference == Reference::sparse || o.fast_tier) && o.out[0].shape != OperandShape::row) return false;
+    // The fast tiers know the logits alone.
+    if (o.fast_tier && o.in.size() > 1) return false;
     // One sparse output per op (its exact row is the threshold and support).
     if (o.reference == Reference::sparse && o.out.size() != 1) return false;
     // An entmax alpha is fixed by a sparse op without a parameter, and is > 1.
     if (o.entmax_alpha != 0 && (o.reference != Reference::sparse || o.param != OpParam::none || !(o.entmax_alpha > 1)))
       return false;
     for (const Operand& out : o.out) {
-      if (out.kind == OutputKind::none) return false;
+      if (out.kind == OutputKind::none || out.input != InputKind::none) return false;
       // Absolute error is for scalar outputs whose value can be 0 (lse, entropy).
       if (out.metric == Metric::absolute && out.shape != OperandShape::scalar) return false;
+      // The scaled error is for gradients (the oracle gives their scale).
+      if ((out.metric == Metric::scaled) != (out.kind == OutputKind::cross_entropy_gradient)) return false;
       // Normwise error is for dense probability rows.
       if (out.normwise && (out.kind != OutputKind::probabilities || o.reference != Reference::dense)) return false;
-      // Row outputs are probabilities or their logs; scalars lse or entropy.
-      const bool row_kind = out.kind == OutputKind::probabilities || out.kind == OutputKind::log_probabilities;
+      // Row outputs are probabilities, their logs or a gradient; scalars lse,
+      // entropy or a loss.
+      const bool row_kind = out.kind == OutputKind::probabilities || out.kind == OutputKind::log_probabilities ||
+                            out.kind == OutputKind::cross_entropy_gradient;
       if (row_kind != (out.shape == OperandShape::row)) return false;
     }
   }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <limits>
@@ -101,6 +102,9 @@ class RowJudge {
   explicit RowJudge(Format f, JudgeOptions opt = {});
   // Judges another row from now on; the tiers' storage is reused row to row.
   void set_row(std::span<const double> x, double temperature);
+  // The row's class target, for the ops that take one (cross_entropy; set
+  // after set_row, which forgets it).
+  void set_target(std::int64_t target);
 
   // The verdict for `y`, output `output` of op d.op (spec(d.op).out[output]:
   // a row or one value for this input row), of a kernel with masked-row
@@ -109,6 +113,11 @@ class RowJudge {
 
   // The MPFR row (computed on first use).
   const ExactRow& exact();
+  // The exact values of output `output` of op d.op on this row (MPFR), and
+  // their scales for a Metric::scaled output (else empty). Throws
+  // std::logic_error for a cross-entropy output before set_target.
+  std::span<const Real> exact_output(const OpDecl& d, std::size_t output);
+  std::span<const Real> exact_scale(const OpDecl& d, std::size_t output);
   // A sparse op's exact row (computed on first use for its op and parameters).
   const SparseRow& sparse_exact(const OpDecl& d);
   // True once the MPFR row was needed for a row with finite entries.
@@ -140,6 +149,9 @@ class RowJudge {
   DDFastRow dd_;
   bool has_double_ = false, has_extended_ = false, has_dd_ = false;
   std::optional<ExactRow> exact_;
+  std::optional<std::int64_t> target_;
+  std::optional<ExactCrossEntropy> cross_entropy_;
+  const ExactCrossEntropy& cross_entropy_exact();
   // By op and parameters; a deque, so that the references sparse_exact
   // returns stay valid when another sparse op's row is added.
   std::deque<std::pair<OpDecl, SparseRow>> sparse_;

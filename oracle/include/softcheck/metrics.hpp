@@ -39,6 +39,11 @@ ElementError compare_element(double result, const oracle::Real& exact, Format f)
 // Metric::absolute, `ulp` holds the absolute error in units of u,
 // |r - v| / unit_roundoff(f).
 ElementError compare_element(double result, const oracle::Real& exact, Format f, const Operand& output);
+// ... for Metric::scaled, with the element's exact scale s (oracle): `ulp`
+// holds |r - v| / max(u s, denorm_min(f)); where s = 0 the result must be
+// exactly 0 (else class special_mismatch).
+ElementError compare_element(double result, const oracle::Real& exact, Format f, const Operand& output,
+                             const oracle::Real& scale);
 // ... of the op's first output.
 ElementError compare_element(double result, const oracle::Real& exact, Format f, Op op);
 
@@ -71,8 +76,10 @@ struct RowError {
 // The output operand's metric (op table) decides what the `ulp` figures
 // hold: ULPs of f, or for Metric::absolute the absolute error in units of
 // u = unit_roundoff(f), |r - v| / u (the scale the contract is written in).
+// A Metric::scaled output passes each element's exact scale (one per
+// element; none for the other metrics, else std::invalid_argument).
 RowError compare_row(std::span<const double> result, std::span<const oracle::Real> exact, Format f,
-                     const Operand& output);
+                     const Operand& output, std::span<const oracle::Real> scale = {});
 // ... of the op's first output.
 RowError compare_row(std::span<const double> result, std::span<const oracle::Real> exact, Format f, Op op);
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/multiprecision/mpfr.hpp>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -73,6 +74,21 @@ std::span<const Real> exact_values(const ExactRow& row, OutputKind kind);
 // (undefined) and entropy NaN (p is undefined; kernels follow their policy).
 ExactRow exact_row(std::span<const double> x, double temperature = 1.0,
                    unsigned bits = default_bits);
+
+// The exact cross-entropy of a row against its class target
+// (docs/gradients.md): loss = -log p_t = -log_softmax_t (+inf where x_t =
+// -inf); gradient dL/dz_j = p_j - [j = t], with p_t - 1 formed as
+// -sum_{j != t} p_j (no cancellation); the scaled metric's scale s_j = p_j +
+// [j = t]. An ignored row (target == ignore_index) has loss, gradient and
+// scale exactly 0. `row` must have status ok and `target` be ignore_index or
+// in [0, n) (std::invalid_argument otherwise); every value carries `bits` bits.
+struct ExactCrossEntropy {
+  Real loss;
+  std::vector<Real> gradient, scale;
+};
+ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, unsigned bits = default_bits);
+// The loss (one value) or the gradient.
+std::span<const Real> exact_values(const ExactCrossEntropy& ce, OutputKind kind);
 
 // Correct rounding (to nearest, ties to even) of an exact value to `f`, NaN
 // kept, the sign of zero kept (also when a tiny value rounds to zero),

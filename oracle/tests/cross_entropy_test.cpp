@@ -1,0 +1,146 @@
+// The exact cross-entropy (oracle.hpp exact_cross_entropy) and the scaled
+// metric its gradient is measured in (metrics.hpp): known values, the
+// identities the gradient obeys, agreement across precisions, and the judge
+// deciding with the target.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "softcheck/judge.hpp"
+#include "softcheck/metrics.hpp"
+#include "softcheck/oracle.hpp"
+
+namespace softcheck::oracle {
+namespace {
+
+double d(const Real& v) { return static_cast<double>(v); }
+
+const Operand& loss_operand() { return spec(Op::cross_entropy).out[0]; }
+const Operand& gradient_operand() { return spec(Op::cross_entropy).out[1]; }
+
+TEST(ExactCrossEntropy, KnownValues) {
+  // x = [0, 0]: p = [1/2, 1/2], loss log 2, gradient [-1/2, 1/2] for t = 0.
+  const ExactRow row = exact_row(std::vector<double>{0, 0});
+  const ExactCrossEntropy ce = exact_cross_entropy(row, 0);
+  EXPECT_DOUBLE_EQ(d(ce.loss), std::log(2.0));
+  EXPECT_EQ(d(ce.gradient[0]), -0.5);
+  EXPECT_EQ(d(ce.gradient[1]), 0.5);
+  EXPECT_EQ(d(ce.scale[0]), 1.5);
+  EXPECT_EQ(d(ce.scale[1]), 0.5);
+  // x = [1, 2, 3], t = 2: loss = log(1 + e^-1 + e^-2) (libm in double, 1e-15).
+  const ExactCrossEntropy c3 = exact_cross_entropy(exact_row(std::vector<double>{1, 2, 3}), 2);
+  EXPECT_NEAR(d(c3.loss), std::log1p(std::exp(-1.0) + std::exp(-2.0)), 1e-15);
+}
+
+// A confident correct prediction: p_t = 1 / (1 + e^-60), so loss ~ e^-60
+// and p_t - 1 ~ -e^-60, far below what 1 - p_t in double could hold.
+TEST(ExactCrossEntropy, ConfidentTargetKeepsItsRelativeAccuracy) {
+  const ExactCrossEntropy ce = exact_cross_entropy(exact_row(std::vector<double>{60, 0}), 0);
+  const double e = std::exp(-60.0);
+  EXPECT_NEAR(d(ce.loss) / e, 1.0, 1e-15);
+  EXPECT_NEAR(-d(ce.gradient[0]) / e, 1.0, 1e-15);
+  EXPECT_NEAR(d(ce.gradient[1]) / e, 1.0, 1e-15);
+}
+
+// The gradient sums to 0 (exactly in MPFR up to 2^-bits of its terms), and
+// the loss is -log_softmax_t, for every target of a row with masked entries.
+TEST(ExactCrossEntropy, GradientSumsToZeroAndLossIsMinusLogSoftmax) {
+  const std::vector<double> x = {0.25, -3, -INFINITY, 7.5, 7.5, -1e3};
+  const ExactRow row = exact_row(x, 0.7, 512);
+  for (std::int64_t t = 0; t < static_cast<std::int64_t>(x.size()); ++t) {
+    const ExactCrossEntropy ce = exact_cross_entropy(row, t, 512);
+    const PrecisionScope scope(1100);  // the sums below: exact for these terms
+    Real total = 0, abs_total = 0;
+    for (const Real& g : ce.gradient) {
+      total += g;
+      abs_total += abs(g);
+    }
+    EXPECT_LE(std::fabs(d(total)), 1e-150 * d(abs_total)) << "t = " << t;
+    if (std::isinf(x[static_cast<std::size_t>(t)])) {
+      EXPECT_EQ(d(ce.loss), INFINITY);  // a masked target: p_t = 0
+    } else {
+      EXPECT_EQ(d(ce.loss), -d(row.log_softmax[static_cast<std::size_t>(t)]));
+    }
+    EXPECT_EQ(d(ce.gradient[2]), t == 2 ? -1.0 : 0.0);  // the masked entry: p = 0
+    EXPECT_EQ(d(ce.scale[2]), t == 2 ? 1.0 : 0.0);
+  }
+}
+
+// 256 and 1024 bits agree to 2^-250 relative (the loss and every gradient entry).
+TEST(ExactCrossEntropy, AgreesAcrossPrecisions) {
+  const std::vector<double> x = {1e-3, 30, -17.25, 29.999, 0x1p-60};
+  const ExactCrossEntropy lo = exact_cross_entropy(exact_row(x, 1.3, 256), 3, 256);
+  const ExactCrossEntropy hi = exact_cross_entropy(exact_row(x, 1.3, 1024), 3, 1024);
+  const auto close = [](const Real& a, const Real& b) {
+    const PrecisionScope scope(1100);
+    const Real diff = a - b;
+    return std::fabs(d(diff)) <= std::ldexp(std::fabs(d(b)), -250);
+  };
+  EXPECT_TRUE(close(lo.loss, hi.loss));
+  for (std::size_t j = 0; j < x.size(); ++j) EXPECT_TRUE(close(lo.gradient[j], hi.gradient[j])) << j;
+}
+
+TEST(ExactCrossEntropy, IgnoredRowIsExactlyZeroAndBadTargetsThrow) {
+  const ExactRow row = exact_row(std::vector<double>{1, 2});
+  const ExactCrossEntropy ce = exact_cross_entropy(row, ignore_index);
+  EXPECT_EQ(d(ce.loss), 0.0);
+  for (std::size_t j = 0; j < 2; ++j) {
+    EXPECT_EQ(d(ce.gradient[j]), 0.0);
+    EXPECT_EQ(d(ce.scale[j]), 0.0);
+  }
+  EXPECT_THROW(exact_cross_entropy(row, 2), std::invalid_argument);
+  EXPECT_THROW(exact_cross_entropy(row, -1), std::invalid_argument);
+  EXPECT_THROW(exact_cross_entropy(exact_row(std::vector<double>{-INFINITY}), 0), std::invalid_argument);
+}
+
+// The scaled metric: |r - v| / max(u s, denorm_min); a structural zero
+// (s = 0) must be exactly 0.
+TEST(ScaledMetric, ErrorInUnitsOfUTimesScale) {
+  const ExactCrossEntropy ce = exact_cross_entropy(exact_row(std::vector<double>{0, 0}), 0);
+  const double u = unit_roundoff(Format::f32);
+  // dx_0 = -1/2 exactly, s_0 = 3/2: an output off by 3u is 2 units.
+  const ElementError e = compare_element(-0.5 - 3 * u, ce.gradient[0], Format::f32, gradient_operand(), ce.scale[0]);
+  EXPECT_EQ(e.cls, ElementClass::finite);
+  EXPECT_DOUBLE_EQ(e.ulp, 2.0);
+  const ExactCrossEntropy ignored = exact_cross_entropy(exact_row(std::vector<double>{0, 0}), ignore_index);
+  EXPECT_EQ(compare_element(0.0, ignored.gradient[0], Format::f32, gradient_operand(), ignored.scale[0]).ulp, 0.0);
+  EXPECT_EQ(compare_element(0x1p-149, ignored.gradient[0], Format::f32, gradient_operand(), ignored.scale[0]).cls,
+            ElementClass::special_mismatch);
+  // A row needs one scale per element for the gradient, none for the loss.
+  const std::vector<double> y = {-0.5, 0.5};
+  EXPECT_THROW(compare_row(y, ce.gradient, Format::f32, gradient_operand()), std::invalid_argument);
+  EXPECT_EQ(compare_row(y, ce.gradient, Format::f32, gradient_operand(), ce.scale).max_ulp, 0.0);
+  const std::vector<double> loss = {static_cast<float>(std::log(2.0))};
+  EXPECT_THROW(compare_row(loss, std::span<const Real>(&ce.loss, 1), Format::f32, loss_operand(), ce.scale),
+               std::invalid_argument);
+}
+
+// The judge needs the target for a cross-entropy output, decides with MPFR,
+// and its verdict flips where the scaled error crosses the bound.
+TEST(ScaledMetric, JudgeDecidesWithTheTarget) {
+  const std::vector<double> x = {2, -1, 0.5};
+  OpDecl decl{Op::cross_entropy, {}};
+  decl.contract.declared = true;
+  decl.contract.a = 2;
+  decl.further_contracts = {decl.contract};
+  RowJudge judge(x, 1.0, Format::f32);
+  const std::vector<double> dx_exact = {0, 0, 0};
+  EXPECT_THROW(judge.judge(decl, MaskedRowPolicy::zeros, dx_exact, 1), std::logic_error);
+  judge.set_target(0);
+  const ExactCrossEntropy ce = exact_cross_entropy(exact_row(x), 0);
+  std::vector<double> dx;
+  for (const Real& g : ce.gradient) dx.push_back(round_to(g, Format::f32));
+  const RowVerdict ok = judge.judge(decl, MaskedRowPolicy::zeros, dx, 1);
+  EXPECT_TRUE(ok.holds());
+  EXPECT_EQ(ok.tier, Tier::mpfr);
+  EXPECT_LE(ok.error.max_ulp, 1.0);
+  // Off by about 5 u s_1 at entry 1: beyond the bound 2.
+  const double u = unit_roundoff(Format::f32);
+  std::vector<double> off = dx;
+  off[1] = static_cast<float>(dx[1] + 5 * u * d(ce.scale[1]));
+  EXPECT_FALSE(judge.judge(decl, MaskedRowPolicy::zeros, off, 1).holds());
+}
+
+}  // namespace
+}  // namespace softcheck::oracle
