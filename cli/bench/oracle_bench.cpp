@@ -42,7 +42,7 @@ const std::vector<Row>& quick_f32_rows() {
   static const std::vector<Row> rows = [] {
     std::vector<Row> out;
     const Kernel* k = find_kernel("shifted_f32");
-    for (const SuiteCase& c : build_suite({"quick", {}, {}, {}})) {
+    for (const SuiteCase& c : build_suite({"quick", {}, {}, {}, {}})) {
       const std::vector<double> x = fill_rows(*c.family, Format::f32, c.rows, c.cols, case_seed(1, c, Format::f32));
       std::vector<float> xf(x.begin(), x.end()), yf(x.size());
       k->run(Op::softmax, xf.data(), yf.data(), c.rows, c.cols, c.temperature);

@@ -48,9 +48,9 @@ Report rerun_baseline_suite(const Report& baseline, const GateArgs& a, gate::Tim
   // (older reports: the families, sizes and temperatures it ran).
   if (baseline.selection_recorded)
     opt.selection = {baseline.suite, baseline.selected_families, baseline.selected_sizes,
-                     baseline.selected_temperatures};
+                     baseline.selected_temperatures, baseline.selected_ops};
   else
-    opt.selection = {baseline.suite, baseline.families, baseline.sizes, baseline.temperatures};
+    opt.selection = {baseline.suite, baseline.families, baseline.sizes, baseline.temperatures, {}};
   if (!baseline.reference_rule.scope.empty()) opt.reference_rule = baseline.reference_rule;
   opt.seed = baseline.seed;
   opt.oracle_bits = baseline.oracle_bits;

@@ -153,6 +153,7 @@ Command add_list(CLI::App& app) {
   auto fams = std::make_shared<bool>(false);
   auto mutants = std::make_shared<bool>(false);
   auto sparse = std::make_shared<bool>(false);
+  auto gradients = std::make_shared<bool>(false);
   auto wide = std::make_shared<bool>(false);
   sub->add_flag("--json", *json, "Machine-readable output");
   sub->add_flag("--wide", *wide,
@@ -161,6 +162,9 @@ Command add_list(CLI::App& app) {
   sub->add_flag("--families", *fams, "List the input families of the run suite instead");
   sub->add_flag("--mutants", *mutants, "Include the deliberately broken test-only kernels");
   sub->add_flag("--sparse", *sparse, "Include the sparse kernels (sparsemax, entmax, top-k, threshold; docs/sparse.md)");
+  sub->add_flag("--gradients", *gradients,
+                "Include the gradient kernels (cross-entropy loss and gradient; docs/gradients.md; with --mutants "
+                "the careless one too)");
   auto plugins = std::make_shared<PluginArgs>();
   add_plugin_options(*sub, *plugins);
   return [=] {
@@ -179,6 +183,9 @@ Command add_list(CLI::App& app) {
     std::vector<const Kernel*> ks = kernel_set.all();
     if (*sparse)
       for (const Kernel& k : sparse_kernels()) ks.push_back(&k);
+    if (*gradients)
+      for (const Kernel& k : gradient_kernels())
+        if (!k.test_only || *mutants) ks.push_back(&k);
     if (*mutants)
       for (const Kernel& k : mutant_kernels()) ks.push_back(&k);
     if (*json) {

@@ -3,9 +3,11 @@
 // threshold_softmax --threshold; docs/sparse.md), for scripting.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -25,6 +27,7 @@ struct OracleArgs {
   double alpha = 0;
   std::int64_t k = 0;
   double threshold = 0;
+  std::int64_t target = 0;
   std::vector<std::string> values;
 };
 
@@ -103,7 +106,8 @@ Command add_oracle(CLI::App& app) {
       "entmax --alpha A (A > 1; exact for 2 and 1.5, else certified bisection),\n"
       "topk_softmax --k K (ties at the K-th value all kept), threshold_softmax --threshold P.\n"
       "--op lse and --op entropy print one line: log sum exp(x / T), and -sum p log p of\n"
-      "p = softmax(x / T).");
+      "p = softmax(x / T). --op cross_entropy --target T prints the loss -log p_T\n"
+      "(`loss` line), then the gradient p - onehot(T) (`dx` lines).");
   auto a = std::make_shared<OracleArgs>();
   std::vector<std::string> op_names;
   for (const OpSpec& o : op_table) op_names.emplace_back(o.name);
@@ -117,8 +121,11 @@ Command add_oracle(CLI::App& app) {
   sub->add_option("--dtype", a->dtype, "Format the inputs are rounded to and the outputs rounded to: f64 or f32")
       ->check(CLI::IsMember({"f64", "f32"}))->capture_default_str();
   sub->add_option("--digits", a->digits, "Significant digits of the exact values")->check(CLI::Range(1, 1000))->capture_default_str();
+  auto* target_opt = sub->add_option("--target", a->target,
+                                     "The class target of --op cross_entropy: an index in [0, n), or " +
+                                         std::to_string(ignore_index) + " (ignore_index)");
   sub->add_option("values", a->values, "The row X1 X2 ...")->required();
-  return [a, alpha_opt, k_opt, threshold_opt] {
+  return [a, alpha_opt, k_opt, threshold_opt, target_opt] {
     const Format f = *parse_format(a->dtype);
     const Op op = *parse_op(a->op);
     const OpParams params = op_params(op, *a, alpha_opt->count() > 0, k_opt->count() > 0, threshold_opt->count() > 0);
@@ -126,6 +133,15 @@ Command add_oracle(CLI::App& app) {
       throw std::invalid_argument(fmt::format("--temperature must be finite and > 0, got {}", a->temperature));
     std::vector<double> x;
     for (const std::string& s : a->values) x.push_back(parse_value(s, f));
+    // The class target: required by the ops that take one, refused by the others.
+    const bool takes_target = std::any_of(spec(op).in.begin(), spec(op).in.end(),
+                                          [](const Operand& o) { return o.input == InputKind::class_index; });
+    if (takes_target != (target_opt->count() > 0))
+      throw std::invalid_argument(takes_target ? fmt::format("--op {} needs --target", name(op))
+                                               : fmt::format("--target applies to --op {} only", name(Op::cross_entropy)));
+    if (takes_target && a->target != ignore_index && (a->target < 0 || a->target >= static_cast<std::int64_t>(x.size())))
+      throw std::invalid_argument(fmt::format("--target {} is outside [0, {}) and not {} (ignore_index)", a->target,
+                                              x.size(), ignore_index));
     // Enough precision that the printed digits are exact: 256 bits or more.
     const unsigned bits = std::max(256u, static_cast<unsigned>(a->digits * 3.33 + 64));
     oracle::ExactRow exact;
@@ -141,9 +157,12 @@ Command add_oracle(CLI::App& app) {
     // One line per value: exact, then rounded to the dtype; an op with
     // several outputs (softmax_lse) prefixes each line with the output's name.
     std::string out;
+    std::optional<oracle::ExactCrossEntropy> ce;
+    if (takes_target) ce = oracle::exact_cross_entropy(exact, a->target, bits);
     for (const Operand& o : spec(op).out) {
-      const std::span<const oracle::Real> values =
-          is_sparse(op) ? std::span<const oracle::Real>(sparse.p) : oracle::exact_values(exact, o.kind);
+      const std::span<const oracle::Real> values = is_sparse(op) ? std::span<const oracle::Real>(sparse.p)
+                                                   : ce                 ? oracle::exact_values(*ce, o.kind)
+                                                                        : oracle::exact_values(exact, o.kind);
       const std::string prefix = spec(op).several_outputs() ? std::string(o.name) + " " : "";
       for (const oracle::Real& v : values)
         out += fmt::format("{}{} {}\n", prefix, oracle::to_string(v, a->digits), shortest(oracle::round_to(v, f), f));

@@ -33,6 +33,8 @@ struct RunArgs {
   bool quiet = false;
   bool peers = false;
   bool sparse = false;
+  bool gradients = false;
+  std::vector<std::string> ops;
   int property_tests = 10;
   PluginArgs plugins;
   ReferenceRuleSettings reference_rule;
@@ -126,6 +128,13 @@ Command add_run(CLI::App& app) {
   sub->add_flag("--sparse", a->sparse,
                 "With no --impl: also run the sparse kernels (sparsemax, entmax, top-k, threshold; "
                 "docs/sparse.md); --impl may name one either way");
+  sub->add_flag("--gradients", a->gradients,
+                "With no --impl: also run the gradient kernels (cross-entropy loss and gradient; "
+                "docs/gradients.md); --impl may name one either way");
+  sub->add_option("--op", a->ops,
+                  "Only this op (repeatable: " + softcheck::op_names() +
+                      "); with no --impl, every kernel that provides it (sparse and gradient kernels included)")
+      ->check(CLI::IsMember(softcheck::op_table_names()));
   add_plugin_options(*sub, a->plugins);
   sub->add_option("--suite", a->suite, "quick (under a minute on 2 cores) or full")->check(CLI::IsMember({"quick", "full"}));
   sub->add_option("--seed", a->seed, "Seed of the input rows; same seed, same report.json byte for byte");
@@ -159,11 +168,18 @@ Command add_run(CLI::App& app) {
   sub->add_flag("--quiet", a->quiet, "No progress and no table; exit status and files only");
   return [a] {
     const KernelSet kernel_set(a->plugins);
-    const std::vector<const Kernel*> kernels =
-        kernel_set.select(a->impls, a->peers, /*with_sparse=*/a->sparse || !a->impls.empty());
+    // --op without --impl: every kernel that provides one of the ops.
+    const bool by_op = !a->ops.empty() && a->impls.empty();
+    std::vector<const Kernel*> kernels =
+        kernel_set.select(a->impls, a->peers, /*with_sparse=*/a->sparse || !a->impls.empty() || by_op,
+                          /*with_gradients=*/a->gradients || by_op);
+    if (by_op)
+      std::erase_if(kernels, [&](const Kernel* k) {
+        return std::none_of(a->ops.begin(), a->ops.end(), [&](const std::string& op) { return k->find(*parse_op(op)); });
+      });
     warn_kernels_without_ops(kernels);
     RunOptions opt;
-    opt.selection = {a->suite, a->families, a->sizes, a->temperatures};
+    opt.selection = {a->suite, a->families, a->sizes, a->temperatures, a->ops};
     build_suite(opt.selection);  // validate before touching the output directory
     check_temperatures(kernels, opt.selection);
     opt.reference_rule = a->reference_rule;

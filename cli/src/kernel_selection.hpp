@@ -42,8 +42,10 @@ class KernelSet {
   // with_sparse: the sparse kernels (sparse_kernels(), docs/sparse.md) may be
   // named, and with no names are added; without it naming one is an error
   // (`run`, `check` and `repro` take them; `sweep` and the fuzzers do not).
+  // with_gradients: with no names, the gradient kernels (gradient_kernels(),
+  // the test-only one left out) are added; they can always be named.
   std::vector<const Kernel*> select(const std::vector<std::string>& names, bool with_peers = false,
-                                    bool with_sparse = false) const;
+                                    bool with_sparse = false, bool with_gradients = false) const;
 
  private:
   std::vector<Plugin> plugins_;

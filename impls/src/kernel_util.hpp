@@ -255,6 +255,10 @@ KernelFamily entmax15_family();
 KernelFamily entmax_bisect_family(double alpha, int iterations);
 KernelFamily topk_softmax_family(std::int64_t k);
 KernelFamily threshold_softmax_family(double threshold);
+// The cross-entropy kernels (cross_entropy.cpp; the careless one test_only),
+// and the chunked one with another chunk size (tests).
+std::vector<Kernel> cross_entropy_kernels();
+Kernel cross_entropy_chunked_kernel(std::size_t chunk);
 
 template <class T>
 constexpr Format format_of() {

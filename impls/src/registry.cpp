@@ -86,6 +86,11 @@ const std::vector<Kernel>& sparse_kernels() {
 
 const Kernel* find_sparse_kernel(std::string_view name) { return find_in(sparse_kernels(), name); }
 
+const std::vector<Kernel>& gradient_kernels() {
+  static const std::vector<Kernel> registry = kernels::cross_entropy_kernels();
+  return registry;
+}
+
 // Other libraries' kernels (peer_*.cpp), listed whether or not they were built in.
 const std::vector<Kernel>& peer_kernels() {
   static const std::vector<Kernel> registry = [] {
@@ -114,6 +119,7 @@ StableReference stable_reference_kernel(Format f, OutputKind kind) {
 const Kernel* find_kernel(std::string_view name) {
   if (const Kernel* k = find_in(builtin_kernels(), name)) return k;
   if (const Kernel* k = find_in(peer_kernels(), name)) return k;
+  if (const Kernel* k = find_in(gradient_kernels(), name)) return k;
   return find_in(mutant_kernels(), name);
 }
 

@@ -57,6 +57,8 @@ const PropertyInfo* find_property(std::string_view name) {
 Claim claim(const Kernel& kernel, Op op, std::string_view property) {
   const PropertyDef* d = detail::find_def(property);
   if (d == nullptr) return {false, "unknown property " + std::string(property)};
+  if (spec(op).several_inputs())
+    return {false, "takes more inputs than the logits: checked by `softcheck run` against the oracle"};
   return d->claim(kernel, op);
 }
 
@@ -214,6 +216,12 @@ PropertyVerdict check_property(const Kernel& kernel, Op op, std::string_view pro
     v.verdict = Verdict::error;
     v.reason = "unknown property";
     return v;
+  }
+  // The properties call the op with the logits alone (docs/gradients.md:
+  // an op with more inputs is checked by `run` against the oracle).
+  if (spec(op).several_inputs()) {
+    v.reason = "takes more inputs than the logits: checked by `softcheck run` against the oracle, no properties yet";
+    return v;  // not_claimed, whatever --force says
   }
   const Claim cl = def->claim(kernel, op);
   v.claimed = cl.claimed;

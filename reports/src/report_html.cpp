@@ -141,9 +141,15 @@ std::string summary_section(const Report& r) {
          (has_normwise(k.op, k.output) ? td_num(k.max_normwise) : td("n/a")) + td_count(k.nonfinite) +
          td("<code>" + escape(k.contract_formula) + "</code>") + td(status_cell(k)) + "</tr>\n";
   s += "</table>";
-  if (std::any_of(r.kernels.begin(), r.kernels.end(), [](const KernelSummary& k) { return has_absolute_metric(k.op, k.output); }))
-    s += "<p class=\"intro\">For " + absolute_metric_outputs() + " the ULP columns and the contract hold the absolute error in units "
+  const auto any_in = [&](Metric m) {
+    return std::any_of(r.kernels.begin(), r.kernels.end(), [m](const KernelSummary& k) { return has_metric(m, k.op, k.output); });
+  };
+  if (any_in(Metric::absolute))
+    s += "<p class=\"intro\">For " + metric_outputs(Metric::absolute) + " the ULP columns and the contract hold the absolute error in units "
          "of u (2^-24 for f32, 2^-53 for f64): |got - exact| / u (the op table's metric; docs/ops.md).</p>";
+  if (any_in(Metric::scaled))
+    s += "<p class=\"intro\">For " + metric_outputs(Metric::scaled) + " the ULP columns and the contract hold the scaled error "
+         "|got - exact| / max(u s, denorm_min), s = p + [j = t] (docs/gradients.md).</p>";
   return s + "</section>\n";
 }
 

@@ -225,10 +225,12 @@ std::string to_json(const Report& r) {
                   {"temperatures", r.temperatures}};
   if (!r.oracle.mode.empty())
     run["oracle"] = Json{{"mode", r.oracle.mode}, {"rows", r.oracle.rows}, {"mpfr_rows", r.oracle.mpfr_rows}};
-  if (r.selection_recorded)
+  if (r.selection_recorded) {
     run["selection"] = Json{{"families", r.selected_families},
                             {"sizes", r.selected_sizes},
                             {"temperatures", r.selected_temperatures}};
+    if (!r.selected_ops.empty()) run["selection"]["ops"] = r.selected_ops;
+  }
   if (!r.reference_rule.scope.empty())
     run["reference_rule"] =
         Json{{"scope", r.reference_rule.scope}, {"k", r.reference_rule.k}, {"slack_u", r.reference_rule.slack}};

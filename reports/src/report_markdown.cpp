@@ -112,9 +112,15 @@ void summary_table(std::string& out, const Report& r) {
                        md(k.format), k.cases, num(k.max_ulp), num(k.mean_ulp), num(k.max_bits),
                        has_normwise(k.op, k.output) ? num(k.max_normwise) : std::string("n/a"), k.nonfinite,
                        md_code(k.contract_formula, true), verdict(k));
-  if (std::any_of(r.kernels.begin(), r.kernels.end(), [](const KernelSummary& k) { return has_absolute_metric(k.op, k.output); }))
-    out += "\nFor " + absolute_metric_outputs() + " the ULP columns and the contract hold the absolute error in units of u "
+  const auto any_in = [&](Metric m) {
+    return std::any_of(r.kernels.begin(), r.kernels.end(), [m](const KernelSummary& k) { return has_metric(m, k.op, k.output); });
+  };
+  if (any_in(Metric::absolute))
+    out += "\nFor " + metric_outputs(Metric::absolute) + " the ULP columns and the contract hold the absolute error in units of u "
            "(2^-24 for f32, 2^-53 for f64): |got - exact| / u (the op table's metric; docs/ops.md).\n";
+  if (any_in(Metric::scaled))
+    out += "\nFor " + metric_outputs(Metric::scaled) + " the ULP columns and the contract hold the scaled error "
+           "|got - exact| / max(u s, denorm_min), s = p + [j = t] (docs/gradients.md).\n";
 }
 
 // The bias and distribution table (report.hpp ErrorDistribution): one line

@@ -511,6 +511,12 @@ void read_run(const Node& doc, Report& r) {
     sel.each_value("temperatures", [&](const Json& v, const std::string& w) {
       r.selected_temperatures.push_back(positive_element(v, w));
     });
+    if (sel.has("ops"))  // `run --op` only
+      sel.each_value("ops", [&](const Json& v, const std::string& w) {
+        std::string op = string_element(v, w);
+        if (!parse_op(op)) sel.fail("ops", "unknown op '" + op + "'");
+        r.selected_ops.push_back(std::move(op));
+      });
   }
   r.reference_rule.scope.clear();  // not recorded (reports written before the rule existed)
   if (run.has("reference_rule")) {  // added after the first release: optional

@@ -59,6 +59,8 @@ std::vector<SuiteCase> build_suite(const SuiteSelection& sel) {
   for (double t : sel.temperatures)
     if (!std::isfinite(t) || t <= 0)
       throw std::invalid_argument(fmt::format("temperature {} must be finite and > 0", t));
+  for (const std::string& op : sel.ops)
+    if (!parse_op(op)) throw std::invalid_argument(fmt::format("unknown op '{}' (expected one of {})", op, op_names()));
   const auto& sizes = sel.sizes.empty() ? shape.sizes : sel.sizes;
   const auto& temps = sel.temperatures.empty() ? shape.temperatures : sel.temperatures;
 
@@ -213,7 +215,7 @@ std::string repro_line(const Kernel& k, Op op, bool contract, const SuiteCase& c
   const std::string impl = (k.load_options.empty() ? "" : k.load_options + " ") + "--impl " + k.name;
   // `repro` replays the accuracy property, claimed with a contract only; the
   // floor and the reference rule are replayed by `run`.
-  if (c.cols <= 64 && !is_sparse(op) && contract)
+  if (c.cols <= 64 && !is_sparse(op) && !spec(op).several_inputs() && contract)
     return fmt::format("softcheck repro {} --op {} --property accuracy --temperature {} --row {}", impl,
                        name(op), c.temperature, hex_row(x, c.cols));
   // The run's suite (rows per case follow it) and its reference rule.
@@ -361,7 +363,7 @@ double apply_reference_rule(Accum& a, const ReferenceRuleSettings& rule, const T
   auto allowed = [&] { return rule.k * er + rule.slack * u * scale; };
   const double band = 8e-3 * u * scale * (1 + rule.k) + 1e-8 * (ek + rule.k * er);
   if ((v.tier != oracle::Tier::mpfr || vr.tier != oracle::Tier::mpfr) && std::fabs(ek - allowed()) <= band) {
-    const auto exact = oracle::exact_values(judge.exact(), t.operand().kind);
+    const auto exact = judge.exact_output(*t.decl, t.output);
     ek = compare_row(y, exact, f, t.operand()).max_abs;
     er = compare_row(yr, exact, f, t.operand()).max_abs;
   }
@@ -394,9 +396,8 @@ void record_verdict(Accum& a, const Target& t, const SuiteCase& c, std::int64_t 
   const bool sparse = is_sparse(t.decl->op);
   std::string exact_text;
   if (v.tier == oracle::Tier::mpfr && v.error.elements > 0 && row_key(t, v.error, v.bound, reference_ratio) > a.worst_key) {
-    const oracle::Real& exact =
-        sparse ? judge.sparse_exact(*t.decl).p[v.measured_index[v.error.worst_index]]
-               : oracle::exact_values(judge.exact(), t.operand().kind)[v.error.worst_index];
+    const oracle::Real& exact = sparse ? judge.sparse_exact(*t.decl).p[v.measured_index[v.error.worst_index]]
+                                       : judge.exact_output(*t.decl, t.output)[v.error.worst_index];
     exact_text = oracle::to_string(exact, 21);
   }
   record_measured_row(a, t, c, row, x, y.data(), v.error, v.bound, exact_text, opt,
@@ -431,8 +432,22 @@ struct CaseResult {
 // for the dense targets they could not decide, one exact_sparse per sparse
 // (op, parameters).
 CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& targets, const RunOptions& opt) {
-  const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, case_seed(opt.seed, c, f));
+  const std::uint64_t seed = case_seed(opt.seed, c, f);
+  const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, seed);
   const std::vector<unsigned char> xin = pack(x, f);
+  // The other inputs, filled when an op of the case takes them.
+  std::vector<std::int64_t> class_targets;
+  for (const Target& t : targets)
+    for (const Operand& in : spec(t.decl->op).in)
+      if (in.input == InputKind::class_index && class_targets.empty())
+        class_targets = fill_class_targets(x, c.rows, c.cols, seed);
+  const auto inputs_of = [&](Op op) {
+    std::vector<const void*> in;
+    for (const Operand& o : spec(op).in)
+      in.push_back(o.input == InputKind::class_index ? static_cast<const void*>(class_targets.data())
+                                                     : static_cast<const void*>(xin.data()));
+    return in;
+  };
   std::vector<std::vector<double>> outputs;
   std::vector<std::int64_t> out_cols;  // per target: output values per row
   std::vector<std::string> failures(targets.size());  // KernelFailure messages
@@ -456,7 +471,8 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       call_failure.clear();
       const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
       try {
-        t.kernel->run(t.decl->op, xin.data(), out_ptr, c.rows, c.cols, c.temperature);
+        const std::vector<const void*> in = inputs_of(t.decl->op);
+        t.kernel->call({t.decl->op, in, out_ptr, c.rows, c.cols, c.temperature});
       } catch (const KernelFailure& e) {
         call_failure = e.what();
       }
@@ -534,6 +550,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     const std::span<const double> row{xr, static_cast<std::size_t>(c.cols)};
     bool counted = false;
     judge.set_row(row, c.temperature);
+    if (!class_targets.empty()) judge.set_target(class_targets[static_cast<std::size_t>(r)]);
     for (ReferenceRun& ref : references) ref.judged = false;
     bool undefined = false;
     for (std::size_t i : judged) {
@@ -776,7 +793,9 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
 
   std::vector<Target> targets;
   for (const Kernel* k : kernels)
-    for (const OpDecl& d : k->ops)
+    for (const OpDecl& d : k->ops) {
+      const auto& ops = opt.selection.ops;
+      if (!ops.empty() && std::find(ops.begin(), ops.end(), name(d.op)) == ops.end()) continue;
       for (std::size_t o = 0; o < spec(d.op).out.size(); ++o) {
         Target t;
         t.kernel = k;
@@ -785,6 +804,7 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
         choose_reference(t, opt.reference_rule);
         targets.push_back(std::move(t));
       }
+    }
 
   // Work items: (format, case) for every format that has an available kernel.
   std::vector<Format> formats;
@@ -870,6 +890,7 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
   report.selected_families = opt.selection.families;
   report.selected_sizes = opt.selection.sizes;
   report.selected_temperatures = opt.selection.temperatures;
+  report.selected_ops = opt.selection.ops;
   for (const CaseResult& r : results) {
     report.oracle.rows += r.oracle_rows;
     report.oracle.mpfr_rows += r.mpfr_rows;

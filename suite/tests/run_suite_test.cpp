@@ -40,15 +40,15 @@ const KernelSummary& summary(const Report& r, const std::string& kernel, const s
 }  // namespace
 
 TEST(BuildSuite, RejectsUnknownNamesAndBadValues) {
-  EXPECT_THROW(build_suite({"nosuch", {}, {}, {}}), std::invalid_argument);
-  EXPECT_THROW(build_suite({"quick", {"nosuch_family"}, {}, {}}), std::invalid_argument);
-  EXPECT_THROW(build_suite({"quick", {}, {0}, {}}), std::invalid_argument);
-  EXPECT_THROW(build_suite({"quick", {}, {}, {-1.0}}), std::invalid_argument);
-  EXPECT_THROW(build_suite({"quick", {}, {}, {NAN}}), std::invalid_argument);
+  EXPECT_THROW(build_suite({"nosuch", {}, {}, {}, {}}), std::invalid_argument);
+  EXPECT_THROW(build_suite({"quick", {"nosuch_family"}, {}, {}, {}}), std::invalid_argument);
+  EXPECT_THROW(build_suite({"quick", {}, {0}, {}, {}}), std::invalid_argument);
+  EXPECT_THROW(build_suite({"quick", {}, {}, {-1.0}, {}}), std::invalid_argument);
+  EXPECT_THROW(build_suite({"quick", {}, {}, {NAN}, {}}), std::invalid_argument);
 }
 
 TEST(BuildSuite, CoversEveryFamilyAndSizesFromOneTo65536) {
-  const auto cases = build_suite({"quick", {}, {}, {}});
+  const auto cases = build_suite({"quick", {}, {}, {}, {}});
   for (const InputFamily& f : input_families())
     EXPECT_TRUE(std::any_of(cases.begin(), cases.end(), [&](const SuiteCase& c) { return c.family == &f; }))
         << f.name;
@@ -409,4 +409,44 @@ TEST(RunSuite, EntrySecondsLeaveTheReportUnchanged) {
   EXPECT_EQ(to_json(timed), plain);
   ASSERT_EQ(seconds.size(), timed.kernels.size());
   for (double s : seconds) EXPECT_GE(s, 0);  // measured, never asserted beyond that
+}
+
+// Cross-entropy (an op with a second input, the class target): both outputs
+// of every gradient kernel hold their contracts on the suite's rows, the
+// careless kernel's loss does not, and --op keeps the named ops alone.
+TEST(RunSuite, CrossEntropyKernelsHoldAndTheCarelessOneIsCaught) {
+  RunOptions opt = small_run({"normal_s1", "one_dominant", "mask_neg_inf", "normal_s100"}, {1, 3, 31, 1000});
+  std::vector<const Kernel*> ks;
+  for (const Kernel& k : gradient_kernels()) ks.push_back(&k);
+  const Report r = run_suite(ks, opt);
+  std::size_t entries = 0;
+  for (const KernelSummary& s : r.kernels) {
+    ++entries;
+    ASSERT_EQ(s.op, "cross_entropy");
+    EXPECT_TRUE(s.output == "loss" || s.output == "dx") << s.output;
+    EXPECT_GT(s.rows, 0u) << s.kernel;
+    if (s.kernel == "careless_cross_entropy_f32") {
+      if (s.output == "loss") {
+        EXPECT_EQ(s.status, "violated");
+      }
+      continue;
+    }
+    EXPECT_EQ(s.status, "held") << s.kernel << ":" << s.output << " worst " << s.worst.repro;
+    EXPECT_GT(s.max_bound_ratio, 0.0) << s.kernel << ":" << s.output;  // measured, not vacuous
+  }
+  EXPECT_EQ(entries, 2 * gradient_kernels().size());
+  // Same seed, same report, any --jobs.
+  opt.jobs = 2;
+  EXPECT_EQ(run_suite(ks, opt).kernels.size(), r.kernels.size());
+}
+
+TEST(RunSuite, OpSelectionKeepsTheNamedOpsOnly) {
+  RunOptions opt = small_run({"normal_s1"}, {8});
+  opt.selection.ops = {"lse"};
+  const Report r = run_suite(kernels({"shifted_f32"}), opt);
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_EQ(r.kernels[0].op, "lse");
+  EXPECT_EQ(r.selected_ops, std::vector<std::string>{"lse"});
+  opt.selection.ops = {"no_such_op"};
+  EXPECT_THROW(run_suite(kernels({"shifted_f32"}), opt), std::invalid_argument);
 }

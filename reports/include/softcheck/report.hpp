@@ -168,19 +168,20 @@ inline bool has_normwise(std::string_view op, std::string_view output = {}) {
   const Operand* o = output_operand(op, output);
   return o && o->normwise;
 }
-// Outputs whose error figures (the "ULP" columns) are absolute errors in units of u.
-inline bool has_absolute_metric(std::string_view op, std::string_view output = {}) {
+// Outputs whose error figures (the "ULP" columns) are in metric m: absolute
+// errors in units of u, or the scaled error of a gradient.
+inline bool has_metric(Metric m, std::string_view op, std::string_view output = {}) {
   const Operand* o = output_operand(op, output);
-  return o && o->metric == Metric::absolute;
+  return o && o->metric == m;
 }
 
-// "lse, entropy and softmax_lse:lse": the outputs whose error figures are
-// absolute (op table), for the reports' footnote.
-inline std::string absolute_metric_outputs() {
+// "lse, entropy and softmax_lse:lse": the outputs whose error figures are in
+// metric m (op table), for the reports' footnotes.
+inline std::string metric_outputs(Metric m) {
   std::vector<std::string> labels;
   for (const OpSpec& o : op_table)
     for (std::size_t i = 0; i < o.out.size(); ++i)
-      if (o.out[i].metric == Metric::absolute) labels.push_back(output_label(o.op, i));
+      if (o.out[i].metric == m) labels.push_back(output_label(o.op, i));
   std::string s;
   for (std::size_t i = 0; i < labels.size(); ++i)
     s += (i == 0 ? "" : i + 1 == labels.size() ? " and " : ", ") + labels[i];
@@ -282,6 +283,7 @@ struct Report {
   std::vector<std::string> selected_families;
   std::vector<std::int64_t> selected_sizes;
   std::vector<double> selected_temperatures;
+  std::vector<std::string> selected_ops;  // `run --op`: the ops run (empty: all; written only when not)
   ReferenceRuleSettings reference_rule;
   std::vector<KernelSummary> kernels;
   Performance performance;  // merged by `softcheck bench`; absent from `softcheck run`

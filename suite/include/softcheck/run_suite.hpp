@@ -27,6 +27,7 @@ struct SuiteSelection {
   std::vector<std::string> families;       // empty: all
   std::vector<std::int64_t> sizes;         // empty: the suite's sizes
   std::vector<double> temperatures;        // empty: the suite's temperatures
+  std::vector<std::string> ops;            // empty: every op of each kernel; else those only (op names)
 };
 
 // Throws std::invalid_argument for an unknown suite or family, or a size or

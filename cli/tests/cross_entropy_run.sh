@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Cross-entropy, an op with a second input (the class target;
+# docs/gradients.md): `run --op cross_entropy` on the quick suite runs every
+# kernel that provides it, both outputs (loss, dx) hold their contracts and
+# the run exits 0; the careless kernel (loss = -log(softmax(x)_t)) violates
+# its loss contract and exits 1 with a repro line that replays the failure;
+# `oracle --target` prints the exact loss and gradient; the gate reruns an
+# --op baseline (its selection records the op) and passes.
+#   cross_entropy_run.sh SOFTCHECK
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+check_all quick_suite_holds 0 "cross_entropy_f32" "cross_entropy:loss" "cross_entropy:dx" \
+  "cross_entropy_chunked_f64" "bf16_cross_entropy_f32acc" "every declared contract held" -- \
+  "$bin" run --op cross_entropy --jobs 2 --property-tests 0 --out "$tmp/ce"
+check_all quick_suite_report 0 -- python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["run"]["selection"]["ops"] == ["cross_entropy"], r["run"]["selection"]
+ks = r["kernels"]
+assert {k["op"] for k in ks} == {"cross_entropy"}, {k["op"] for k in ks}
+assert len(ks) == 12 and {k["output"] for k in ks} == {"loss", "dx"}, len(ks)
+for k in ks:
+    assert k["status"] == "held" and k["contract"]["declared"], (k["kernel"], k["output"], k["status"])
+    assert 0 < k["max_bound_ratio"] <= 1, (k["kernel"], k["max_bound_ratio"])
+    assert k["rows"] > 2000, (k["kernel"], k["rows"])
+assert r["verdict"] == "held"
+' "$tmp/ce/report.json"
+
+check_all careless_fails 1 "careless_cross_entropy_f32" "CONTRACT VIOLATED" -- \
+  "$bin" run --impl careless_cross_entropy_f32 --jobs 2 --property-tests 0 --out "$tmp/careless"
+check_all careless_counted 0 -- python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+loss = [k for k in r["kernels"] if k["output"] == "loss"][0]
+assert loss["status"] == "violated" and loss["contract_violations"] > 0, loss["status"]
+assert loss["worst"]["repro"].startswith("softcheck run --impl careless_cross_entropy_f32 "), loss["worst"]["repro"]
+open(sys.argv[2], "w").write(loss["worst"]["repro"].replace("softcheck ", "", 1))
+' "$tmp/careless/report.json" "$tmp/repro_args"
+read -r -a repro < "$tmp/repro_args"
+check_all careless_repro_replays 1 "CONTRACT VIOLATED" -- "$bin" "${repro[@]}" --property-tests 0 --out "$tmp/replay"
+
+# The exact values: x = [0, 0], target 0: loss log 2, gradient [-1/2, 1/2].
+check_all oracle_target 0 "loss 6.93147180559945309417e-01" "dx -5.00000000000000000000e-01 -0.5" \
+  "dx 5.00000000000000000000e-01 0.5" -- "$bin" oracle --op cross_entropy --target 0 --digits 21 0 0
+check_all oracle_needs_target 2 "--op cross_entropy needs --target" -- "$bin" oracle --op cross_entropy 0 0
+check_all oracle_target_range 2 "outside [0, 2)" -- "$bin" oracle --op cross_entropy --target 2 0 0
+check_all oracle_target_other_op 2 "--target applies to --op cross_entropy only" -- \
+  "$bin" oracle --op softmax --target 0 0 0
+check_all unknown_op 2 "--op" -- "$bin" run --op nosuch --out "$tmp/x"
+
+# The gate reruns the baseline's selection, --op included.
+check_all gate_passes 0 "gate: passed" -- "$bin" gate --baseline "$tmp/ce/report.json" --jobs 2
+finish cross_entropy_run

@@ -1,0 +1,324 @@
+// Cross-entropy kernels: the loss -log softmax(z)_t and its gradient
+// softmax(z) - onehot(t) of one row per call row, z = x / temperature
+// (docs/gradients.md). Written as named steps like the softmax kernels
+// (kernel_util.hpp):
+//
+//   normaliser   a = max z (at index k), rest = sum_{j != k} exp(z_j - a):
+//                the normaliser D = 1 + rest with the max term kept out of the
+//                sum (Blanchard-Higham-Higham's final form, REFERENCE.md), so
+//                that log D = log1p(rest) keeps its relative accuracy when
+//                rest is tiny (a confident prediction);
+//   loss         (a - z_t) + log1p(rest): two terms >= 0, no cancellation;
+//   gradient     dx_j = exp(z_j - a) / D; at the target p_t - 1, formed as
+//                -rest / D when t is the max entry (p_t - 1 would cancel),
+//                else p_t - 1 (p_t <= 1/2 there: no cancellation).
+//
+// The chunked kernel builds (a, rest) per chunk of the row and merges the
+// chunks' states ("LSE per chunk, merged": the online merge of REFERENCE.md,
+// "Online softmax", in the form that keeps the max term out):
+//   (a1, r1) (+) (a2, r2) = (a1, r1 + (1 + r2) exp(a2 - a1)) for a1 >= a2,
+// the smaller side's max term joining the rest. Every term is >= 0.
+//
+// Masked-row policy zeros (PyTorch's ignore-style behaviour, FlashAttention-4's
+// O = 0): a fully masked row, like an ignored one (target ignore_index), gets
+// loss 0 and a gradient of 0.
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "kernel_util.hpp"
+#include "softcheck/storage.hpp"
+
+namespace softcheck::kernels {
+namespace {
+
+// The normaliser of a row: its max a (at index k) and the sum of the other
+// terms, D = 1 + rest. a = -inf for a fully masked row (rest 0).
+template <class T>
+struct Normaliser {
+  T a = minus_inf<T>;
+  std::size_t k = 0;
+  T rest = 0;
+};
+
+// Two passes: the max, then the other terms (sum_exp_shifted_except).
+template <class T>
+Normaliser<T> normaliser(std::span<const T> z) {
+  Normaliser<T> s;
+  s.a = reduce_max<T>(z);
+  s.k = index_of_max<T>(z);
+  if (s.a != minus_inf<T>) s.rest = sum_exp_shifted_except<T>(z, s.a, s.k);
+  return s;
+}
+
+// (a1, r1) (+) (a2, r2): the larger max stays, the other side's max term
+// (1) and rest, rescaled by exp(a2 - a1), join the rest. Ties keep s (the
+// earlier chunk). Neither side may be fully masked.
+template <class T>
+Normaliser<T> merge(Normaliser<T> s, Normaliser<T> p) {
+  if (p.a > s.a) std::swap(s, p);
+  s.rest = s.rest + (T(1) + p.rest) * exp_of(p.a - s.a);
+  return s;
+}
+
+// Chunk by chunk, merged left to right; fully masked chunks add nothing.
+template <class T>
+Normaliser<T> normaliser_chunked(std::span<const T> z, std::size_t chunk) {
+  Normaliser<T> s;
+  for (std::size_t c0 = 0; c0 < z.size(); c0 += chunk) {
+    Normaliser<T> p = normaliser<T>(z.subspan(c0, std::min(chunk, z.size() - c0)));
+    if (p.a == minus_inf<T>) continue;
+    p.k += c0;
+    s = s.a == minus_inf<T> ? p : merge(s, p);
+  }
+  return s;
+}
+
+// -log p_t = (a - z_t) + log(1 + rest).
+template <class T>
+T loss_from(const Normaliser<T>& s, T z_t) {
+  return (s.a - z_t) + log1p_of(s.rest);
+}
+
+// z -> dx in place: p_j = exp(z_j - a) / D, then the target's p_t - 1.
+template <class T>
+void gradient_in_place(std::span<T> z_dx, const Normaliser<T>& s, std::size_t t) {
+  const T d = T(1) + s.rest;
+  for (T& v : z_dx) v = exp_of(v - s.a) / d;
+  z_dx[t] = t == s.k ? -(s.rest / d) : z_dx[t] - T(1);
+}
+
+// One row: z (scaled logits) in z_dx, the gradient left there, the loss returned.
+template <class T>
+T cross_entropy_row(std::span<T> z_dx, std::int64_t target, std::size_t chunk) {
+  const auto zero_row = [&] {
+    std::fill(z_dx.begin(), z_dx.end(), T(0));
+    return T(0);
+  };
+  if (target == ignore_index) return zero_row();
+  if (target < 0 || target >= static_cast<std::int64_t>(z_dx.size()))
+    throw std::invalid_argument("cross_entropy: target " + std::to_string(target) + " outside [0, " +
+                                std::to_string(z_dx.size()) + ")");
+  const std::span<const T> z(z_dx.data(), z_dx.size());
+  const Normaliser<T> s = chunk == 0 ? normaliser<T>(z) : normaliser_chunked<T>(z, chunk);
+  if (s.a == minus_inf<T>) return zero_row();  // fully masked: policy zeros
+  const auto t = static_cast<std::size_t>(target);
+  const T loss = loss_from(s, z[t]);
+  gradient_in_place(z_dx, s, t);
+  return loss;
+}
+
+// Storage T (float, double) computed in T.
+template <class T>
+ComputeFn compute_in(std::size_t chunk) {
+  return [chunk](const OpCall& c) {
+    if (c.op != Op::cross_entropy) throw std::invalid_argument("cross-entropy kernel called for " + std::string(name(c.op)));
+    const T* x = static_cast<const T*>(c.in[0]);
+    const auto* target = static_cast<const std::int64_t*>(c.in[1]);
+    T* loss = static_cast<T*>(c.out[0]);
+    T* dx = static_cast<T*>(c.out[1]);
+    const T temperature = static_cast<T>(c.temperature);
+    const auto n = static_cast<std::size_t>(c.cols);
+    for (std::int64_t r = 0; r < c.rows; ++r) {
+      const std::span<T> row(dx + r * c.cols, n);
+      scale_by_temperature<T>({x + r * c.cols, n}, temperature, row);
+      loss[r] = cross_entropy_row<T>(row, target[r], chunk);
+    }
+  };
+}
+
+// 16-bit storage (f16, bf16) computed in f32: each row decoded (exact), the
+// f32 kernel, each output rounded once to the storage format.
+ComputeFn compute_16_in_f32(Format storage, std::size_t chunk) {
+  return [storage, chunk](const OpCall& c) {
+    if (c.op != Op::cross_entropy) throw std::invalid_argument("cross-entropy kernel called for " + std::string(name(c.op)));
+    const auto* x = static_cast<const std::uint16_t*>(c.in[0]);
+    const auto* target = static_cast<const std::int64_t*>(c.in[1]);
+    auto* loss = static_cast<std::uint16_t*>(c.out[0]);
+    auto* dx = static_cast<std::uint16_t*>(c.out[1]);
+    const auto temperature = static_cast<float>(c.temperature);
+    const auto n = static_cast<std::size_t>(c.cols);
+    std::vector<float> z(n);
+    for (std::int64_t r = 0; r < c.rows; ++r) {
+      for (std::size_t j = 0; j < n; ++j) z[j] = static_cast<float>(decode16(x[r * c.cols + j], storage)) / temperature;
+      loss[r] = encode16(cross_entropy_row<float>(z, target[r], chunk), storage);
+      for (std::size_t j = 0; j < n; ++j) dx[r * c.cols + j] = encode16(z[j], storage);
+    }
+  };
+}
+
+// ---------------------------------------------------------------- contracts
+//
+// First order in u (the kernel's unit roundoff), on rows with finite entries
+// (-inf masks allowed), R and M as in RowShape (kernel.hpp).
+//
+// Normaliser: each e_j = exp(fl(z_j - a)) carries (0.502 + R)u (the
+// subtraction's rounding costs u|z_j - a| <= uR in exp's argument, exp
+// 0.502u); rest sums n - 1 of them left to right: (n - 2)u plus theirs,
+// (n - 1.498 + R)u relative; D = 1 + rest one more rounding: relative
+// error of D <= (n - 0.498 + R)u.
+//
+// Loss (ULP metric; ulp(v) > u|v| turns a relative bound into ULPs):
+//  - a - z_t: one rounding (0 exactly when t is the max entry);
+//  - log1p(rest): rest's relative error e moves log1p(rest) by
+//    rest e / (1 + rest) <= e log1p(rest) (x / (1 + x) <= log(1 + x)), plus
+//    log1pf / log1p's own rounding (< 1 ulp <= 2u): (n + 0.502 + R)u relative;
+//  - the sum of the two terms (both >= 0): the larger relative error plus u.
+//  K = n + 1.502 + R <= 2 + n + R.
+//  - temperature: fl(T) and fl(x / T) give |dz_i| <= 2u|z_i| <= 2uM, which
+//    moves the loss by dz_t - sum_i p_i dz_i. When t is the max entry that is
+//    sum_{i != t} p_i (dz_t - dz_i) <= 4uM (1 - p_t) <= 4uM loss
+//    (-log p >= 1 - p); otherwise p_t <= 1/2, loss >= log 2 and the change
+//    <= 4uM <= 5.78uM loss: t = 6.
+//
+// Gradient (scaled metric: error / (u s_j), s_j = p_j + [j = t]):
+//  - p_j = e_j / D: (0.502 + R) + (n - 0.498 + R) + 1 (the division)
+//    = n + 1.004 + 2R relative, and s_j = p_j off the target;
+//  - at the target, t the max entry: -rest / D: rest's error enters divided
+//    by 1 + rest (d(r / (1 + r)) / (r / (1 + r)) = dr / r / (1 + r)), so
+//    (n - 1.498 + R) + u (D's rounding) + u (the division) <= n + 0.502 + R,
+//    relative to 1 - p_t <= s_t;
+//  - at the target otherwise: |dp_t| + u |p_t - 1| <= ((n + 1.004 + 2R) p_t
+//    + 1)u <= (n + 2.004 + 2R) u s_t.
+//  K = n + 2.004 + 2R <= 3 + n + 2R.
+//  - temperature: dp_j / p_j = dz_j - sum_i p_i dz_i, at most 4uM: 4uM s_j.
+//  - subnormal p_j: the metric's unit is max(u s_j, denorm_min), and e_j / D
+//    (D >= 1) is off by at most the relative part plus one denorm_min: covered.
+//
+// Chunked (chunk size C, n_c = ceil(n / C) chunks): a chunk's rest carries
+// (C - 1.498 + R)u as above; a merge rescales the other side's 1 + rest by
+// exp(fl(a2 - a1)) ((1.502 + R)u with the multiplication) and adds (u): the
+// merged rest's relative error <= (C + n_c + 1.004 + 2R)u, and C + n_c <=
+// n + 1 for C <= n (C + n / C <= n + 1 iff (n - C)(1 - 1 / C) >= 0), while
+// one chunk (n <= C) is the two-pass normaliser. So the two-pass figures
+// with rest's error raised by 2.5 + R: loss 5 + n + 2R, gradient 6 + n + 3R.
+//
+// 16-bit storage, f32 inside (rho = u_f32 / u_16: 2^-13 for f16, 2^-16 for
+// bf16): the f32 kernel's error in units of the 16-bit u is rho times its
+// contract, plus the final rounding to the storage format (1, relative to
+// the value, which is at most s_j for the gradient).
+
+Contract loss_contract(double chunk_extra) {
+  return declared_contract(2 + chunk_extra, 1, 1 + (chunk_extra > 0 ? 1 : 0), 0, 6,
+                           chunk_extra > 0
+                               ? "the two-pass loss bound with the chunk merges' 2.5 + R more on rest: "
+                                 "C + n_c <= n + 1 (docs/gradients.md, cross_entropy.cpp)"
+                               : "(a - z_t) + log1p(rest), both >= 0: rest (n - 1.498 + R)u relative, "
+                                 "log1p's rounding 2u, the sum u: n + 1.502 + R; temperature 6uM");
+}
+
+Contract gradient_contract(double chunk_extra) {
+  return declared_contract(3 + chunk_extra, 1, 2 + (chunk_extra > 0 ? 1 : 0), 0, 4,
+                           chunk_extra > 0
+                               ? "the two-pass gradient bound with the chunk merges' 2.5 + R more on rest "
+                                 "(docs/gradients.md, cross_entropy.cpp)"
+                               : "scaled by s_j = p_j + [j = t]: p_j = e_j / D n + 1.004 + 2R, -rest / D at a "
+                                 "max target, p_t - 1 otherwise n + 2.004 + 2R; temperature 4uM");
+}
+
+// A contract of the f32 kernel carried to 16-bit storage: rho times its
+// terms plus the final rounding (1).
+Contract in_16_bit(const Contract& c32, Format storage) {
+  const double rho = unit_roundoff(Format::f32) / unit_roundoff(storage);
+  return declared_contract(1 + rho * c32.a, rho * c32.b, rho * c32.c, rho * c32.d, rho * c32.t,
+                           "the f32 contract (" + c32.formula() + ") times u_f32 / u_" + std::string(name(storage)) +
+                               ", plus the final rounding to " + std::string(name(storage)));
+}
+
+std::vector<OpDecl> declarations(double chunk_extra) {
+  return {{.op = Op::cross_entropy,
+           .contract = loss_contract(chunk_extra),
+           .further_contracts = {gradient_contract(chunk_extra)}}};
+}
+
+Kernel cross_entropy_kernel(std::string kernel_name, std::string algorithm, Format f, std::string description,
+                            std::vector<OpDecl> ops, ComputeFn compute) {
+  Kernel k;
+  k.name = std::move(kernel_name);
+  k.algorithm = std::move(algorithm);
+  k.format = f;
+  k.ops = std::move(ops);
+  k.masked_policy = MaskedRowPolicy::zeros;
+  k.description = std::move(description);
+  k.compute = std::move(compute);
+  return k;
+}
+
+// ---------------------------------------------------------------- careless
+
+// The textbook mistake: loss = -log(softmax(z)_t) with the softmax rounded
+// first. When p_t is within u of 1 it rounds to 1 and the loss to 0 while
+// the exact loss is ~ rest: an unbounded ULP error on every confident row.
+// It claims the fused kernel's contracts, so `run` must flag it.
+void careless_rows(const OpCall& c) {
+  const auto* x = static_cast<const float*>(c.in[0]);
+  const auto* target = static_cast<const std::int64_t*>(c.in[1]);
+  auto* loss = static_cast<float*>(c.out[0]);
+  auto* dx = static_cast<float*>(c.out[1]);
+  const auto n = static_cast<std::size_t>(c.cols);
+  const auto temperature = static_cast<float>(c.temperature);
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    const std::span<float> row(dx + r * c.cols, n);
+    scale_by_temperature<float>({x + r * c.cols, n}, temperature, row);
+    if (target[r] == ignore_index || reduce_max<float>(row) == minus_inf<float>) {
+      std::fill(row.begin(), row.end(), 0.0f);
+      loss[r] = 0;
+      continue;
+    }
+    const float a = reduce_max<float>(row);
+    exp_shifted<float>(row, a);
+    divide_by<float>(row, sum<float>(row));
+    const auto t = static_cast<std::size_t>(target[r]);
+    loss[r] = -std::log(row[t]);
+    row[t] -= 1.0f;
+  }
+}
+
+}  // namespace
+
+std::vector<Kernel> cross_entropy_kernels() {
+  std::vector<Kernel> k;
+  const std::string fused = "two passes over the row (max, then the rest of the sum without the max term), "
+                            "loss (a - z_t) + log1p(rest), gradient exp(z - a) / (1 + rest) with p_t - 1 "
+                            "formed without cancellation";
+  k.push_back(cross_entropy_kernel("cross_entropy_f32", "cross_entropy", Format::f32, fused, declarations(0),
+                                   compute_in<float>(0)));
+  k.push_back(cross_entropy_kernel("cross_entropy_f64", "cross_entropy", Format::f64, fused, declarations(0),
+                                   compute_in<double>(0)));
+  // Vocabulary-scale rows (up to 262,144 entries) read in chunks, as a
+  // kernel that cannot hold the row does; 1024 entries per chunk.
+  constexpr std::size_t chunk = 1024;
+  const std::string chunked = "the row in chunks of 1024: (max, rest) per chunk, merged with the max term kept "
+                              "out; then the fused loss and gradient";
+  k.push_back(cross_entropy_kernel("cross_entropy_chunked_f32", "cross_entropy_chunked", Format::f32, chunked,
+                                   declarations(3), compute_in<float>(chunk)));
+  k.push_back(cross_entropy_kernel("cross_entropy_chunked_f64", "cross_entropy_chunked", Format::f64, chunked,
+                                   declarations(3), compute_in<double>(chunk)));
+  for (Format storage : {Format::f16, Format::bf16}) {
+    std::vector<OpDecl> ops = declarations(0);
+    ops[0].contract = in_16_bit(ops[0].contract, storage);
+    ops[0].further_contracts[0] = in_16_bit(ops[0].further_contracts[0], storage);
+    const std::string fmt(name(storage));
+    k.push_back(cross_entropy_kernel(fmt + "_cross_entropy_f32acc", "cross_entropy", storage,
+                                     fmt + " logits, the f32 kernel inside, loss and gradient rounded once to " + fmt,
+                                     std::move(ops), compute_16_in_f32(storage, 0)));
+  }
+  Kernel careless = cross_entropy_kernel(
+      "careless_cross_entropy_f32", "mutant of cross_entropy", Format::f32,
+      "loss = -log(softmax(z)_t) with the softmax rounded first (the textbook mistake), claiming the fused "
+      "kernel's contracts",
+      declarations(0), careless_rows);
+  careless.test_only = true;
+  k.push_back(std::move(careless));
+  return k;
+}
+
+// The same rows with a chunk of `chunk` entries (tests: merges on short rows).
+Kernel cross_entropy_chunked_kernel(std::size_t chunk) {
+  return cross_entropy_kernel("cross_entropy_chunked" + std::to_string(chunk) + "_f64", "cross_entropy_chunked",
+                              Format::f64, "chunks of " + std::to_string(chunk), declarations(3),
+                              compute_in<double>(chunk));
+}
+
+}  // namespace softcheck::kernels

@@ -1,0 +1,140 @@
+// The cross-entropy kernels (cross_entropy.cpp) against the oracle through the
+// row judge, on the rows where the textbook formula breaks: a confident
+// correct prediction (p_t - 1 and the loss cancel), masked entries and
+// targets, ignored and fully masked rows, and chunk merges.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel_util.hpp"
+#include "softcheck/judge.hpp"
+#include "softcheck/kernel.hpp"
+#include "softcheck/storage.hpp"
+
+namespace softcheck {
+namespace {
+
+struct Outputs {
+  std::vector<double> loss, dx;
+};
+
+// One call on `rows` rows of x (values of k's format), with one target per row.
+Outputs call(const Kernel& k, const std::vector<double>& x, std::int64_t cols, const std::vector<std::int64_t>& targets,
+             double temperature = 1) {
+  const auto rows = static_cast<std::int64_t>(targets.size());
+  const std::vector<unsigned char> xin = pack(x, k.format);
+  std::vector<unsigned char> loss(static_cast<std::size_t>(rows) * element_size(k.format));
+  std::vector<unsigned char> dx(x.size() * element_size(k.format));
+  const void* in[] = {xin.data(), targets.data()};
+  void* out[] = {loss.data(), dx.data()};
+  k.call({Op::cross_entropy, in, out, rows, cols, temperature});
+  return {unpack(loss, k.format, static_cast<std::size_t>(rows)), unpack(dx, k.format, x.size())};
+}
+
+// Whether both outputs of every row hold k's contracts (or policy).
+::testing::AssertionResult holds(const Kernel& k, const std::vector<double>& x, std::int64_t cols,
+                                 const std::vector<std::int64_t>& targets, double temperature = 1) {
+  const Outputs o = call(k, x, cols, targets, temperature);
+  const OpDecl& d = *k.find(Op::cross_entropy);
+  oracle::RowJudge judge(k.format);
+  for (std::size_t r = 0; r < targets.size(); ++r) {
+    const std::span<const double> row(x.data() + r * static_cast<std::size_t>(cols), static_cast<std::size_t>(cols));
+    judge.set_row(row, temperature);
+    judge.set_target(targets[r]);
+    const std::span<const double> loss(&o.loss[r], 1);
+    const std::span<const double> dx(o.dx.data() + r * static_cast<std::size_t>(cols), static_cast<std::size_t>(cols));
+    for (std::size_t out = 0; out < 2; ++out) {
+      const std::span<const double> y = out == 0 ? loss : dx;
+      const oracle::RowVerdict v = judge.judge(d, k.masked_policy, y, out);
+      if (!v.holds())
+        return ::testing::AssertionFailure() << k.name << " row " << r << " target " << targets[r] << " output "
+                                             << out << ": " << oracle::explain(v, d, y, judge, out);
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+const Kernel& kernel(const std::string& name) {
+  const Kernel* k = find_kernel(name);
+  if (k == nullptr) throw std::runtime_error("no kernel " + name);
+  return *k;
+}
+
+// Rows of 4: confident (t the max, p_t ~ 1 - e^-40), plain, a masked entry,
+// a masked target (loss +inf), ignored, fully masked, a tie at the max.
+const std::vector<double> rows4 = {40,        0,         -1,  -2,         //
+                                   0.5,       -0.25,     2,   1,          //
+                                   3,         -INFINITY, 1,   2,          //
+                                   3,         -INFINITY, 1,   2,          //
+                                   1,         2,         3,   4,          //
+                                   -INFINITY, -INFINITY, -INFINITY, -INFINITY,  //
+                                   5,         5,         -3,  0};
+const std::vector<std::int64_t> targets4 = {0, 3, 2, 1, ignore_index, 0, 1};
+
+TEST(CrossEntropyKernels, EveryKernelHoldsItsContractsOnTheHardRows) {
+  for (const Kernel& k : gradient_kernels()) {
+    if (k.test_only) continue;
+    // f16 / bf16: the same rows rounded to the format (all of them are values of both).
+    EXPECT_TRUE(holds(k, rows4, 4, targets4)) << k.name;
+    EXPECT_TRUE(holds(k, rows4, 4, targets4, 0.7)) << k.name;
+  }
+}
+
+TEST(CrossEntropyKernels, IgnoredMaskedAndFullyMaskedRowsAreExactZeros) {
+  for (const char* name : {"cross_entropy_f32", "cross_entropy_chunked_f64", "bf16_cross_entropy_f32acc"}) {
+    const Outputs o = call(kernel(name), rows4, 4, targets4);
+    EXPECT_EQ(o.loss[3], INFINITY) << name;  // the target is masked: p_t = 0
+    EXPECT_EQ(o.dx[3 * 4 + 1], -1.0) << name;
+    for (std::size_t r : {4u, 5u}) {
+      EXPECT_EQ(o.loss[r], 0.0) << name;
+      for (std::size_t j = 0; j < 4; ++j) EXPECT_EQ(o.dx[r * 4 + j], 0.0) << name;
+    }
+    EXPECT_EQ(o.dx[2 * 4 + 1], 0.0) << name;  // a masked entry
+  }
+}
+
+// Chunks of 3 over rows of 10 (a merge at every chunk, a fully masked chunk,
+// the max in the last chunk) hold the chunked contracts; a row within one
+// chunk is the two-pass kernel bit for bit.
+TEST(CrossEntropyKernels, ChunkMergesHoldAndOneChunkIsTheTwoPassKernel) {
+  const Kernel chunked = kernels::cross_entropy_chunked_kernel(3);
+  const std::vector<double> x = {1,   -2, 0.5, -INFINITY, -INFINITY, -INFINITY, 3,  30, -7, 29.5,  //
+                                 -40, 1,  2,   3,         4,         5,         6,  7,  8,  100};
+  EXPECT_TRUE(holds(chunked, x, 10, {7, 9}));
+  EXPECT_TRUE(holds(chunked, x, 10, {0, 4}, 3.7));
+  const Kernel wide = kernels::cross_entropy_chunked_kernel(16);
+  const Outputs a = call(wide, x, 10, {7, 2}), b = call(kernel("cross_entropy_f64"), x, 10, {7, 2});
+  EXPECT_EQ(a.loss, b.loss);
+  EXPECT_EQ(a.dx, b.dx);
+}
+
+// The careless kernel rounds p_t to 1 on a confident row, so its loss is 0
+// where the exact loss is ~e^-20: the judge flags it (the mutation test of
+// the cross-entropy contracts).
+TEST(CrossEntropyKernels, CarelessLossIsCaught) {
+  const Kernel& careless = kernel("careless_cross_entropy_f32");
+  ASSERT_TRUE(careless.test_only);
+  const std::vector<double> x = {20, 0, -1};
+  EXPECT_EQ(call(careless, x, 3, {0}).loss[0], 0.0);
+  EXPECT_FALSE(holds(careless, x, 3, {0}));
+  EXPECT_TRUE(holds(kernel("cross_entropy_f32"), x, 3, {0}));
+}
+
+TEST(CrossEntropyKernels, OperandCountsAndTargetsAreChecked) {
+  const Kernel& k = kernel("cross_entropy_f64");
+  const std::vector<double> x = {1, 2};
+  double loss = 0, dx[2];
+  const void* one_in[] = {x.data()};
+  void* out[] = {&loss, dx};
+  EXPECT_THROW(k.call({Op::cross_entropy, one_in, out, 1, 2, 1.0}), std::invalid_argument);
+  EXPECT_THROW(k.run(Op::cross_entropy, x.data(), out, 1, 2, 1.0), std::invalid_argument);
+  const std::int64_t bad = 2;
+  const void* in[] = {x.data(), &bad};
+  EXPECT_THROW(k.call({Op::cross_entropy, in, out, 1, 2, 1.0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace softcheck
