@@ -28,6 +28,7 @@ struct OracleArgs {
   std::int64_t k = 0;
   double threshold = 0;
   std::int64_t target = 0;
+  std::vector<std::string> upstream;
   std::vector<std::string> values;
 };
 
@@ -107,7 +108,9 @@ Command add_oracle(CLI::App& app) {
       "topk_softmax --k K (ties at the K-th value all kept), threshold_softmax --threshold P.\n"
       "--op lse and --op entropy print one line: log sum exp(x / T), and -sum p log p of\n"
       "p = softmax(x / T). --op cross_entropy --target T prints the loss -log p_T\n"
-      "(`loss` line), then the gradient p - onehot(T) (`dx` lines).");
+      "(`loss` line), then the gradient p - onehot(T) (`dx` lines); --op softmax_backward\n"
+      "and log_softmax_backward --upstream G1,G2,... print the forward row (`y` lines),\n"
+      "then the gradient given g (`dx` lines).");
   auto a = std::make_shared<OracleArgs>();
   std::vector<std::string> op_names;
   for (const OpSpec& o : op_table) op_names.emplace_back(o.name);
@@ -124,8 +127,12 @@ Command add_oracle(CLI::App& app) {
   auto* target_opt = sub->add_option("--target", a->target,
                                      "The class target of --op cross_entropy: an index in [0, n), or " +
                                          std::to_string(ignore_index) + " (ignore_index)");
+  auto* upstream_opt = sub->add_option("--upstream", a->upstream,
+                                       "The upstream gradient g of --op softmax_backward / log_softmax_backward: one "
+                                       "finite value per entry of the row, comma-separated, rounded to --dtype")
+                           ->delimiter(',');
   sub->add_option("values", a->values, "The row X1 X2 ...")->required();
-  return [a, alpha_opt, k_opt, threshold_opt, target_opt] {
+  return [a, alpha_opt, k_opt, threshold_opt, target_opt, upstream_opt] {
     const Format f = *parse_format(a->dtype);
     const Op op = *parse_op(a->op);
     const OpParams params = op_params(op, *a, alpha_opt->count() > 0, k_opt->count() > 0, threshold_opt->count() > 0);
@@ -134,11 +141,32 @@ Command add_oracle(CLI::App& app) {
     std::vector<double> x;
     for (const std::string& s : a->values) x.push_back(parse_value(s, f));
     // The class target: required by the ops that take one, refused by the others.
-    const bool takes_target = std::any_of(spec(op).in.begin(), spec(op).in.end(),
-                                          [](const Operand& o) { return o.input == InputKind::class_index; });
+    // The other inputs (op table): required by the ops that take them, refused by the others.
+    const auto takes = [&](InputKind k) {
+      return std::any_of(spec(op).in.begin(), spec(op).in.end(), [k](const Operand& o) { return o.input == k; });
+    };
+    const auto users = [](InputKind k) {
+      std::string s;
+      for (const OpSpec& o : op_table)
+        for (const Operand& i : o.in)
+          if (i.input == k) s += (s.empty() ? "" : ", ") + std::string(o.name);
+      return s;
+    };
+    const bool takes_target = takes(InputKind::class_index), takes_upstream = takes(InputKind::upstream_gradient);
     if (takes_target != (target_opt->count() > 0))
       throw std::invalid_argument(takes_target ? fmt::format("--op {} needs --target", name(op))
-                                               : fmt::format("--target applies to --op {} only", name(Op::cross_entropy)));
+                                               : fmt::format("--target applies to --op {} only", users(InputKind::class_index)));
+    if (takes_upstream != (upstream_opt->count() > 0))
+      throw std::invalid_argument(takes_upstream ? fmt::format("--op {} needs --upstream", name(op))
+                                                 : fmt::format("--upstream applies to --op {} only",
+                                                               users(InputKind::upstream_gradient)));
+    std::vector<double> g;
+    for (const std::string& s : a->upstream) {
+      g.push_back(parse_value(s, f));
+      if (!std::isfinite(g.back())) throw std::invalid_argument("--upstream: '" + s + "' is not finite");
+    }
+    if (takes_upstream && g.size() != x.size())
+      throw std::invalid_argument(fmt::format("--upstream has {} values for a row of {}", g.size(), x.size()));
     if (takes_target && a->target != ignore_index && (a->target < 0 || a->target >= static_cast<std::int64_t>(x.size())))
       throw std::invalid_argument(fmt::format("--target {} is outside [0, {}) and not {} (ignore_index)", a->target,
                                               x.size(), ignore_index));
@@ -159,10 +187,13 @@ Command add_oracle(CLI::App& app) {
     std::string out;
     std::optional<oracle::ExactCrossEntropy> ce;
     if (takes_target) ce = oracle::exact_cross_entropy(exact, a->target, bits);
+    std::optional<oracle::ExactGradient> backward;
     for (const Operand& o : spec(op).out) {
-      const std::span<const oracle::Real> values = is_sparse(op) ? std::span<const oracle::Real>(sparse.p)
-                                                   : ce                 ? oracle::exact_values(*ce, o.kind)
-                                                                        : oracle::exact_values(exact, o.kind);
+      if (is_gradient(o.kind) && takes_upstream) backward = oracle::exact_backward(exact, g, o.kind, bits);
+      const std::span<const oracle::Real> values = is_sparse(op)          ? std::span<const oracle::Real>(sparse.p)
+                                                   : ce                   ? oracle::exact_values(*ce, o.kind)
+                                                   : is_gradient(o.kind) ? std::span<const oracle::Real>(backward->value)
+                                                                          : oracle::exact_values(exact, o.kind);
       const std::string prefix = spec(op).several_outputs() ? std::string(o.name) + " " : "";
       for (const oracle::Real& v : values)
         out += fmt::format("{}{} {}\n", prefix, oracle::to_string(v, a->digits), shortest(oracle::round_to(v, f), f));

@@ -167,6 +167,25 @@ std::vector<double> fill_rows(const InputFamily& fam, Format f, std::int64_t row
   return out;
 }
 
+std::vector<double> fill_upstream_gradients(Format f, std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  std::vector<double> g(static_cast<std::size_t>(rows * cols));
+  Rng rng(hash_mix(seed, std::string_view("upstream gradients")));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::span<double> row(g.data() + r * cols, static_cast<std::size_t>(cols));
+    const std::uint64_t kind = rng.below(4);
+    if (kind < 2) {
+      for (double& v : row) v = rng.normal(0.0, 1.0);
+    } else if (kind == 2) {
+      std::fill(row.begin(), row.end(), rng.normal(0.0, 1.0));
+    } else {
+      std::fill(row.begin(), row.end(), 0.0);
+      row[rng.below(static_cast<std::uint64_t>(cols))] = 1.0;
+    }
+    for (double& v : row) v = round_to_format(v, f);
+  }
+  return g;
+}
+
 std::vector<std::int64_t> fill_class_targets(std::span<const double> x, std::int64_t rows, std::int64_t cols,
                                              std::uint64_t seed) {
   std::vector<std::int64_t> targets(static_cast<std::size_t>(rows));

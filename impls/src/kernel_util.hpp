@@ -259,6 +259,8 @@ KernelFamily threshold_softmax_family(double threshold);
 // and the chunked one with another chunk size (tests).
 std::vector<Kernel> cross_entropy_kernels();
 Kernel cross_entropy_chunked_kernel(std::size_t chunk);
+// softmax / log-softmax backward, naive and wide, f32 and f64 (softmax_backward.cpp).
+std::vector<Kernel> backward_kernels();
 
 template <class T>
 constexpr Format format_of() {

@@ -87,7 +87,11 @@ const std::vector<Kernel>& sparse_kernels() {
 const Kernel* find_sparse_kernel(std::string_view name) { return find_in(sparse_kernels(), name); }
 
 const std::vector<Kernel>& gradient_kernels() {
-  static const std::vector<Kernel> registry = kernels::cross_entropy_kernels();
+  static const std::vector<Kernel> registry = [] {
+    std::vector<Kernel> k = kernels::cross_entropy_kernels();
+    for (Kernel& b : kernels::backward_kernels()) k.push_back(std::move(b));
+    return k;
+  }();
   return registry;
 }
 

@@ -57,6 +57,23 @@ void RowJudge::set_row(std::span<const double> x, double temperature) {
   sparse_.clear();
   target_.reset();
   cross_entropy_.reset();
+  has_upstream_ = false;
+  softmax_gradient_.reset();
+  log_softmax_gradient_.reset();
+}
+
+void RowJudge::set_upstream(std::span<const double> g) {
+  upstream_ = g;
+  has_upstream_ = true;
+  softmax_gradient_.reset();
+  log_softmax_gradient_.reset();
+}
+
+const ExactGradient& RowJudge::gradient_exact(OutputKind kind) {
+  if (!has_upstream_) throw std::logic_error("RowJudge: a backward output judged before set_upstream");
+  std::optional<ExactGradient>& slot = kind == OutputKind::softmax_gradient ? softmax_gradient_ : log_softmax_gradient_;
+  if (!slot) slot = exact_backward(exact(), upstream_, kind, opt_.bits);
+  return *slot;
 }
 
 void RowJudge::set_target(std::int64_t target) {
@@ -79,12 +96,15 @@ bool is_cross_entropy(OutputKind k) {
 std::span<const Real> RowJudge::exact_output(const OpDecl& d, std::size_t output) {
   const OutputKind kind = spec(d.op).out[output].kind;
   if (is_cross_entropy(kind)) return exact_values(cross_entropy_exact(), kind);
+  if (is_gradient(kind)) return gradient_exact(kind).value;
   return exact_values(exact(), kind);
 }
 
 std::span<const Real> RowJudge::exact_scale(const OpDecl& d, std::size_t output) {
+  const OutputKind kind = spec(d.op).out[output].kind;
   if (spec(d.op).out[output].metric != Metric::scaled) return {};
-  return cross_entropy_exact().scale;  // the one scaled output (op.hpp's table checks)
+  if (kind == OutputKind::cross_entropy_gradient) return cross_entropy_exact().scale;
+  return gradient_exact(kind).scale;
 }
 
 bool RowJudge::used_mpfr() const {

@@ -246,6 +246,8 @@ std::span<const Real> exact_values(const ExactRow& row, OutputKind kind) {
     case OutputKind::entropy: return {&row.entropy, 1};
     case OutputKind::cross_entropy_loss:
     case OutputKind::cross_entropy_gradient: break;  // need the target: exact_cross_entropy
+    case OutputKind::softmax_gradient:
+    case OutputKind::log_softmax_gradient: break;  // need g: exact_backward
     case OutputKind::none: break;
   }
   throw std::invalid_argument("exact_values: not an output kind");
@@ -287,6 +289,64 @@ ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, 
   mpfr_neg(raw(ce.gradient[t]), raw(ce.gradient[t]), MPFR_RNDN);
   mpfr_add_ui(raw(ce.scale[t]), raw(row.softmax[t]), 1, MPFR_RNDN);
   return ce;
+}
+
+ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, OutputKind kind, unsigned bits) {
+  if (row.status != RowStatus::ok) throw std::invalid_argument("exact_backward: the row has no exact softmax");
+  if (kind != OutputKind::softmax_gradient && kind != OutputKind::log_softmax_gradient)
+    throw std::invalid_argument("exact_backward: not a softmax or log-softmax gradient");
+  const std::size_t n = row.softmax.size();
+  if (g.size() != n) throw std::invalid_argument("exact_backward: g and the row differ in length");
+  for (double v : g)
+    if (!std::isfinite(v)) throw std::invalid_argument("exact_backward: a non-finite upstream gradient");
+  prepare_mpfr_thread();
+  const bool softmax = kind == OutputKind::softmax_gradient;
+  // Products y_j g_j exact: bits of y plus the 53 of g.
+  const auto wide = static_cast<mpfr_prec_t>(bits) + 64;
+  std::vector<Real> terms, abs_terms;
+  terms.reserve(n);
+  abs_terms.reserve(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    terms.push_back(real_with_bits(wide));
+    abs_terms.push_back(real_with_bits(wide));
+    if (softmax) {
+      mpfr_mul_d(raw(terms.back()), raw(row.softmax[j]), g[j], MPFR_RNDN);
+    } else {
+      mpfr_set_d(raw(terms.back()), g[j], MPFR_RNDN);
+    }
+    mpfr_abs(raw(abs_terms.back()), raw(terms.back()), MPFR_RNDN);
+  }
+  const auto sum_of = [&](std::vector<Real>& v) {
+    std::vector<mpfr_ptr> ptr;
+    ptr.reserve(v.size());
+    for (Real& r : v) ptr.push_back(raw(r));
+    Real s = real_with_bits(wide + 64);
+    mpfr_sum(raw(s), ptr.data(), ptr.size(), MPFR_RNDN);
+    return s;
+  };
+  const Real total = sum_of(terms), abs_total = sum_of(abs_terms);  // <y, g> or sum g; and their |.| forms
+  Scratch t(wide + 128);
+  ExactGradient out;
+  out.value.reserve(n);
+  out.scale.reserve(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    out.value.push_back(real_with_bits(bits));
+    out.scale.push_back(real_with_bits(bits));
+    const mpfr_srcptr p = raw(row.softmax[j]);
+    if (softmax) {
+      mpfr_d_sub(t.v, g[j], raw(total), MPFR_RNDN);  // g_j - <y, g>
+      mpfr_mul(raw(out.value.back()), t.v, p, MPFR_RNDN);
+      mpfr_set_d(t.v, std::fabs(g[j]), MPFR_RNDN);
+      mpfr_add(t.v, t.v, raw(abs_total), MPFR_RNDN);
+      mpfr_mul(raw(out.scale.back()), t.v, p, MPFR_RNDN);
+    } else {
+      mpfr_mul(t.v, p, raw(total), MPFR_RNDN);  // p_j sum g
+      mpfr_d_sub(raw(out.value.back()), g[j], t.v, MPFR_RNDN);
+      mpfr_mul(t.v, p, raw(abs_total), MPFR_RNDN);
+      mpfr_add_d(raw(out.scale.back()), t.v, std::fabs(g[j]), MPFR_RNDN);
+    }
+  }
+  return out;
 }
 
 std::span<const Real> exact_values(const ExactCrossEntropy& ce, OutputKind kind) {

@@ -1,9 +1,10 @@
-// The exact cross-entropy (oracle.hpp exact_cross_entropy) and the scaled
-// metric its gradient is measured in (metrics.hpp): known values, the
-// identities the gradient obeys, agreement across precisions, and the judge
-// deciding with the target.
+// The exact gradients (oracle.hpp exact_cross_entropy, exact_backward) and
+// the scaled metric they are measured in (metrics.hpp): known values, the
+// identities the gradients obey, agreement across precisions, and the judge
+// deciding with the target or the upstream gradient.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -140,6 +141,97 @@ TEST(ScaledMetric, JudgeDecidesWithTheTarget) {
   std::vector<double> off = dx;
   off[1] = static_cast<float>(dx[1] + 5 * u * d(ce.scale[1]));
   EXPECT_FALSE(judge.judge(decl, MaskedRowPolicy::zeros, off, 1).holds());
+}
+
+
+// ---------------------------------------------------------------- backward
+
+Real sum_of(const std::vector<Real>& v) {
+  const PrecisionScope scope(2000);
+  Real s = 0;
+  for (const Real& r : v) s += r;
+  return s;
+}
+
+TEST(ExactBackward, KnownValues) {
+  // x = [0, 0]: y = [1/2, 1/2]; g = [1, 0]: <y, g> = 1/2, dx = [1/4, -1/4];
+  // log-softmax: sum g = 1, dx = g - p = [1/2, -1/2].
+  const ExactRow row = exact_row(std::vector<double>{0, 0});
+  const std::vector<double> g = {1, 0};
+  const ExactGradient s = exact_backward(row, g, OutputKind::softmax_gradient);
+  EXPECT_EQ(d(s.value[0]), 0.25);
+  EXPECT_EQ(d(s.value[1]), -0.25);
+  EXPECT_EQ(d(s.scale[0]), 0.75);  // y_0 (|g_0| + sum y|g|) = 1/2 (1 + 1/2)
+  EXPECT_EQ(d(s.scale[1]), 0.25);
+  const ExactGradient l = exact_backward(row, g, OutputKind::log_softmax_gradient);
+  EXPECT_EQ(d(l.value[0]), 0.5);
+  EXPECT_EQ(d(l.value[1]), -0.5);
+  EXPECT_EQ(d(l.scale[0]), 1.5);  // |g_0| + p_0 sum|g|
+  EXPECT_EQ(d(l.scale[1]), 0.5);
+}
+
+// Both gradients sum to 0 (softmax: sum y_i g_i - <y, g> sum y_i; log-softmax:
+// sum g - sum p sum g), a constant g gives exactly 0 for softmax (shift
+// invariance of the forward), masked entries get 0 (softmax) and g_i
+// (log-softmax), and g -> g + c leaves the softmax gradient unchanged.
+TEST(ExactBackward, Identities) {
+  const std::vector<double> x = {0.25, -3, -INFINITY, 7.5, 7.5, -1e3};
+  const std::vector<double> g = {0.5, -1.25, 3, 2, -0.125, 1e3};
+  const ExactRow row = exact_row(x, 0.7, 512);
+  for (OutputKind kind : {OutputKind::softmax_gradient, OutputKind::log_softmax_gradient}) {
+    const ExactGradient e = exact_backward(row, g, kind, 512);
+    EXPECT_LE(std::fabs(d(sum_of(e.value))), 1e-140) << static_cast<int>(kind);
+    EXPECT_EQ(d(e.value[2]), kind == OutputKind::softmax_gradient ? 0.0 : 3.0);
+    if (kind == OutputKind::log_softmax_gradient) continue;  // it moves by c (1 - n p_i)
+    std::vector<double> shifted = g;
+    for (double& v : shifted) v += 0.375;  // exact in double
+    const ExactGradient f = exact_backward(row, shifted, kind, 512);
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      const PrecisionScope scope(600);
+      const Real diff = e.value[j] - f.value[j];
+      EXPECT_LE(std::fabs(d(diff)), 1e-70 * std::max(1.0, std::fabs(d(e.value[j])))) << j;
+    }
+  }
+  const std::vector<double> constant(x.size(), -2.5);
+  const ExactGradient c = exact_backward(row, constant, OutputKind::softmax_gradient, 512);
+  for (const Real& v : c.value) EXPECT_LE(std::fabs(d(v)), 1e-150);
+}
+
+TEST(ExactBackward, AgreesAcrossPrecisionsAndRejectsBadInput) {
+  const std::vector<double> x = {1e-3, 30, -17.25, 29.999, 0x1p-60};
+  const std::vector<double> g = {1, -1, 0.5, 0.25, -3};
+  for (OutputKind kind : {OutputKind::softmax_gradient, OutputKind::log_softmax_gradient}) {
+    const ExactGradient lo = exact_backward(exact_row(x, 1.3, 256), g, kind, 256);
+    const ExactGradient hi = exact_backward(exact_row(x, 1.3, 1024), g, kind, 1024);
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      const PrecisionScope scope(1100);
+      const Real diff = lo.value[j] - hi.value[j];
+      // The difference g_j - <y, g> may cancel: measured against the scale.
+      EXPECT_LE(std::fabs(d(diff)), std::ldexp(d(hi.scale[j]), -240)) << j;
+    }
+  }
+  const ExactRow row = exact_row(x);
+  EXPECT_THROW(exact_backward(row, std::vector<double>{1, 2}, OutputKind::softmax_gradient), std::invalid_argument);
+  EXPECT_THROW(exact_backward(row, std::vector<double>{1, 2, NAN, 0, 0}, OutputKind::softmax_gradient),
+               std::invalid_argument);
+  EXPECT_THROW(exact_backward(row, g, OutputKind::probabilities), std::invalid_argument);
+}
+
+TEST(ExactBackward, JudgeNeedsTheUpstreamGradient) {
+  const std::vector<double> x = {2, -1, 0.5}, g = {1, 2, 3};
+  OpDecl decl{Op::softmax_backward, {}};
+  decl.contract.declared = true;
+  decl.contract.a = 4;
+  decl.further_contracts = {decl.contract};
+  RowJudge judge(x, 1.0, Format::f64);
+  const ExactGradient e = exact_backward(exact_row(x), g, OutputKind::softmax_gradient);
+  std::vector<double> dx;
+  for (const Real& v : e.value) dx.push_back(round_to(v, Format::f64));
+  EXPECT_THROW(judge.judge(decl, MaskedRowPolicy::zeros, dx, 1), std::logic_error);
+  judge.set_upstream(g);
+  EXPECT_TRUE(judge.judge(decl, MaskedRowPolicy::zeros, dx, 1).holds());
+  dx[2] += 64 * unit_roundoff(Format::f64) * d(e.scale[2]);
+  EXPECT_FALSE(judge.judge(decl, MaskedRowPolicy::zeros, dx, 1).holds());
 }
 
 }  // namespace

@@ -437,15 +437,23 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   const std::vector<unsigned char> xin = pack(x, f);
   // The other inputs, filled when an op of the case takes them.
   std::vector<std::int64_t> class_targets;
+  std::vector<double> upstream;
+  std::vector<unsigned char> upstream_in;
   for (const Target& t : targets)
-    for (const Operand& in : spec(t.decl->op).in)
+    for (const Operand& in : spec(t.decl->op).in) {
       if (in.input == InputKind::class_index && class_targets.empty())
         class_targets = fill_class_targets(x, c.rows, c.cols, seed);
+      if (in.input == InputKind::upstream_gradient && upstream.empty()) {
+        upstream = fill_upstream_gradients(f, c.rows, c.cols, seed);
+        upstream_in = pack(upstream, f);
+      }
+    }
   const auto inputs_of = [&](Op op) {
     std::vector<const void*> in;
     for (const Operand& o : spec(op).in)
-      in.push_back(o.input == InputKind::class_index ? static_cast<const void*>(class_targets.data())
-                                                     : static_cast<const void*>(xin.data()));
+      in.push_back(o.input == InputKind::class_index         ? static_cast<const void*>(class_targets.data())
+                   : o.input == InputKind::upstream_gradient ? static_cast<const void*>(upstream_in.data())
+                                                             : static_cast<const void*>(xin.data()));
     return in;
   };
   std::vector<std::vector<double>> outputs;
@@ -551,6 +559,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     bool counted = false;
     judge.set_row(row, c.temperature);
     if (!class_targets.empty()) judge.set_target(class_targets[static_cast<std::size_t>(r)]);
+    if (!upstream.empty()) judge.set_upstream({upstream.data() + r * c.cols, static_cast<std::size_t>(c.cols)});
     for (ReferenceRun& ref : references) ref.judged = false;
     bool undefined = false;
     for (std::size_t i : judged) {

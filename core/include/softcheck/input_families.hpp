@@ -53,6 +53,12 @@ std::vector<double> fill_rows(const InputFamily& fam, Format f, std::int64_t row
 // prediction: loss near 0, p_t - 1 cancels), any entry (a masked one gives
 // loss +inf), its smallest finite entry (a confident wrong prediction), and
 // ignore_index, with probabilities 3/8, 3/8, 1/8, 1/8.
+// One upstream gradient row per row (rows x cols values of format f),
+// deterministic in `seed`, each row drawn among: N(0, 1) entries (1/2), one
+// constant c ~ N(0, 1) (1/4: the exact softmax gradient is 0 and g - <g, y>
+// cancels completely), and one-hot at a random entry (1/4).
+std::vector<double> fill_upstream_gradients(Format f, std::int64_t rows, std::int64_t cols, std::uint64_t seed);
+
 std::vector<std::int64_t> fill_class_targets(std::span<const double> x, std::int64_t rows, std::int64_t cols,
                                              std::uint64_t seed);
 

@@ -180,8 +180,8 @@ const std::vector<Kernel>& builtin_kernels();
 // Deliberately broken test-only kernels (mutation self-test); never in builtin_kernels().
 const std::vector<Kernel>& mutant_kernels();
 const Kernel* find_kernel(std::string_view name);  // searches builtin, peers (peers.hpp), gradient, then mutants
-// The kernels of the ops that take more than the logits (cross_entropy;
-// docs/gradients.md), in registration order, the test-only careless one
+// The kernels of the ops that take more than the logits (cross_entropy,
+// softmax_backward, log_softmax_backward; docs/gradients.md), in registration order, the test-only careless one
 // included (Kernel::test_only). Kept out of builtin_kernels(): the
 // single-input paths (properties, sweep, fuzzers, plugins) do not take
 // them; `run` does.

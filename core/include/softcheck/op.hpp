@@ -29,6 +29,8 @@ enum class Op : std::uint8_t {
   entropy,
   softmax_lse,
   cross_entropy,
+  softmax_backward,
+  log_softmax_backward,
 };
 
 // Shape of one operand of a call on `rows` rows of `cols` inputs.
@@ -54,6 +56,14 @@ enum class OutputKind : std::uint8_t {
   // and summing to 0; all 0 for an ignored row. Measured in Metric::scaled
   // with the scale s_j = p_j + [j = t] (docs/gradients.md).
   cross_entropy_gradient,
+  // The backward passes given the upstream gradient g (docs/gradients.md),
+  // both measured in Metric::scaled:
+  //   softmax:     dx_i = y_i (g_i - sum_j y_j g_j),  s_i = y_i (|g_i| + sum_j y_j |g_j|)
+  //   log-softmax: dx_i = g_i - p_i sum_j g_j,        s_i = |g_i| + p_i sum_j |g_j|
+  // (y = p = softmax(z)). A fully masked row's forward output is a constant
+  // under every policy, so its exact gradient is 0 (NaN under nan).
+  softmax_gradient,
+  log_softmax_gradient,
 };
 
 // What an input operand holds: the row of logits x (scaled by the
@@ -63,7 +73,14 @@ enum class InputKind : std::uint8_t {
   none,  // an output operand
   logits,
   class_index,
+  upstream_gradient,  // a row in the kernel's format: dL/dy of the op's forward output
 };
+
+// The output kinds that are gradients (measured in Metric::scaled).
+constexpr bool is_gradient(OutputKind k) {
+  return k == OutputKind::cross_entropy_gradient || k == OutputKind::softmax_gradient ||
+         k == OutputKind::log_softmax_gradient;
+}
 
 // The target of a row that takes no part in a cross-entropy: its loss and
 // every gradient entry are exactly 0 (PyTorch's default ignore_index).
@@ -189,6 +206,13 @@ inline constexpr Operand log_probabilities[] = {{"y", OperandShape::row, OutputK
 inline constexpr Operand lse[] = {lse_value};
 inline constexpr Operand h[] = {{"h", OperandShape::scalar, OutputKind::entropy, Metric::absolute}};
 inline constexpr Operand probabilities_and_lse[] = {p, lse_value};
+inline constexpr Operand x_and_upstream[] = {
+    logits, {"g", OperandShape::row, OutputKind::none, Metric::ulp, false, InputKind::upstream_gradient}};
+inline constexpr Operand probabilities_and_gradient[] = {
+    p, {"dx", OperandShape::row, OutputKind::softmax_gradient, Metric::scaled}};
+inline constexpr Operand log_probabilities_and_gradient[] = {
+    {"y", OperandShape::row, OutputKind::log_probabilities},
+    {"dx", OperandShape::row, OutputKind::log_softmax_gradient, Metric::scaled}};
 inline constexpr Operand loss_and_gradient[] = {
     {"loss", OperandShape::scalar, OutputKind::cross_entropy_loss, Metric::ulp},
     {"dx", OperandShape::row, OutputKind::cross_entropy_gradient, Metric::scaled}};
@@ -227,6 +251,13 @@ inline constexpr OpSpec op_table[] = {
     // plugin ABI passes one input.
     {Op::cross_entropy, "cross_entropy", "-log softmax(z)_t and its gradient softmax(z) - onehot(t), per row",
      op_operands::x_and_target, op_operands::loss_and_gradient, OpParam::none, Reference::dense, false, 0},
+    // The forward output y and the backward pass given the upstream g, end
+    // to end from the logits (docs/gradients.md).
+    {Op::softmax_backward, "softmax_backward", "y = softmax(z) and dx = y (g - <g, y>), per row",
+     op_operands::x_and_upstream, op_operands::probabilities_and_gradient, OpParam::none, Reference::dense, false, 0},
+    {Op::log_softmax_backward, "log_softmax_backward", "y = log_softmax(z) and dx = g - softmax(z) sum g, per row",
+     op_operands::x_and_upstream, op_operands::log_probabilities_and_gradient, OpParam::none, Reference::dense, false,
+     0},
 };
 
 inline constexpr std::size_t op_count = std::size(op_table);
@@ -303,13 +334,16 @@ inline double masked_row_value(OutputKind kind, MaskedRowPolicy p, double n) {
     // is_masked_row_value accepts either there).
     case OutputKind::cross_entropy_loss: return uniform ? std::log(n) : 0.0;
     case OutputKind::cross_entropy_gradient: return uniform ? 1 / n : 0.0;
+    case OutputKind::softmax_gradient:
+    case OutputKind::log_softmax_gradient: return 0.0;  // the derivative of a constant row
     case OutputKind::none: break;
   }
   return NAN;
 }
 
 // The exact value of one masked (-inf) entry of a row output: probability 0,
-// log-probability -inf, gradient 0.
+// log-probability -inf, softmax and cross-entropy gradient 0 (the
+// log-softmax gradient's is g_i there, no fixed value).
 inline double masked_entry_value(OutputKind kind) { return kind == OutputKind::log_probabilities ? -INFINITY : 0.0; }
 
 // Whether v is masked_row_value(kind, p, n) as a kernel of unit roundoff u
@@ -350,6 +384,18 @@ constexpr bool well_formed() {
     if (o.in[0].input != InputKind::logits || o.in[0].shape != OperandShape::row) return false;
     for (const Operand& i : o.in)
       if ((i.input == InputKind::class_index) != (i.shape == OperandShape::scalar)) return false;
+    // A gradient is the gradient of its op's inputs: its op takes what it needs.
+    const auto takes = [&](InputKind k) {
+      for (const Operand& i : o.in)
+        if (i.input == k) return true;
+      return false;
+    };
+    for (const Operand& out : o.out) {
+      if (out.kind == OutputKind::cross_entropy_gradient && !takes(InputKind::class_index)) return false;
+      if ((out.kind == OutputKind::softmax_gradient || out.kind == OutputKind::log_softmax_gradient) &&
+          !takes(InputKind::upstream_gradient))
+        return false;
+    }
     // The sparse oracle and the fast tiers know row outputs first.
     if ((o.reference == Reference::sparse || o.fast_tier) && o.out[0].shape != OperandShape::row) return false;
     // The fast tiers know the logits alone.
@@ -364,13 +410,13 @@ constexpr bool well_formed() {
       // Absolute error is for scalar outputs whose value can be 0 (lse, entropy).
       if (out.metric == Metric::absolute && out.shape != OperandShape::scalar) return false;
       // The scaled error is for gradients (the oracle gives their scale).
-      if ((out.metric == Metric::scaled) != (out.kind == OutputKind::cross_entropy_gradient)) return false;
+      if ((out.metric == Metric::scaled) != is_gradient(out.kind)) return false;
       // Normwise error is for dense probability rows.
       if (out.normwise && (out.kind != OutputKind::probabilities || o.reference != Reference::dense)) return false;
       // Row outputs are probabilities, their logs or a gradient; scalars lse,
       // entropy or a loss.
-      const bool row_kind = out.kind == OutputKind::probabilities || out.kind == OutputKind::log_probabilities ||
-                            out.kind == OutputKind::cross_entropy_gradient;
+      const bool row_kind =
+          out.kind == OutputKind::probabilities || out.kind == OutputKind::log_probabilities || is_gradient(out.kind);
       if (row_kind != (out.shape == OperandShape::row)) return false;
     }
   }

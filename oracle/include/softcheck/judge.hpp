@@ -105,6 +105,9 @@ class RowJudge {
   // The row's class target, for the ops that take one (cross_entropy; set
   // after set_row, which forgets it).
   void set_target(std::int64_t target);
+  // The row's upstream gradient, for the backward ops (one entry per entry of
+  // the row; set after set_row, which forgets it; the caller keeps it alive).
+  void set_upstream(std::span<const double> g);
 
   // The verdict for `y`, output `output` of op d.op (spec(d.op).out[output]:
   // a row or one value for this input row), of a kernel with masked-row
@@ -152,6 +155,10 @@ class RowJudge {
   std::optional<std::int64_t> target_;
   std::optional<ExactCrossEntropy> cross_entropy_;
   const ExactCrossEntropy& cross_entropy_exact();
+  std::span<const double> upstream_;
+  bool has_upstream_ = false;
+  std::optional<ExactGradient> softmax_gradient_, log_softmax_gradient_;
+  const ExactGradient& gradient_exact(OutputKind kind);
   // By op and parameters; a deque, so that the references sparse_exact
   // returns stay valid when another sparse op's row is added.
   std::deque<std::pair<OpDecl, SparseRow>> sparse_;

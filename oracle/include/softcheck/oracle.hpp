@@ -90,6 +90,21 @@ ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, 
 // The loss (one value) or the gradient.
 std::span<const Real> exact_values(const ExactCrossEntropy& ce, OutputKind kind);
 
+// The exact backward pass of softmax or log-softmax (kind softmax_gradient
+// or log_softmax_gradient) of a row given the upstream gradient g (one entry
+// per entry of the row, finite), with the scaled metric's scales
+// (docs/gradients.md):
+//   softmax:     dx_i = y_i (g_i - sum_j y_j g_j),  s_i = y_i (|g_i| + sum_j y_j |g_j|)
+//   log-softmax: dx_i = g_i - p_i sum_j g_j,        s_i = |g_i| + p_i sum_j |g_j|
+// from the row's MPFR softmax; sums exact (mpfr_sum), each value rounded
+// once to `bits`. `row` must have status ok (std::invalid_argument otherwise,
+// also for a g of another length or with a non-finite entry).
+struct ExactGradient {
+  std::vector<Real> value, scale;
+};
+ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, OutputKind kind,
+                             unsigned bits = default_bits);
+
 // Correct rounding (to nearest, ties to even) of an exact value to `f`, NaN
 // kept, the sign of zero kept (also when a tiny value rounds to zero),
 // subnormal-aware, overflowing to +-inf past max + ulp/2; done in one step from

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Cross-entropy, an op with a second input (the class target;
-# docs/gradients.md): `run --op cross_entropy` on the quick suite runs every
+# The gradient ops, ops with a second input (docs/gradients.md).
+# Cross-entropy (the class target): `run --op cross_entropy` on the quick suite runs every
 # kernel that provides it, both outputs (loss, dx) hold their contracts and
 # the run exits 0; the careless kernel (loss = -log(softmax(x)_t)) violates
 # its loss contract and exits 1 with a repro line that replays the failure;
 # `oracle --target` prints the exact loss and gradient; the gate reruns an
 # --op baseline (its selection records the op) and passes.
-#   cross_entropy_run.sh SOFTCHECK
+# softmax / log-softmax backward (the upstream gradient): `run --op` holds
+# both outputs' contracts for the naive and the wide kernels; `oracle
+# --upstream` prints the exact gradient.
+#   gradient_ops_run.sh SOFTCHECK
 set -u
 bin=$1
 tmp=$(mktemp -d)
@@ -54,4 +57,21 @@ check_all unknown_op 2 "--op" -- "$bin" run --op nosuch --out "$tmp/x"
 
 # The gate reruns the baseline's selection, --op included.
 check_all gate_passes 0 "gate: passed" -- "$bin" gate --baseline "$tmp/ce/report.json" --jobs 2
-finish cross_entropy_run
+
+check_all backward_holds 0 "softmax_backward_wide_f64" "log_softmax_backward:dx" "every declared contract held" -- \
+  "$bin" run --op softmax_backward --op log_softmax_backward --jobs 2 --property-tests 0 --out "$tmp/bw"
+check_all backward_report 0 -- python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+ks = r["kernels"]
+assert r["run"]["selection"]["ops"] == ["softmax_backward", "log_softmax_backward"], r["run"]["selection"]
+assert len(ks) == 16 and {k["output"] for k in ks} == {"y", "dx"}, len(ks)
+for k in ks:
+    assert k["status"] == "held" and 0 < k["max_bound_ratio"] <= 1, (k["kernel"], k["output"], k["status"])
+' "$tmp/bw/report.json"
+# x = [0, 0], g = [1, 0]: y = [1/2, 1/2], dx = [1/4, -1/4].
+check_all oracle_upstream 0 "dx 2.500e-01 0.25" "dx -2.500e-01 -0.25" -- \
+  "$bin" oracle --op softmax_backward --upstream 1,0 --digits 4 0 0
+check_all oracle_needs_upstream 2 "--op log_softmax_backward needs --upstream" -- \
+  "$bin" oracle --op log_softmax_backward 0 0
+finish gradient_ops_run

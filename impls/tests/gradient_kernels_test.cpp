@@ -1,7 +1,8 @@
-// The cross-entropy kernels (cross_entropy.cpp) against the oracle through the
-// row judge, on the rows where the textbook formula breaks: a confident
-// correct prediction (p_t - 1 and the loss cancel), masked entries and
-// targets, ignored and fully masked rows, and chunk merges.
+// The gradient kernels (cross_entropy.cpp, softmax_backward.cpp) against the
+// oracle through the row judge, on the rows where the textbook formulas
+// break: a confident correct prediction (p_t - 1 and the loss cancel), masked
+// entries and targets, ignored and fully masked rows, chunk merges, and an
+// upstream gradient whose <g, y> cancels g exactly.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -76,7 +77,7 @@ const std::vector<std::int64_t> targets4 = {0, 3, 2, 1, ignore_index, 0, 1};
 
 TEST(CrossEntropyKernels, EveryKernelHoldsItsContractsOnTheHardRows) {
   for (const Kernel& k : gradient_kernels()) {
-    if (k.test_only) continue;
+    if (k.test_only || k.find(Op::cross_entropy) == nullptr) continue;
     // f16 / bf16: the same rows rounded to the format (all of them are values of both).
     EXPECT_TRUE(holds(k, rows4, 4, targets4)) << k.name;
     EXPECT_TRUE(holds(k, rows4, 4, targets4, 0.7)) << k.name;
@@ -134,6 +135,100 @@ TEST(CrossEntropyKernels, OperandCountsAndTargetsAreChecked) {
   const std::int64_t bad = 2;
   const void* in[] = {x.data(), &bad};
   EXPECT_THROW(k.call({Op::cross_entropy, in, out, 1, 2, 1.0}), std::invalid_argument);
+}
+
+
+// ---------------------------------------------------------------- backward
+
+Outputs call_backward(const Kernel& k, Op op, const std::vector<double>& x, const std::vector<double>& g,
+                      std::int64_t cols, double temperature = 1) {
+  const auto rows = static_cast<std::int64_t>(x.size()) / cols;
+  const std::vector<unsigned char> xin = pack(x, k.format), gin = pack(g, k.format);
+  std::vector<unsigned char> y(x.size() * element_size(k.format)), dx(x.size() * element_size(k.format));
+  const void* in[] = {xin.data(), gin.data()};
+  void* out[] = {y.data(), dx.data()};
+  k.call({op, in, out, rows, cols, temperature});
+  return {unpack(y, k.format, x.size()), unpack(dx, k.format, x.size())};
+}
+
+::testing::AssertionResult backward_holds(const Kernel& k, Op op, const std::vector<double>& x,
+                                          const std::vector<double>& g, std::int64_t cols, double temperature = 1) {
+  const Outputs o = call_backward(k, op, x, g, cols, temperature);
+  const OpDecl& d = *k.find(op);
+  oracle::RowJudge judge(k.format);
+  const auto n = static_cast<std::size_t>(cols);
+  for (std::size_t r = 0; r * n < x.size(); ++r) {
+    judge.set_row({x.data() + r * n, n}, temperature);
+    judge.set_upstream({g.data() + r * n, n});
+    for (std::size_t out = 0; out < 2; ++out) {
+      const std::span<const double> y((out == 0 ? o.loss : o.dx).data() + r * n, n);
+      const oracle::RowVerdict v = judge.judge(d, k.masked_policy, y, out);
+      if (!v.holds())
+        return ::testing::AssertionFailure() << k.name << " row " << r << " output " << out << ": "
+                                             << oracle::explain(v, d, y, judge, out);
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Rows of 4 and their g: random, constant (the exact softmax gradient is 0),
+// one-hot, a masked entry, a fully masked row, a dominant entry.
+const std::vector<double> back_x = {0.5, -0.25, 2, 1,  //
+                                    3, 1, -2, 0.125,   //
+                                    1, 2, 3, 4,        //
+                                    3, -INFINITY, 1, 2,  //
+                                    -INFINITY, -INFINITY, -INFINITY, -INFINITY,  //
+                                    60, 0, -1, 2};
+const std::vector<double> back_g = {0.75, -1.5, 0.25, 2,  //
+                                    -1.25, -1.25, -1.25, -1.25,  //
+                                    0, 0, 1, 0,  //
+                                    1, 5, -2, 0.5,  //
+                                    1, 2, 3, 4,  //
+                                    -0.5, 3, 1, 1};
+
+TEST(BackwardKernels, EveryKernelHoldsItsContractsOnTheHardRows) {
+  int checked = 0;
+  for (const Kernel& k : gradient_kernels())
+    for (Op op : {Op::softmax_backward, Op::log_softmax_backward}) {
+      if (k.find(op) == nullptr) continue;
+      ++checked;
+      EXPECT_TRUE(backward_holds(k, op, back_x, back_g, 4));
+      EXPECT_TRUE(backward_holds(k, op, back_x, back_g, 4, 0.7));
+    }
+  EXPECT_EQ(checked, 8);
+}
+
+// Masked entries: softmax dx exactly 0, log-softmax dx_i = g_i (p_i = 0);
+// a fully masked row: dx exactly 0 (the gradient of a constant row).
+TEST(BackwardKernels, MaskedEntriesAndRows) {
+  for (const char* name : {"softmax_backward_f32", "softmax_backward_wide_f64"}) {
+    const Outputs o = call_backward(kernel(name), Op::softmax_backward, back_x, back_g, 4);
+    EXPECT_EQ(o.dx[3 * 4 + 1], 0.0) << name;
+    for (std::size_t j = 0; j < 4; ++j) EXPECT_EQ(o.dx[4 * 4 + j], 0.0) << name;
+  }
+  for (const char* name : {"log_softmax_backward_f64", "log_softmax_backward_wide_f32"}) {
+    const Outputs o = call_backward(kernel(name), Op::log_softmax_backward, back_x, back_g, 4);
+    EXPECT_EQ(o.dx[3 * 4 + 1], 5.0) << name;
+    for (std::size_t j = 0; j < 4; ++j) {
+      EXPECT_EQ(o.dx[4 * 4 + j], 0.0) << name;
+      EXPECT_EQ(o.loss[4 * 4 + j], -INFINITY) << name;  // y = log-softmax of a fully masked row
+    }
+  }
+}
+
+// A kernel whose backward ignores the <y, g> term (dx = y g) is caught on
+// the random and the constant rows.
+TEST(BackwardKernels, AWrongGradientIsCaught) {
+  Kernel wrong = kernel("softmax_backward_f64");
+  const ComputeFn right = wrong.compute;
+  wrong.compute = [right](const OpCall& c) {
+    right(c);
+    const auto* y = static_cast<const double*>(c.out[0]);
+    const auto* g = static_cast<const double*>(c.in[1]);
+    auto* dx = static_cast<double*>(c.out[1]);
+    for (std::int64_t i = 0; i < c.rows * c.cols; ++i) dx[i] = y[i] * g[i];
+  };
+  EXPECT_FALSE(backward_holds(wrong, Op::softmax_backward, back_x, back_g, 4));
 }
 
 }  // namespace
