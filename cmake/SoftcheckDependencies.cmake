@@ -78,6 +78,28 @@ else()
     set(SOFTCHECK_XNNPACK_WHY "missing${SOFTCHECK_XNNPACK_WHY} (install libxnnpack-dev libpthreadpool-dev)")
   endif()
 endif()
+# libtorch (libtorch-dev, PyTorch 1.13's C++ API): the torch_* peers. Found by
+# its headers and libraries (Debian's TorchConfig.cmake pulls in the whole
+# Caffe2 configuration, CUDA probing included, for three libraries).
+find_path(TORCH_ATEN_INCLUDE_DIR ATen/ATen.h)
+find_path(TORCH_API_INCLUDE_DIR torch/torch.h PATH_SUFFIXES torch/csrc/api/include)
+find_library(TORCH_LIBRARY torch)
+find_library(TORCH_CPU_LIBRARY torch_cpu)
+find_library(TORCH_C10_LIBRARY c10)
+if(SOFTCHECK_PEERS AND TORCH_ATEN_INCLUDE_DIR AND TORCH_API_INCLUDE_DIR AND TORCH_LIBRARY AND TORCH_CPU_LIBRARY
+   AND TORCH_C10_LIBRARY)
+  set(TORCH_FOUND TRUE)
+  add_library(softcheck::torch INTERFACE IMPORTED)
+  target_include_directories(softcheck::torch SYSTEM INTERFACE ${TORCH_ATEN_INCLUDE_DIR} ${TORCH_API_INCLUDE_DIR})
+  target_link_libraries(softcheck::torch INTERFACE ${TORCH_LIBRARY} ${TORCH_CPU_LIBRARY} ${TORCH_C10_LIBRARY})
+else()
+  set(TORCH_FOUND FALSE)
+  if(NOT SOFTCHECK_PEERS)
+    set(SOFTCHECK_TORCH_WHY "SOFTCHECK_PEERS=OFF")
+  else()
+    set(SOFTCHECK_TORCH_WHY "missing ATen/ATen.h, torch/torch.h or libtorch, libtorch_cpu, libc10 (install libtorch-dev)")
+  endif()
+endif()
 include(CheckLanguage)
 check_language(CUDA)
 # CUDA kernels (impls/cuda/, docs/cuda.md): built when nvcc is found and
@@ -145,6 +167,8 @@ softcheck_summary("oneDNN" "${dnnl_FOUND}" "${dnnl_DIR}, version ${dnnl_VERSION}
   "${SOFTCHECK_DNNL_WHY}: onednn_* peers listed as unavailable")
 softcheck_summary("XNNPACK" "${XNNPACK_FOUND}" "${XNNPACK_LIBRARY}: xnnpack_* peers"
   "${SOFTCHECK_XNNPACK_WHY}: xnnpack_* peers listed as unavailable")
+softcheck_summary("libtorch" "${TORCH_FOUND}" "${TORCH_CPU_LIBRARY}: torch_* peers"
+  "${SOFTCHECK_TORCH_WHY}: torch_* peers listed as unavailable")
 if(benchmark_FOUND)
   set(softcheck_benchmark_why "")
 else()

@@ -30,6 +30,8 @@ packages=(
                               # find_package(OpenCL REQUIRED) (its GPU runtime is OCL); only a Recommends of libdnnl-dev
   libxnnpack-dev              # XNNPACK: the xnnpack_* peer kernels (softmax_nc f32)
   libpthreadpool-dev          # pthreadpool.h, which xnnpack.h includes (libxnnpack-dev does not pull it in)
+  libtorch-dev                # PyTorch's C++ API (CPU): the torch_* peer kernels (softmax, cross-entropy, backward;
+                              # docs/gradients.md), the reference most kernel authors compare with
   clang-14 libclang-rt-14-dev # libFuzzer, ASan, UBSan for the fuzzers (fuzz/smoke.sh, docs/fuzzing.md)
   python3                     # JSON checks in the end-to-end tests (cli/tests/*.sh); scripts/check-deps.sh
 )

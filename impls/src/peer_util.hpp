@@ -1,5 +1,5 @@
 // Private helpers shared by the peer adapters (peer_onednn.cpp,
-// peer_xnnpack.cpp): the temperature the libraries do not have, and the
+// peer_xnnpack.cpp, peer_torch.cpp): the temperature the libraries do not have, and the
 // shape of a peer kernel whether or not its library was built in.
 #pragma once
 
@@ -15,6 +15,7 @@ namespace softcheck::peers {
 // The peers' kernels (registry.cpp appends them, in this order, to peer_kernels()).
 std::vector<Kernel> onednn_kernels();
 std::vector<Kernel> xnnpack_kernels();
+std::vector<Kernel> torch_kernels();
 
 // The libraries have no temperature: the adapters pass z = x / T computed
 // like softcheck's own kernels (T rounded to f32, one f32 division; for f16

@@ -100,6 +100,7 @@ const std::vector<Kernel>& peer_kernels() {
   static const std::vector<Kernel> registry = [] {
     std::vector<Kernel> k = peers::onednn_kernels();
     for (Kernel& x : peers::xnnpack_kernels()) k.push_back(std::move(x));
+    for (Kernel& x : peers::torch_kernels()) k.push_back(std::move(x));
     return k;
   }();
   return registry;
@@ -117,6 +118,15 @@ StableReference stable_reference_kernel(Format f, OutputKind kind) {
     if (const Kernel* k = find_in(builtin_kernels(), name); k != nullptr && k->available)
       for (const OpDecl& d : k->ops)
         if (!spec(d.op).several_outputs() && !is_sparse(d.op) && spec(d.op).out[0].kind == kind) return {k, &d};
+  // Gradients: the gradient kernels of the same format, any output.
+  const std::string fmt(name(f));
+  const std::string wide16 = fmt + "_cross_entropy_f32acc";
+  for (const std::string& n : {"cross_entropy_" + fmt, wide16, "softmax_backward_" + fmt, "log_softmax_backward_" + fmt})
+    if (const Kernel* k = find_in(gradient_kernels(), n); k != nullptr && k->available && k->format == f)
+      for (const OpDecl& d : k->ops)
+        for (std::size_t o = 0; o < spec(d.op).out.size(); ++o)
+          if (is_gradient(kind) || kind == OutputKind::cross_entropy_loss)
+            if (spec(d.op).out[o].kind == kind) return {k, &d, o};
   return {};
 }
 

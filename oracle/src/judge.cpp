@@ -83,7 +83,9 @@ void RowJudge::set_target(std::int64_t target) {
 
 const ExactCrossEntropy& RowJudge::cross_entropy_exact() {
   if (!target_) throw std::logic_error("RowJudge: a cross-entropy output judged before set_target");
-  if (!cross_entropy_) cross_entropy_ = exact_cross_entropy(exact(), *target_, opt_.bits);
+  if (!cross_entropy_)
+    cross_entropy_ = *target_ == ignore_index ? ignored_cross_entropy(x_.size(), opt_.bits)
+                                              : exact_cross_entropy(exact(), *target_, opt_.bits);
   return *cross_entropy_;
 }
 
@@ -286,6 +288,11 @@ RowVerdict RowJudge::judge(const OpDecl& d, MaskedRowPolicy policy, std::span<co
     return v;
   }
   v.status = status_for(d, output);
+  // An ignored row's loss and gradient are 0 whatever x holds, a fully
+  // masked row's too: measured, not left to the masked-row policy.
+  if (v.status == RowStatus::all_masked && is_cross_entropy(spec(d.op).out[output].kind) && target_ &&
+      *target_ == ignore_index)
+    v.status = RowStatus::ok;
   if (v.status == RowStatus::undefined) return v;
   if (v.status == RowStatus::all_masked) {
     const double n = static_cast<double>(x_.size()), u = unit_roundoff(format_);

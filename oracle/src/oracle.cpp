@@ -253,26 +253,28 @@ std::span<const Real> exact_values(const ExactRow& row, OutputKind kind) {
   throw std::invalid_argument("exact_values: not an output kind");
 }
 
+ExactCrossEntropy ignored_cross_entropy(std::size_t n, unsigned bits) {
+  prepare_mpfr_thread();
+  ExactCrossEntropy ce;
+  ce.loss = real_with_bits(bits);
+  mpfr_set_zero(raw(ce.loss), 1);
+  ce.gradient.assign(n, ce.loss);
+  ce.scale.assign(n, ce.loss);
+  return ce;
+}
+
 ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, unsigned bits) {
   if (row.status != RowStatus::ok) throw std::invalid_argument("exact_cross_entropy: the row has no exact softmax");
   const auto n = static_cast<std::int64_t>(row.softmax.size());
   if (target != ignore_index && (target < 0 || target >= n))
     throw std::invalid_argument("exact_cross_entropy: target " + std::to_string(target) + " outside [0, " +
                                 std::to_string(n) + ") and not ignore_index");
+  if (target == ignore_index) return ignored_cross_entropy(static_cast<std::size_t>(n), bits);
   prepare_mpfr_thread();
   ExactCrossEntropy ce;
   ce.loss = real_with_bits(bits);
   ce.gradient.reserve(static_cast<std::size_t>(n));
   ce.scale.reserve(static_cast<std::size_t>(n));
-  if (target == ignore_index) {
-    mpfr_set_zero(raw(ce.loss), 1);
-    for (std::int64_t j = 0; j < n; ++j) {
-      ce.gradient.push_back(real_with_bits(bits));
-      mpfr_set_zero(raw(ce.gradient.back()), 1);
-      ce.scale.push_back(ce.gradient.back());
-    }
-    return ce;
-  }
   const auto t = static_cast<std::size_t>(target);
   mpfr_neg(raw(ce.loss), raw(row.log_softmax[t]), MPFR_RNDN);
   std::vector<mpfr_ptr> others;  // p_j, j != t: 1 - p_t as their exact sum (mpfr_sum only reads them)

@@ -144,6 +144,29 @@ TEST(ScaledMetric, JudgeDecidesWithTheTarget) {
 }
 
 
+// An ignored row's loss and gradient are 0 whatever x holds, a fully masked
+// row's too: the judge measures them (status ok) instead of applying the
+// masked-row policy, so a NaN gradient there is broken.
+TEST(ScaledMetric, IgnoredFullyMaskedRowIsMeasuredAgainstZeros) {
+  const std::vector<double> x = {-INFINITY, -INFINITY, -INFINITY};
+  OpDecl decl{Op::cross_entropy, {}};
+  RowJudge judge(x, 1.0, Format::f32);
+  judge.set_target(ignore_index);
+  const std::vector<double> zeros = {0, 0, 0}, nans = {NAN, NAN, NAN}, loss = {0};
+  const RowVerdict ok = judge.judge(decl, MaskedRowPolicy::nan, zeros, 1);
+  EXPECT_EQ(ok.status, RowStatus::ok);
+  EXPECT_TRUE(ok.holds());
+  EXPECT_EQ(judge.judge(decl, MaskedRowPolicy::nan, loss, 0).error.max_ulp, 0.0);
+  const RowVerdict bad = judge.judge(decl, MaskedRowPolicy::nan, nans, 1);
+  EXPECT_EQ(bad.status, RowStatus::ok);
+  EXPECT_TRUE(bad.broken);
+  // Not ignored: the policy decides.
+  judge.set_row(x, 1.0);
+  judge.set_target(1);
+  EXPECT_EQ(judge.judge(decl, MaskedRowPolicy::nan, nans, 1).status, RowStatus::all_masked);
+  EXPECT_TRUE(judge.judge(decl, MaskedRowPolicy::nan, nans, 1).holds());
+}
+
 // ---------------------------------------------------------------- backward
 
 Real sum_of(const std::vector<Real>& v) {

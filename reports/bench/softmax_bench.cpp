@@ -20,6 +20,8 @@
 //   copy/BYTES                   memcpy of BYTES; bytes = 2 x BYTES (read + write)
 // (Google Benchmark appends /real_time to both.)
 //
+// With --paired-cross-entropy instead it registers the cross-entropy pairs of
+// scripts/gradient-speed.sh (register_cross_entropy_pairs).
 // With --paired (the first argument; `softcheck bench` never passes it) it
 // registers only the pairs of scripts/kernel-speed.sh instead:
 //   pair/KERNEL/PEER/OP/FORMAT/ROWSxCOLS
@@ -131,21 +133,40 @@ struct Outputs {
   }
 };
 
+// The op's inputs (op table): the logits x (inputs()), one class target per
+// row (row r: entry (r * 7919) mod cols), an upstream gradient (the same
+// values as x), and their pointers in op order.
+struct Inputs {
+  std::vector<unsigned char> x;
+  std::vector<std::int64_t> targets;
+  std::vector<const void*> pointers;
+  std::size_t bytes = 0;
+
+  Inputs(Format f, Op op, Shape s) : x(inputs(f, static_cast<std::size_t>(s.rows * s.cols))) {
+    for (std::int64_t r = 0; r < s.rows; ++r) targets.push_back((r * 7919) % s.cols);
+    for (const softcheck::Operand& o : softcheck::spec(op).in) {
+      const bool target = o.input == softcheck::InputKind::class_index;
+      pointers.push_back(target ? static_cast<const void*>(targets.data()) : static_cast<const void*>(x.data()));
+      bytes += target ? targets.size() * sizeof(std::int64_t) : x.size();
+    }
+  }
+};
+
 // One timed call: the outputs kept, so the compiler cannot drop the call.
-void call_kernel(const Kernel* k, Op op, const std::vector<unsigned char>& x, Outputs& y, Shape s) {
-  k->run(op, x.data(), y.pointers, s.rows, s.cols, 1.0);
+void call_kernel(const Kernel* k, Op op, const Inputs& in, Outputs& y, Shape s) {
+  k->call({op, in.pointers, y.pointers, s.rows, s.cols, 1.0});
   benchmark::DoNotOptimize(y.pointers.data());
   benchmark::ClobberMemory();
 }
 
 void run_kernel(benchmark::State& state, const Kernel* k, Op op, Shape s) {
   const auto count = static_cast<std::size_t>(s.rows * s.cols);
-  const std::vector<unsigned char> x = inputs(k->format, count);
+  const Inputs in(k->format, op, s);
   Outputs y(k->format, op, s);
-  for (auto _ : state) call_kernel(k, op, x, y, s);
+  for (auto _ : state) call_kernel(k, op, in, y, s);
   const auto iterations = static_cast<std::int64_t>(state.iterations());
   state.SetItemsProcessed(iterations * static_cast<std::int64_t>(count));
-  state.SetBytesProcessed(iterations * static_cast<std::int64_t>(x.size() + y.bytes));
+  state.SetBytesProcessed(iterations * static_cast<std::int64_t>(in.bytes + y.bytes));
 }
 
 // OpenMP's thread count setter, looked up in the already loaded runtime
@@ -201,7 +222,7 @@ struct PairTiming {
 void run_pair(benchmark::State& state, const Kernel* kernel, const Kernel* peer, Op op, Shape s,
               OmpThreads omp, PairTiming timing) {
   const auto count = static_cast<std::size_t>(s.rows * s.cols);
-  const std::vector<unsigned char> x = inputs(kernel->format, count);
+  const Inputs x(kernel->format, op, s);
   Outputs y(kernel->format, op, s);
   // A burst of about 2^21 elements: a millisecond or two per side.
   const std::size_t burst = std::max<std::size_t>(1, (std::size_t{1} << 21) / count);
@@ -212,7 +233,7 @@ void run_pair(benchmark::State& state, const Kernel* kernel, const Kernel* peer,
     for (std::size_t i = 0; i < burst; ++i) call_kernel(k, op, x, y, s);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  const int threads_before = omp.get();
+  const int threads_before = timing.peer_one_thread ? omp.get() : 0;
   if (timing.peer_one_thread) omp.set(1);
   std::vector<double> ratios, kernel_seconds, peer_seconds;
   bool kernel_first = true;
@@ -232,7 +253,7 @@ void run_pair(benchmark::State& state, const Kernel* kernel, const Kernel* peer,
     peer_seconds.push_back(tp);
   }
   if (timing.peer_one_thread) omp.set(threads_before);
-  const double bytes = static_cast<double>(burst) * static_cast<double>(x.size() + y.bytes);
+  const double bytes = static_cast<double>(burst) * static_cast<double>(x.bytes + y.bytes);
   state.counters["ratio"] = quantile(ratios, 0.5);
   state.counters["ratio_q1"] = quantile(ratios, 0.25);
   state.counters["ratio_q3"] = quantile(ratios, 0.75);
@@ -257,6 +278,8 @@ std::vector<const Kernel*> registered_kernels() {
   std::vector<const Kernel*> ks;
   for (const Kernel& k : softcheck::builtin_kernels()) ks.push_back(&k);
   for (const Kernel& k : softcheck::sparse_kernels()) ks.push_back(&k);
+  for (const Kernel& k : softcheck::gradient_kernels())
+    if (!k.test_only) ks.push_back(&k);
 #ifdef SOFTCHECK_BENCH_PEERS
   for (const Kernel& k : softcheck::peer_kernels()) ks.push_back(&k);
 #endif
@@ -330,10 +353,48 @@ int register_pairs(std::chrono::milliseconds rest) {
   return 0;
 }
 
+// --paired-cross-entropy: the cross-entropy kernels (loss and gradient in
+// one call, f32, one thread) against PyTorch's cross_entropy forward and
+// autograd backward (torch_f32, one thread), on one vocabulary-scale row and
+// a 4096 x 32000 batch. The batch's calls take about a second each: a fixed
+// 5 pairs per run (scripts/gradient-speed.sh repeats runs).
+int register_cross_entropy_pairs() {
+  const auto find = [](const std::string& name) -> const Kernel* {
+    for (const Kernel* k : registered_kernels())
+      if (k->name == name && k->available) return k;
+    return nullptr;
+  };
+  const Kernel* torch = find("torch_f32");
+  if (torch == nullptr || torch->find(Op::cross_entropy) == nullptr) {
+    std::fprintf(stderr, "softcheck_bench --paired-cross-entropy: PyTorch's cross_entropy (torch_f32) is not "
+                         "available in this build (libtorch-dev)\n");
+    return 2;
+  }
+  for (const char* kernel_name : {"cross_entropy_f32", "cross_entropy_chunked_f32"}) {
+    const Kernel* k = find(kernel_name);
+    if (k == nullptr) return 2;
+    for (const Shape& s : {Shape{1, 262144}, Shape{4096, 32000}}) {
+      const std::string name = "pair/" + k->name + "/torch_f32/cross_entropy/f32/" + std::to_string(s.rows) + "x" +
+                               std::to_string(s.cols);
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), run_pair, k, torch, Op::cross_entropy, s, OmpThreads{},
+                                             PairTiming{false, std::chrono::milliseconds(0)})
+                    ->UseManualTime()
+                    ->Unit(benchmark::kMillisecond);
+      if (s.rows > 1) b->Iterations(5);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "--paired") == 0) {
+  if (argc > 1 && std::strcmp(argv[1], "--paired-cross-entropy") == 0) {
+    if (const int rc = register_cross_entropy_pairs(); rc != 0) return rc;
+    argv[1] = argv[0];
+    --argc;
+    ++argv;
+  } else if (argc > 1 && std::strcmp(argv[1], "--paired") == 0) {
     // Our own options, dropped before Google Benchmark sees (and rejects) them.
     int ours = 1;
     std::chrono::milliseconds rest{10};

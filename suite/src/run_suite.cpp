@@ -124,6 +124,7 @@ struct Target {
   // the rule does not judge it (reference_not_applied says why, if it should have).
   const Kernel* reference = nullptr;
   const OpDecl* reference_decl = nullptr;
+  std::size_t reference_output = 0;  // which of reference_decl's op's outputs
   std::string reference_not_applied;
 
   const Contract& contract() const { return decl->contract_of(output); }
@@ -497,6 +498,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   struct ReferenceRun {
     const Kernel* kernel = nullptr;
     const OpDecl* decl = nullptr;
+    std::size_t output = 0;               // which of decl's op's outputs
     std::vector<double> own;              // the output, when no target computed it
     const std::vector<double>* y = nullptr;  // own, or that target's
     std::int64_t cols = 0;
@@ -509,24 +511,33 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const Target& t = targets[i];
     if (t.reference_decl == nullptr) continue;
-    auto it = std::find_if(references.begin(), references.end(),
-                           [&](const ReferenceRun& r) { return r.decl == t.reference_decl; });
+    auto it = std::find_if(references.begin(), references.end(), [&](const ReferenceRun& r) {
+      return r.decl == t.reference_decl && r.output == t.reference_output;
+    });
     if (it == references.end()) {
       ReferenceRun run;
       run.kernel = t.reference;
       run.decl = t.reference_decl;
-      run.cols = output_cols(spec(t.reference_decl->op).out[0], c.cols);
+      run.output = t.reference_output;
+      const OperandList outs = spec(t.reference_decl->op).out;
+      run.cols = output_cols(outs[run.output], c.cols);
       const auto same = std::find_if(targets.begin(), targets.end(), [&](const Target& o) {
-        return o.kernel == t.reference && o.decl == t.reference_decl && o.output == 0;
+        return o.kernel == t.reference && o.decl == t.reference_decl && o.output == run.output;
       });
       const auto j = static_cast<std::size_t>(same - targets.begin());
       if (same != targets.end() && failures[j].empty()) {
         run.y = &outputs[j];
         reference_from[j] = static_cast<std::ptrdiff_t>(references.size());
-      } else {
-        std::vector<unsigned char> out(static_cast<std::size_t>(c.rows * run.cols) * element_size(f));
-        t.reference->run(t.reference_decl->op, xin.data(), out.data(), c.rows, c.cols, c.temperature);
-        run.own = unpack(out, f, static_cast<std::size_t>(c.rows * run.cols));
+      } else {  // one call filling every output of its op; the one it serves kept
+        std::vector<std::vector<unsigned char>> out(outs.size());
+        std::vector<void*> out_ptr;
+        for (std::size_t o = 0; o < outs.size(); ++o) {
+          out[o].resize(static_cast<std::size_t>(c.rows * output_cols(outs[o], c.cols)) * element_size(f));
+          out_ptr.push_back(out[o].data());
+        }
+        const std::vector<const void*> in = inputs_of(t.reference_decl->op);
+        t.reference->call({t.reference_decl->op, in, out_ptr, c.rows, c.cols, c.temperature});
+        run.own = unpack(out[run.output], f, static_cast<std::size_t>(c.rows * run.cols));
       }
       references.push_back(std::move(run));
       it = references.end() - 1;
@@ -586,7 +597,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       if (reference_of[i] >= 0) {
         ReferenceRun& ref = references[static_cast<std::size_t>(reference_of[i])];
         const std::span<const double> yr(ref.y->data() + r * ref.cols, static_cast<std::size_t>(ref.cols));
-        if (!ref.judged) ref.verdict = judge.judge(*ref.decl, ref.kernel->masked_policy, yr);
+        if (!ref.judged) ref.verdict = judge.judge(*ref.decl, ref.kernel->masked_policy, yr, ref.output);
         ref.judged = true;
         reference_ratio =
             apply_reference_rule(acc[i], opt.reference_rule, targets[i], c, xr, y, v, yr, ref.verdict, judge);
@@ -754,6 +765,7 @@ void choose_reference(Target& t, const ReferenceRuleSettings& rule) {
   }
   t.reference = ref.kernel;
   t.reference_decl = ref.decl;
+  t.reference_output = ref.output;
 }
 
 // Sparse ops run on rows up to sparse_max_cols; those whose oracle is the

@@ -459,3 +459,30 @@ TEST(RunSuite, OpSelectionKeepsTheNamedOpsOnly) {
   opt.selection.ops = {"no_such_op"};
   EXPECT_THROW(run_suite(kernels({"shifted_f32"}), opt), std::invalid_argument);
 }
+
+// A gradient kernel without a contract is judged by the reference rule
+// against softcheck's stable gradient kernel of its format: unchanged it
+// passes, its dx scaled by (1 + 2^-10) breaks the rule.
+TEST(RunSuite, ReferenceRuleJudgesGradientsWithoutAContract) {
+  const Kernel* base = find_kernel("cross_entropy_f32");
+  ASSERT_NE(base, nullptr);
+  Kernel plain = *base;
+  plain.name = "plain_cross_entropy_f32";
+  plain.ops[0].contract = Contract{};
+  plain.ops[0].further_contracts = {Contract{}};
+  Kernel off = plain;
+  off.name = "off_cross_entropy_f32";
+  off.compute = [right = base->compute](const OpCall& c) {
+    right(c);
+    auto* dx = static_cast<float*>(c.out[1]);
+    for (std::int64_t i = 0; i < c.rows * c.cols; ++i) dx[i] *= 1.0f + 0x1p-10f;
+  };
+  const Report r = run_suite({&plain, &off}, small_run({"normal_s1", "one_dominant"}, {8, 100}));
+  for (const KernelSummary& s : r.kernels) {
+    EXPECT_EQ(s.reference.kernel, "cross_entropy_f32") << s.kernel << ":" << s.output;
+    EXPECT_GT(s.reference.rows, 0u) << s.kernel << ":" << s.output;
+    const bool broken = s.kernel == "off_cross_entropy_f32" && s.output == "dx";
+    EXPECT_EQ(s.reference.violations > 0, broken) << s.kernel << ":" << s.output;
+    EXPECT_EQ(s.status, broken ? "violated" : "no_contract") << s.kernel << ":" << s.output;
+  }
+}

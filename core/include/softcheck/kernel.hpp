@@ -194,9 +194,14 @@ const std::vector<Kernel>& gradient_kernels();
 // (the shifted_log1p core in f32, each output rounded once: what PyTorch's
 // half softmax does, accumulating in f32). With the op that
 // computes the output alone; {nullptr, nullptr} when there is none.
+// Gradients (docs/gradients.md): the two-pass cross-entropy kernels
+// (cross_entropy_f32 / _f64, bf16/f16_cross_entropy_f32acc) and the naive
+// backward kernels (softmax_backward_f32 / _f64, log_softmax_backward_f32 /
+// _f64), `output` naming which of the op's outputs serves.
 struct StableReference {
   const Kernel* kernel = nullptr;
   const OpDecl* decl = nullptr;
+  std::size_t output = 0;  // index into spec(decl->op).out
 };
 StableReference stable_reference_kernel(Format f, OutputKind kind);
 // The sparse and sharpened kernels (sparsemax, entmax15, entmax_bisect_*,

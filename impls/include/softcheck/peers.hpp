@@ -5,6 +5,8 @@
 //
 //   onednn_f32, onednn_bf16, onednn_f16   oneDNN softmax_v2 (accurate and log)
 //   xnnpack_f32, xnnpack_f16              XNNPACK softmax_nc
+//   torch_f32, torch_f64, torch_bf16      PyTorch (libtorch, CPU): softmax, log-softmax,
+//                                         cross-entropy with autograd, softmax / log-softmax backward
 #pragma once
 
 #include <vector>
@@ -13,7 +15,7 @@
 
 namespace softcheck {
 
-// In registration order: oneDNN, then XNNPACK. Probed once, on first use.
+// In registration order: oneDNN, XNNPACK, PyTorch. Probed once, on first use.
 const std::vector<Kernel>& peer_kernels();
 
 }  // namespace softcheck

@@ -87,6 +87,9 @@ struct ExactCrossEntropy {
   std::vector<Real> gradient, scale;
 };
 ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, unsigned bits = default_bits);
+// An ignored row's (target ignore_index) values for a row of n entries,
+// whatever they hold (a fully masked row too): every value 0.
+ExactCrossEntropy ignored_cross_entropy(std::size_t n, unsigned bits = default_bits);
 // The loss (one value) or the gradient.
 std::span<const Real> exact_values(const ExactCrossEntropy& ce, OutputKind kind);
 
