@@ -31,12 +31,16 @@ std::vector<double> in_format(std::vector<double> x, Format f) {
   return x;
 }
 
-// (kernel, op) pairs that can run here.
+// (kernel, op) pairs that can run here on the logits alone. The ops with
+// more inputs (PyTorch's cross_entropy and backward passes) run through the
+// suite: suite/tests (gradient references), cli.gradient_ops_run and
+// cli.peers_report.
 std::vector<std::pair<const Kernel*, Op>> runnable() {
   std::vector<std::pair<const Kernel*, Op>> out;
   for (const Kernel& k : peer_kernels())
     if (k.available)
-      for (const OpDecl& d : k.ops) out.push_back({&k, d.op});
+      for (const OpDecl& d : k.ops)
+        if (!spec(d.op).several_inputs()) out.push_back({&k, d.op});
   return out;
 }
 
@@ -61,6 +65,11 @@ std::vector<std::vector<double>> sample_rows(Format f) {
 // coeff * eps, relative where |v| > 1e-5 and absolute below; XNNPACK relative 1e-5.
 double promised_error(const Kernel& k, Op op, double v) {
   if (k.algorithm == "xnnpack") return 1e-5 * std::fabs(v);
+  if (k.algorithm == "torch") {  // assert_close's (rtol, atol) defaults (REFERENCE.md)
+    const double rtol = k.format == Format::f32 ? 1.3e-6 : k.format == Format::bf16 ? 1.6e-2 : 1e-7;
+    const double atol = k.format == Format::f64 ? 1e-7 : 1e-5;
+    return atol + rtol * std::fabs(v);
+  }
   const double trh = (op == Op::log_softmax ? 5 : 1) * (k.format == Format::f32 ? 10 : 1) * 2 * unit_roundoff(k.format);
   return std::fabs(v) > 1e-5 ? trh * std::fabs(v) : trh;
 }
@@ -80,7 +89,8 @@ double worst_against_promise(const Kernel& k, Op op, const std::vector<double>& 
 TEST(Peers, NamesInOrder) {
   std::vector<std::string> names;
   for (const Kernel& k : peer_kernels()) names.push_back(k.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"onednn_f32", "onednn_bf16", "onednn_f16", "xnnpack_f32", "xnnpack_f16"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"onednn_f32", "onednn_bf16", "onednn_f16", "xnnpack_f32", "xnnpack_f16",
+                                             "torch_f32", "torch_f64", "torch_bf16"}));
   EXPECT_EQ(find_kernel("onednn_f32"), &peer_kernels()[0]);
 }
 
@@ -106,6 +116,11 @@ TEST(Peers, BuiltWhereTheLibraryWasFound) {
   else
     EXPECT_EQ(xnnpack->unavailable_reason,
               "XNNPACK not found at build time (libxnnpack-dev and libpthreadpool-dev, see scripts/bootstrap.sh)");
+  const Kernel* torch = find_kernel("torch_f32");
+  if (SOFTCHECK_HAVE_TORCH_BUILD)
+    EXPECT_TRUE(torch->available) << torch->unavailable_reason;
+  else
+    EXPECT_EQ(torch->unavailable_reason, "softcheck was built without libtorch (install libtorch-dev and reconfigure)");
 }
 
 TEST(Peers, ContractsAreTheirTestSuitesPromises) {
