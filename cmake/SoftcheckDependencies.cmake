@@ -86,8 +86,16 @@ find_path(TORCH_API_INCLUDE_DIR torch/torch.h PATH_SUFFIXES torch/csrc/api/inclu
 find_library(TORCH_LIBRARY torch)
 find_library(TORCH_CPU_LIBRARY torch_cpu)
 find_library(TORCH_C10_LIBRARY c10)
-if(SOFTCHECK_PEERS AND TORCH_ATEN_INCLUDE_DIR AND TORCH_API_INCLUDE_DIR AND TORCH_LIBRARY AND TORCH_CPU_LIBRARY
-   AND TORCH_C10_LIBRARY)
+# libtorch 1.13's headers do not compile with clang 14 in C++20 (c10::IValue
+# is incomplete where std::vector<IValue> is instantiated; the fuzz build,
+# fuzz/build.sh, is clang): g++ only.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set(softcheck_torch_compiler_ok TRUE)
+else()
+  set(softcheck_torch_compiler_ok FALSE)
+endif()
+if(SOFTCHECK_PEERS AND softcheck_torch_compiler_ok AND TORCH_ATEN_INCLUDE_DIR AND TORCH_API_INCLUDE_DIR
+   AND TORCH_LIBRARY AND TORCH_CPU_LIBRARY AND TORCH_C10_LIBRARY)
   set(TORCH_FOUND TRUE)
   add_library(softcheck::torch INTERFACE IMPORTED)
   target_include_directories(softcheck::torch SYSTEM INTERFACE ${TORCH_ATEN_INCLUDE_DIR} ${TORCH_API_INCLUDE_DIR})
@@ -96,6 +104,8 @@ else()
   set(TORCH_FOUND FALSE)
   if(NOT SOFTCHECK_PEERS)
     set(SOFTCHECK_TORCH_WHY "SOFTCHECK_PEERS=OFF")
+  elseif(NOT softcheck_torch_compiler_ok)
+    set(SOFTCHECK_TORCH_WHY "libtorch 1.13's headers do not compile with ${CMAKE_CXX_COMPILER_ID} in C++20 (g++ only)")
   else()
     set(SOFTCHECK_TORCH_WHY "missing ATen/ATen.h, torch/torch.h or libtorch, libtorch_cpu, libc10 (install libtorch-dev)")
   endif()

@@ -178,15 +178,18 @@ Command add_oracle(CLI::App& app) {
       sparse = oracle::exact_sparse(op, params, x, a->temperature, bits);
     else
       exact = oracle::exact_row(x, a->temperature, bits);
+    // An ignored row's loss and gradient are 0 whatever x holds, a fully masked row too (docs/gradients.md).
+    const bool ignored = takes_target && a->target == ignore_index;
     const oracle::RowStatus status = is_sparse(op) ? sparse.status : exact.status;
-    if (status == oracle::RowStatus::all_masked)
+    if (status == oracle::RowStatus::all_masked && !ignored)
       throw std::invalid_argument(fmt::format("every entry is -inf: the {} is undefined (each kernel declares its own masked-row policy)", name(op)));
-    if (status != oracle::RowStatus::ok) throw std::invalid_argument(fmt::format("the row has no exact {}", name(op)));
+    if (status != oracle::RowStatus::ok && !ignored) throw std::invalid_argument(fmt::format("the row has no exact {}", name(op)));
     // One line per value: exact, then rounded to the dtype; an op with
     // several outputs (softmax_lse) prefixes each line with the output's name.
     std::string out;
     std::optional<oracle::ExactCrossEntropy> ce;
-    if (takes_target) ce = oracle::exact_cross_entropy(exact, a->target, bits);
+    if (takes_target)
+      ce = ignored ? oracle::ignored_cross_entropy(x.size(), bits) : oracle::exact_cross_entropy(exact, a->target, bits);
     std::optional<oracle::ExactGradient> backward;
     for (const Operand& o : spec(op).out) {
       if (is_gradient(o.kind) && takes_upstream) backward = oracle::exact_backward(exact, g, o.kind, bits);

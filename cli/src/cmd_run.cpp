@@ -173,10 +173,17 @@ Command add_run(CLI::App& app) {
     std::vector<const Kernel*> kernels =
         kernel_set.select(a->impls, a->peers, /*with_sparse=*/a->sparse || !a->impls.empty() || by_op,
                           /*with_gradients=*/a->gradients || by_op);
-    if (by_op)
-      std::erase_if(kernels, [&](const Kernel* k) {
-        return std::none_of(a->ops.begin(), a->ops.end(), [&](const std::string& op) { return k->find(*parse_op(op)); });
-      });
+    const auto provides_an_op = [&](const Kernel* k) {
+      return std::any_of(a->ops.begin(), a->ops.end(), [&](const std::string& op) { return k->find(*parse_op(op)); });
+    };
+    if (by_op) std::erase_if(kernels, [&](const Kernel* k) { return !provides_an_op(k); });
+    // --op with nothing to run is a mistake, not a pass.
+    if (!a->ops.empty())
+      for (const Kernel* k : kernels)
+        if (!provides_an_op(k))
+          throw std::invalid_argument(fmt::format("kernel {} provides none of the ops given with --op", k->name));
+    if (!a->ops.empty() && kernels.empty())
+      throw std::invalid_argument("no kernel provides the ops given with --op (see `softcheck list --gradients --sparse`)");
     warn_kernels_without_ops(kernels);
     RunOptions opt;
     opt.selection = {a->suite, a->families, a->sizes, a->temperatures, a->ops};

@@ -54,12 +54,19 @@ check_all oracle_target_range 2 "outside [0, 2)" -- "$bin" oracle --op cross_ent
 check_all oracle_target_other_op 2 "--target applies to --op cross_entropy only" -- \
   "$bin" oracle --op softmax --target 0 0 0
 check_all unknown_op 2 "--op" -- "$bin" run --op nosuch --out "$tmp/x"
+# --op with nothing to run is an error, not a pass.
+check_all op_not_provided 2 "kernel shifted_f32 provides none of the ops given with --op" -- \
+  "$bin" run --impl shifted_f32 --op cross_entropy --out "$tmp/x"
+# An ignored row: loss and gradient 0 whatever x holds, fully masked too.
+check_all oracle_ignored_masked 0 "loss 0.000e+00 0" "dx 0.000e+00 0" -- \
+  "$bin" oracle --op cross_entropy --target -100 --digits 4 -- -inf -inf
 
 # The gate reruns the baseline's selection, --op included.
 check_all gate_passes 0 "gate: passed" -- "$bin" gate --baseline "$tmp/ce/report.json" --jobs 2
 
 check_all backward_holds 0 "softmax_backward_wide_f64" "log_softmax_backward:dx" "every declared contract held" -- \
   "$bin" run --op softmax_backward --op log_softmax_backward --jobs 2 --property-tests 0 --out "$tmp/bw"
+check_all backward_footnote 0 "softmax_backward:dx (s_i = y_i (|g_i| + sum_j y_j |g_j|))" -- cat "$tmp/bw/report.md"
 check_all backward_report 0 -- python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -187,34 +187,42 @@ ComputeFn compute_16_in_f32(Format storage, std::size_t chunk) {
 //    (D >= 1) is off by at most the relative part plus one denorm_min: covered.
 //
 // Chunked (chunk size C, n_c = ceil(n / C) chunks): a chunk's rest carries
-// (C - 1.498 + R)u as above; a merge rescales the other side's 1 + rest by
-// exp(fl(a2 - a1)) ((1.502 + R)u with the multiplication) and adds (u): the
-// merged rest's relative error <= (C + n_c + 1.004 + 2R)u, and C + n_c <=
-// n + 1 for C <= n (C + n / C <= n + 1 iff (n - C)(1 - 1 / C) >= 0), while
-// one chunk (n <= C) is the two-pass normaliser. So the two-pass figures
-// with rest's error raised by 2.5 + R: loss 5 + n + 2R, gradient 6 + n + 3R.
+// (C - 1.498 + R)u as above. A merge forms 1 + r2 (u), rescales it by
+// exp(fl(a2 - a1)) (0.502u, the multiplication u, and u|a2 - a1| from the
+// argument's rounding) and adds (u): 3.502u per merge, and when the max grows
+// from chunk to chunk the whole accumulated rest is the rescaled side, so
+// every merge can cost it that much. The argument terms telescope: the
+// maxima only grow, so sum |a2 - a1| <= R. Merged rest: (C + 3.502 n_c + 2R)u
+// relative, and with n_c <= n / C + 1 and C < n (one chunk, n <= C, is the
+// two-pass normaliser) that is <= ((1 + 3.502 / C) n + 3.502 + 2R)u: rest's
+// two-pass error n - 1.498 + R raised by 5 + R + (3.502 / C) n. So the
+// two-pass figures plus that: loss 7 + (1 + 3.502 / C) n + 2R, gradient
+// 8 + (1 + 3.502 / C) n + 3R.
 //
 // 16-bit storage, f32 inside (rho = u_f32 / u_16: 2^-13 for f16, 2^-16 for
 // bf16): the f32 kernel's error in units of the 16-bit u is rho times its
 // contract, plus the final rounding to the storage format (1, relative to
 // the value, which is at most s_j for the gradient).
 
-Contract loss_contract(double chunk_extra) {
-  return declared_contract(2 + chunk_extra, 1, 1 + (chunk_extra > 0 ? 1 : 0), 0, 6,
-                           chunk_extra > 0
-                               ? "the two-pass loss bound with the chunk merges' 2.5 + R more on rest: "
-                                 "C + n_c <= n + 1 (docs/gradients.md, cross_entropy.cpp)"
-                               : "(a - z_t) + log1p(rest), both >= 0: rest (n - 1.498 + R)u relative, "
-                                 "log1p's rounding 2u, the sum u: n + 1.502 + R; temperature 6uM");
+// chunk 0: the two-pass kernel; else the chunked one with chunks of `chunk`.
+Contract loss_contract(std::size_t chunk) {
+  if (chunk == 0)
+    return declared_contract(2, 1, 1, 0, 6,
+                             "(a - z_t) + log1p(rest), both >= 0: rest (n - 1.498 + R)u relative, "
+                             "log1p's rounding 2u, the sum u: n + 1.502 + R; temperature 6uM");
+  return declared_contract(7, 1 + 3.502 / static_cast<double>(chunk), 2, 0, 6,
+                           "the two-pass loss bound with rest's error raised by the merges' 5 + R + (3.502 / C) n "
+                           "(C = " + std::to_string(chunk) + "; cross_entropy.cpp)");
 }
 
-Contract gradient_contract(double chunk_extra) {
-  return declared_contract(3 + chunk_extra, 1, 2 + (chunk_extra > 0 ? 1 : 0), 0, 4,
-                           chunk_extra > 0
-                               ? "the two-pass gradient bound with the chunk merges' 2.5 + R more on rest "
-                                 "(docs/gradients.md, cross_entropy.cpp)"
-                               : "scaled by s_j = p_j + [j = t]: p_j = e_j / D n + 1.004 + 2R, -rest / D at a "
-                                 "max target, p_t - 1 otherwise n + 2.004 + 2R; temperature 4uM");
+Contract gradient_contract(std::size_t chunk) {
+  if (chunk == 0)
+    return declared_contract(3, 1, 2, 0, 4,
+                             "scaled by s_j = p_j + [j = t]: p_j = e_j / D n + 1.004 + 2R, -rest / D at a "
+                             "max target, p_t - 1 otherwise n + 2.004 + 2R; temperature 4uM");
+  return declared_contract(8, 1 + 3.502 / static_cast<double>(chunk), 3, 0, 4,
+                           "the two-pass gradient bound with rest's error raised by the merges' 5 + R + (3.502 / C) n "
+                           "(C = " + std::to_string(chunk) + "; cross_entropy.cpp)");
 }
 
 // A contract of the f32 kernel carried to 16-bit storage: rho times its
@@ -226,10 +234,10 @@ Contract in_16_bit(const Contract& c32, Format storage) {
                                ", plus the final rounding to " + std::string(name(storage)));
 }
 
-std::vector<OpDecl> declarations(double chunk_extra) {
+std::vector<OpDecl> declarations(std::size_t chunk) {
   return {{.op = Op::cross_entropy,
-           .contract = loss_contract(chunk_extra),
-           .further_contracts = {gradient_contract(chunk_extra)}}};
+           .contract = loss_contract(chunk),
+           .further_contracts = {gradient_contract(chunk)}}};
 }
 
 Kernel cross_entropy_kernel(std::string kernel_name, std::string algorithm, Format f, std::string description,
@@ -292,9 +300,9 @@ std::vector<Kernel> cross_entropy_kernels() {
   const std::string chunked = "the row in chunks of 1024: (max, rest) per chunk, merged with the max term kept "
                               "out; then the fused loss and gradient";
   k.push_back(cross_entropy_kernel("cross_entropy_chunked_f32", "cross_entropy_chunked", Format::f32, chunked,
-                                   declarations(3), compute_in<float>(chunk)));
+                                   declarations(chunk), compute_in<float>(chunk)));
   k.push_back(cross_entropy_kernel("cross_entropy_chunked_f64", "cross_entropy_chunked", Format::f64, chunked,
-                                   declarations(3), compute_in<double>(chunk)));
+                                   declarations(chunk), compute_in<double>(chunk)));
   for (Format storage : {Format::f16, Format::bf16}) {
     std::vector<OpDecl> ops = declarations(0);
     ops[0].contract = in_16_bit(ops[0].contract, storage);
@@ -317,7 +325,7 @@ std::vector<Kernel> cross_entropy_kernels() {
 // The same rows with a chunk of `chunk` entries (tests: merges on short rows).
 Kernel cross_entropy_chunked_kernel(std::size_t chunk) {
   return cross_entropy_kernel("cross_entropy_chunked" + std::to_string(chunk) + "_f64", "cross_entropy_chunked",
-                              Format::f64, "chunks of " + std::to_string(chunk), declarations(3),
+                              Format::f64, "chunks of " + std::to_string(chunk), declarations(chunk),
                               compute_in<double>(chunk));
 }
 

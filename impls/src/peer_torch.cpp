@@ -61,17 +61,17 @@ Kernel describe_torch(Format f) {
 
 #if SOFTCHECK_HAVE_TORCH
 
-// libsoftcheck_torch_peer.so: the build tree's (an absolute path fixed at
-// build time), else the installed one relative to this executable
-// (bin/../LIBDIR/softcheck/). Empty when neither exists.
+// libsoftcheck_torch_peer.so: the installed one relative to this executable
+// (bin/../LIBDIR/softcheck/), else the build tree's (an absolute path fixed
+// at build time). Empty when neither exists.
 std::string module_path() {
-  if (std::filesystem::exists(SOFTCHECK_TORCH_MODULE)) return SOFTCHECK_TORCH_MODULE;
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     const std::filesystem::path installed = exe.parent_path() / SOFTCHECK_TORCH_MODULE_FROM_BIN;
     if (std::filesystem::exists(installed, ec)) return installed.string();
   }
+  if (std::filesystem::exists(SOFTCHECK_TORCH_MODULE, ec)) return SOFTCHECK_TORCH_MODULE;
   return "";
 }
 
@@ -86,6 +86,11 @@ TorchCall torch_call(const std::string& path) {
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       why = dlerror();
+      return;
+    }
+    const auto abi = reinterpret_cast<const char* (*)()>(dlsym(handle, "softcheck_torch_abi"));
+    if (abi == nullptr || abi() != torch_module_abi()) {
+      why = path + " was built for another softcheck (its op table or call layout differs)";
       return;
     }
     call = reinterpret_cast<TorchCall>(dlsym(handle, "softcheck_torch_call"));

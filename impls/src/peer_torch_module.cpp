@@ -15,8 +15,8 @@
 #include <span>
 #include <string>
 
+#include "peer_util.hpp"
 #include "softcheck/kernel.hpp"
-#include "softcheck/kernel_failure.hpp"
 #include "softcheck/storage.hpp"
 
 namespace softcheck::peers {
@@ -86,6 +86,12 @@ void torch_compute(Format f, const OpCall& c) {
 
 }  // namespace
 }  // namespace softcheck::peers
+
+// The layout this module was built with (peer_util.hpp torch_module_abi).
+extern "C" __attribute__((visibility("default"))) const char* softcheck_torch_abi() {
+  static const std::string abi = softcheck::peers::torch_module_abi();
+  return abi.c_str();
+}
 
 // The module's one entry point (peer_torch.cpp): the call `c` of a torch_*
 // kernel of format `format` (softcheck::Format's value). 0 on success; else

@@ -25,6 +25,13 @@ std::vector<Kernel> torch_kernels();
 std::vector<unsigned char> scaled_copy(Format f, const void* x, std::size_t count, double temperature,
                                        std::size_t pad_bytes = 0);
 
+// What the PyTorch peer module (peer_torch_module.cpp) and the softcheck that
+// loads it must agree on: the op table's order and OpCall's layout. An
+// installed softcheck finding a rebuilt module of another version refuses it.
+inline std::string torch_module_abi() {
+  return op_names(",") + ";" + std::to_string(sizeof(OpCall)) + ";" + std::to_string(sizeof(Format));
+}
+
 // Sentence for the kernels' descriptions.
 inline constexpr const char* temperature_note =
     "temperature: the library has none, the adapter divides x by T in f32 into a temporary buffer";

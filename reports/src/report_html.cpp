@@ -148,8 +148,8 @@ std::string summary_section(const Report& r) {
     s += "<p class=\"intro\">For " + metric_outputs(Metric::absolute) + " the ULP columns and the contract hold the absolute error in units "
          "of u (2^-24 for f32, 2^-53 for f64): |got - exact| / u (the op table's metric; docs/ops.md).</p>";
   if (any_in(Metric::scaled))
-    s += "<p class=\"intro\">For " + metric_outputs(Metric::scaled) + " the ULP columns and the contract hold the scaled error "
-         "|got - exact| / max(u s, denorm_min), s = p + [j = t] (docs/gradients.md).</p>";
+    s += "<p class=\"intro\">For " + escape(scaled_metric_outputs()) + " the ULP columns and the contract hold the scaled error "
+         "|got - exact| / max(u s, denorm_min) (docs/gradients.md).</p>";
   return s + "</section>\n";
 }
 

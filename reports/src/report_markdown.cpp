@@ -119,8 +119,8 @@ void summary_table(std::string& out, const Report& r) {
     out += "\nFor " + metric_outputs(Metric::absolute) + " the ULP columns and the contract hold the absolute error in units of u "
            "(2^-24 for f32, 2^-53 for f64): |got - exact| / u (the op table's metric; docs/ops.md).\n";
   if (any_in(Metric::scaled))
-    out += "\nFor " + metric_outputs(Metric::scaled) + " the ULP columns and the contract hold the scaled error "
-           "|got - exact| / max(u s, denorm_min), s = p + [j = t] (docs/gradients.md).\n";
+    out += "\nFor " + scaled_metric_outputs() + " the ULP columns and the contract hold the scaled error "
+           "|got - exact| / max(u s, denorm_min) (docs/gradients.md).\n";
 }
 
 // The bias and distribution table (report.hpp ErrorDistribution): one line

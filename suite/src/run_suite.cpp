@@ -365,8 +365,9 @@ double apply_reference_rule(Accum& a, const ReferenceRuleSettings& rule, const T
   const double band = 8e-3 * u * scale * (1 + rule.k) + 1e-8 * (ek + rule.k * er);
   if ((v.tier != oracle::Tier::mpfr || vr.tier != oracle::Tier::mpfr) && std::fabs(ek - allowed()) <= band) {
     const auto exact = judge.exact_output(*t.decl, t.output);
-    ek = compare_row(y, exact, f, t.operand()).max_abs;
-    er = compare_row(yr, exact, f, t.operand()).max_abs;
+    const auto scales = judge.exact_scale(*t.decl, t.output);
+    ek = compare_row(y, exact, f, t.operand(), scales).max_abs;
+    er = compare_row(yr, exact, f, t.operand(), scales).max_abs;
   }
   const double ratio = allowed() > 0 ? ek / allowed() : ek > 0 ? INFINITY : 0;
   a.reference_max_ratio = std::max(a.reference_max_ratio, ratio);

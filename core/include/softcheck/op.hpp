@@ -82,6 +82,16 @@ constexpr bool is_gradient(OutputKind k) {
          k == OutputKind::log_softmax_gradient;
 }
 
+// The scale s of a gradient's scaled metric, in words (reports, docs).
+constexpr std::string_view scale_formula(OutputKind k) {
+  switch (k) {
+    case OutputKind::cross_entropy_gradient: return "s_j = p_j + [j = t]";
+    case OutputKind::softmax_gradient: return "s_i = y_i (|g_i| + sum_j y_j |g_j|)";
+    case OutputKind::log_softmax_gradient: return "s_i = |g_i| + p_i sum_j |g_j|";
+    default: return "";
+  }
+}
+
 // The target of a row that takes no part in a cross-entropy: its loss and
 // every gradient entry are exactly 0 (PyTorch's default ignore_index).
 inline constexpr std::int64_t ignore_index = -100;

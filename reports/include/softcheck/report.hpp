@@ -188,6 +188,17 @@ inline std::string metric_outputs(Metric m) {
   return s;
 }
 
+// "cross_entropy:dx (s_j = p_j + [j = t]), ...": the scaled outputs with
+// their scales, for the reports' footnote.
+inline std::string scaled_metric_outputs() {
+  std::string s;
+  for (const OpSpec& o : op_table)
+    for (std::size_t i = 0; i < o.out.size(); ++i)
+      if (o.out[i].metric == Metric::scaled)
+        s += (s.empty() ? "" : ", ") + output_label(o.op, i) + " (" + std::string(scale_formula(o.out[i].kind)) + ")";
+  return s;
+}
+
 struct KernelSummary {
   std::string kernel, algorithm, format, op, masked_policy, description;
   // The output this entry judges, for an op with several (softmax_lse: "y"
