@@ -204,25 +204,31 @@ ComputeFn compute_16_in_f32(Format storage, std::size_t chunk) {
 // contract, plus the final rounding to the storage format (1, relative to
 // the value, which is at most s_j for the gradient).
 
+// A two-pass bound carried to the chunked kernel (chunk C > 0): rest's error
+// raised by the merges' 5 + R + (3.502 / C) n, which enters the loss and the
+// gradient once each (see above). chunk 0 keeps the two-pass bound.
+Contract with_chunk_merges(Contract two_pass, std::size_t chunk, std::string_view output) {
+  if (chunk == 0) return two_pass;
+  return declared_contract(two_pass.a + 5, two_pass.b + 3.502 / static_cast<double>(chunk), two_pass.c + 1,
+                           two_pass.d, two_pass.t,
+                           "the two-pass " + std::string(output) +
+                               " bound with rest's error raised by the merges' 5 + R + (3.502 / C) n (C = " +
+                               std::to_string(chunk) + "; cross_entropy.cpp)");
+}
+
 // chunk 0: the two-pass kernel; else the chunked one with chunks of `chunk`.
 Contract loss_contract(std::size_t chunk) {
-  if (chunk == 0)
-    return declared_contract(2, 1, 1, 0, 6,
-                             "(a - z_t) + log1p(rest), both >= 0: rest (n - 1.498 + R)u relative, "
-                             "log1p's rounding 2u, the sum u: n + 1.502 + R; temperature 6uM");
-  return declared_contract(7, 1 + 3.502 / static_cast<double>(chunk), 2, 0, 6,
-                           "the two-pass loss bound with rest's error raised by the merges' 5 + R + (3.502 / C) n "
-                           "(C = " + std::to_string(chunk) + "; cross_entropy.cpp)");
+  return with_chunk_merges(declared_contract(2, 1, 1, 0, 6,
+                                             "(a - z_t) + log1p(rest), both >= 0: rest (n - 1.498 + R)u relative, "
+                                             "log1p's rounding 2u, the sum u: n + 1.502 + R; temperature 6uM"),
+                           chunk, "loss");
 }
 
 Contract gradient_contract(std::size_t chunk) {
-  if (chunk == 0)
-    return declared_contract(3, 1, 2, 0, 4,
-                             "scaled by s_j = p_j + [j = t]: p_j = e_j / D n + 1.004 + 2R, -rest / D at a "
-                             "max target, p_t - 1 otherwise n + 2.004 + 2R; temperature 4uM");
-  return declared_contract(8, 1 + 3.502 / static_cast<double>(chunk), 3, 0, 4,
-                           "the two-pass gradient bound with rest's error raised by the merges' 5 + R + (3.502 / C) n "
-                           "(C = " + std::to_string(chunk) + "; cross_entropy.cpp)");
+  return with_chunk_merges(declared_contract(3, 1, 2, 0, 4,
+                                             "scaled by s_j = p_j + [j = t]: p_j = e_j / D n + 1.004 + 2R, -rest / D "
+                                             "at a max target, p_t - 1 otherwise n + 2.004 + 2R; temperature 4uM"),
+                           chunk, "gradient");
 }
 
 // A contract of the f32 kernel carried to 16-bit storage: rho times its

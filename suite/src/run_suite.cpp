@@ -424,6 +424,19 @@ void record_failure(Accum& a, const Target& t, const SuiteCase& c, const double*
   keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, 0, x, opt);
 }
 
+// Zeroed buffers for every output of op (op table: rows x cols values for a
+// row output, one per row for a scalar one) in format f, and their pointers.
+void allocate_outputs(Op op, const SuiteCase& c, Format f, std::vector<std::vector<unsigned char>>& buffers,
+                      std::vector<void*>& pointers) {
+  const OperandList outs = spec(op).out;
+  buffers.assign(outs.size(), {});
+  pointers.clear();
+  for (std::size_t o = 0; o < outs.size(); ++o) {
+    buffers[o].resize(static_cast<std::size_t>(c.rows * output_cols(outs[o], c.cols)) * element_size(f));
+    pointers.push_back(buffers[o].data());
+  }
+}
+
 struct CaseResult {
   std::vector<Accum> acc;  // one per target
   std::uint64_t oracle_rows = 0, mpfr_rows = 0;
@@ -470,14 +483,9 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   std::string call_failure;
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const Target& t = targets[i];
-    const OperandList outs = spec(t.decl->op).out;
     if (i == 0 || targets[i - 1].kernel != t.kernel || targets[i - 1].decl != t.decl) {
-      call_out.assign(outs.size(), {});
       std::vector<void*> out_ptr;
-      for (std::size_t j = 0; j < outs.size(); ++j) {
-        call_out[j].resize(static_cast<std::size_t>(c.rows * output_cols(outs[j], c.cols)) * element_size(f));
-        out_ptr.push_back(call_out[j].data());
-      }
+      allocate_outputs(t.decl->op, c, f, call_out, out_ptr);
       call_failure.clear();
       const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
       try {
@@ -520,8 +528,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       run.kernel = t.reference;
       run.decl = t.reference_decl;
       run.output = t.reference_output;
-      const OperandList outs = spec(t.reference_decl->op).out;
-      run.cols = output_cols(outs[run.output], c.cols);
+      run.cols = output_cols(spec(t.reference_decl->op).out[run.output], c.cols);
       const auto same = std::find_if(targets.begin(), targets.end(), [&](const Target& o) {
         return o.kernel == t.reference && o.decl == t.reference_decl && o.output == run.output;
       });
@@ -530,12 +537,9 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
         run.y = &outputs[j];
         reference_from[j] = static_cast<std::ptrdiff_t>(references.size());
       } else {  // one call filling every output of its op; the one it serves kept
-        std::vector<std::vector<unsigned char>> out(outs.size());
+        std::vector<std::vector<unsigned char>> out;
         std::vector<void*> out_ptr;
-        for (std::size_t o = 0; o < outs.size(); ++o) {
-          out[o].resize(static_cast<std::size_t>(c.rows * output_cols(outs[o], c.cols)) * element_size(f));
-          out_ptr.push_back(out[o].data());
-        }
+        allocate_outputs(t.reference_decl->op, c, f, out, out_ptr);
         const std::vector<const void*> in = inputs_of(t.reference_decl->op);
         t.reference->call({t.reference_decl->op, in, out_ptr, c.rows, c.cols, c.temperature});
         run.own = unpack(out[run.output], f, static_cast<std::size_t>(c.rows * run.cols));
