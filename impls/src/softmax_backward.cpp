@@ -105,9 +105,10 @@ ComputeFn backward_compute(Op op) {
 //
 // log-softmax, wide: K = F + 1 + (n + 1) rho.
 //
-// Subnormal y_i: its absolute error (one denorm_min) times |g_i - s| is at
-// most |g_i| + sum y|g| units of the metric's floor denorm_min: within K for
-// the suite's |g| = O(1) (fill_upstream_gradients: N(0, 1), constants, one-hot).
+// Subnormal y_i (or p_i): its absolute error, up to denorm_min / 2, times
+// |g_i - s| (or |G|) is at most u s_i / 2, since the metric's scale counts a
+// probability at least denorm_min / u (oracle.hpp, exact_backward's
+// resolution; docs/gradients.md): inside K's constant, whatever |g| is.
 
 // The unit roundoff of W in units of T's.
 template <class T, class W>

@@ -72,7 +72,8 @@ void RowJudge::set_upstream(std::span<const double> g) {
 const ExactGradient& RowJudge::gradient_exact(OutputKind kind) {
   if (!has_upstream_) throw std::logic_error("RowJudge: a backward output judged before set_upstream");
   std::optional<ExactGradient>& slot = kind == OutputKind::softmax_gradient ? softmax_gradient_ : log_softmax_gradient_;
-  if (!slot) slot = exact_backward(exact(), upstream_, kind, opt_.bits);
+  // The scale's probabilities at the format's resolution (oracle.hpp, exact_backward).
+  if (!slot) slot = exact_backward(exact(), upstream_, kind, opt_.bits, denorm_min(format_) / unit_roundoff(format_));
   return *slot;
 }
 

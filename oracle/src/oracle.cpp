@@ -293,7 +293,8 @@ ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, 
   return ce;
 }
 
-ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, OutputKind kind, unsigned bits) {
+ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, OutputKind kind, unsigned bits,
+                             double resolution) {
   if (row.status != RowStatus::ok) throw std::invalid_argument("exact_backward: the row has no exact softmax");
   if (kind != OutputKind::softmax_gradient && kind != OutputKind::log_softmax_gradient)
     throw std::invalid_argument("exact_backward: not a softmax or log-softmax gradient");
@@ -327,7 +328,7 @@ ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, Out
     return s;
   };
   const Real total = sum_of(terms), abs_total = sum_of(abs_terms);  // <y, g> or sum g; and their |.| forms
-  Scratch t(wide + 128);
+  Scratch t(wide + 128), p_scale(wide);
   ExactGradient out;
   out.value.reserve(n);
   out.scale.reserve(n);
@@ -335,16 +336,19 @@ ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, Out
     out.value.push_back(real_with_bits(bits));
     out.scale.push_back(real_with_bits(bits));
     const mpfr_srcptr p = raw(row.softmax[j]);
+    // The scale's p_j: at least `resolution` where p_j > 0 (masked entries keep 0).
+    mpfr_set(p_scale.v, p, MPFR_RNDN);
+    if (mpfr_sgn(p) > 0 && mpfr_cmp_d(p, resolution) < 0) mpfr_set_d(p_scale.v, resolution, MPFR_RNDN);
     if (softmax) {
       mpfr_d_sub(t.v, g[j], raw(total), MPFR_RNDN);  // g_j - <y, g>
       mpfr_mul(raw(out.value.back()), t.v, p, MPFR_RNDN);
       mpfr_set_d(t.v, std::fabs(g[j]), MPFR_RNDN);
       mpfr_add(t.v, t.v, raw(abs_total), MPFR_RNDN);
-      mpfr_mul(raw(out.scale.back()), t.v, p, MPFR_RNDN);
+      mpfr_mul(raw(out.scale.back()), t.v, p_scale.v, MPFR_RNDN);
     } else {
       mpfr_mul(t.v, p, raw(total), MPFR_RNDN);  // p_j sum g
       mpfr_d_sub(raw(out.value.back()), g[j], t.v, MPFR_RNDN);
-      mpfr_mul(t.v, p, raw(abs_total), MPFR_RNDN);
+      mpfr_mul(t.v, p_scale.v, raw(abs_total), MPFR_RNDN);
       mpfr_add_d(raw(out.scale.back()), t.v, std::fabs(g[j]), MPFR_RNDN);
     }
   }

@@ -102,11 +102,17 @@ std::span<const Real> exact_values(const ExactCrossEntropy& ce, OutputKind kind)
 // from the row's MPFR softmax; sums exact (mpfr_sum), each value rounded
 // once to `bits`. `row` must have status ok (std::invalid_argument otherwise,
 // also for a g of another length or with a non-finite entry).
+// `resolution`: in the scale (only), a probability y_i = p_i below it counts
+// as `resolution` (masked entries stay 0). The judge passes denorm_min / u of
+// the kernel's format: a probability held in the format carries an absolute
+// error of up to denorm_min / 2, a relative one of u only above that, and dx
+// inherits it times |g_i - <y, g>| (softmax) or |sum g| (log-softmax) -- the
+// ULP metric's subnormal floor, in the scaled metric (docs/gradients.md).
 struct ExactGradient {
   std::vector<Real> value, scale;
 };
 ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, OutputKind kind,
-                             unsigned bits = default_bits);
+                             unsigned bits = default_bits, double resolution = 0);
 
 // Correct rounding (to nearest, ties to even) of an exact value to `f`, NaN
 // kept, the sign of zero kept (also when a tiny value rounds to zero),
