@@ -193,6 +193,29 @@ TEST(ExactBackward, KnownValues) {
   EXPECT_EQ(d(l.scale[1]), 0.5);
 }
 
+// The scale's resolution: a probability below it counts as it in the scale
+// (only there: the values keep the exact p), and a masked entry keeps 0.
+TEST(ExactBackward, ResolutionRaisesTinyProbabilitiesInTheScale) {
+  // x = [0, -200, -inf]: p_1 = e^-200 / (1 + e^-200) ~ 1.4e-87, below 2^-125.
+  const ExactRow row = exact_row(std::vector<double>{0, -200, -INFINITY});
+  const std::vector<double> g = {3, -2, 5};
+  const double r = 0x1p-125;  // denorm_min / u of f32
+  for (OutputKind kind : {OutputKind::softmax_gradient, OutputKind::log_softmax_gradient}) {
+    const ExactGradient exact = exact_backward(row, g, kind);
+    const ExactGradient floored = exact_backward(row, g, kind, default_bits, r);
+    for (std::size_t j = 0; j < 3; ++j) EXPECT_EQ(exact.value[j], floored.value[j]) << j;
+    EXPECT_EQ(exact.scale[0], floored.scale[0]);  // p_0 ~ 1 is above the resolution
+    EXPECT_EQ(d(floored.scale[2]), kind == OutputKind::softmax_gradient ? 0.0 : 5.0);  // masked: p = 0 stays 0
+    // p_1 replaced by r: softmax r (|g_1| + sum y|g|), log-softmax |g_1| + r sum|g|.
+    const double sum_abs = d(exact.scale[0]) / d(row.softmax[0]) - 3;  // softmax: sum y|g|
+    if (kind == OutputKind::softmax_gradient)
+      EXPECT_NEAR(d(floored.scale[1]) / (r * (2 + sum_abs)), 1.0, 1e-12);
+    else
+      EXPECT_NEAR(d(floored.scale[1]), 2 + r * 10, 1e-12);
+    EXPECT_GT(floored.scale[1], exact.scale[1]);
+  }
+}
+
 // Both gradients sum to 0 (softmax: sum y_i g_i - <y, g> sum y_i; log-softmax:
 // sum g - sum p sum g), a constant g gives exactly 0 for softmax (shift
 // invariance of the forward), masked entries get 0 (softmax) and g_i
