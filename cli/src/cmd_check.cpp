@@ -7,6 +7,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -27,12 +28,14 @@ struct CheckArgs {
   int tests = 100;
   std::uint64_t seed = 0;
   bool peers = false;
+  bool gradients = false;
   bool kill_table = false;
   unsigned jobs = 0;
 };
 
 struct ReproArgs {
-  std::string impl, op{name(Op::softmax)}, property, temperature = "1", row;
+  std::string impl, op{name(Op::softmax)}, property, temperature = "1", row, upstream;
+  std::optional<std::int64_t> target;
   PluginArgs plugins;
 };
 
@@ -44,6 +47,9 @@ Command add_check(CLI::App& app) {
   auto a = std::make_shared<CheckArgs>();
   sub->add_option("--impl", a->impls, "Kernel to check (repeatable; default: every built-in and plugin kernel)");
   sub->add_flag("--peers", a->peers, "With no --impl: also check the peer libraries' kernels");
+  sub->add_flag("--gradients", a->gradients,
+                "With no --impl: also check the gradient kernels (cross_entropy, softmax / log-softmax backward; "
+                "docs/gradients.md) against the gradient properties; --impl may name one either way");
   add_plugin_options(*sub, a->plugins);
   sub->add_option("--property", a->properties, "Only this property (repeatable; default: all)");
   sub->add_option("--tests", a->tests, "Test cases per property and op")->check(CLI::Range(1, 1000000))->capture_default_str();
@@ -54,7 +60,7 @@ Command add_check(CLI::App& app) {
   return [a] {
     const KernelSet kernel_set(a->plugins);
     // Sparse kernels (docs/sparse.md) when named: their properties are the sparse_* ones.
-    const std::vector<const Kernel*> kernels = kernel_set.select(a->impls, a->peers, !a->impls.empty());
+    const std::vector<const Kernel*> kernels = kernel_set.select(a->impls, a->peers, !a->impls.empty(), a->gradients);
     for (const std::string& p : a->properties)
       if (!props::find_property(p)) throw std::invalid_argument("unknown property '" + p + "'");
     props::CheckOptions opt;
@@ -92,6 +98,10 @@ Command add_repro(CLI::App& app) {
   sub->add_option("--property", a->property, "Property name (see docs/properties.md)")->required();
   sub->add_option("--temperature", a->temperature, "Temperature (decimal or hex float)")->capture_default_str();
   sub->add_option("--row", a->row, "The row, comma-separated")->required();
+  sub->add_option("--target", a->target,
+                  "cross_entropy: the row's class target, in [0, n) or " + std::to_string(ignore_index) + " (ignored)");
+  sub->add_option("--upstream", a->upstream,
+                  "softmax_backward, log_softmax_backward: the upstream gradient g, comma-separated, one per row entry");
   return [a] {
     const KernelSet kernel_set(a->plugins);
     const Kernel* k = kernel_set.find(a->impl);
@@ -103,7 +113,12 @@ Command add_repro(CLI::App& app) {
     if (!row.has_value()) throw std::invalid_argument("--row: " + row.error());
     const auto t = props::parse_value(a->temperature);
     if (!t.has_value()) throw std::invalid_argument("--temperature: " + t.error());
-    const props::Case c{*row, *t};
+    props::Case c{*row, *t, a->target, {}};
+    if (!a->upstream.empty()) {
+      const auto g = props::parse_row(a->upstream);
+      if (!g.has_value()) throw std::invalid_argument("--upstream: " + g.error());
+      c.upstream = *g;
+    }
     const Op op = *parse_op(a->op);
     const auto r = props::replay(*k, op, a->property, c);
     if (!r.has_value()) throw std::invalid_argument(r.error());

@@ -61,6 +61,12 @@ Json verdict_json(const props::PropertyVerdict& v) {
     Json row = Json::array();
     for (double x : v.counterexample->row) row.push_back(bits(x));
     j["counterexample"] = Json{{"row", row}, {"temperature", bits(v.counterexample->temperature)}};
+    if (v.counterexample->target) j["counterexample"]["target"] = *v.counterexample->target;
+    if (!v.counterexample->upstream.empty()) {
+      Json g = Json::array();
+      for (double x : v.counterexample->upstream) g.push_back(bits(x));
+      j["counterexample"]["upstream"] = g;
+    }
   }
   return j;
 }
@@ -93,6 +99,9 @@ props::PropertyVerdict verdict_from(const Json& j) {
     props::Case c;
     for (const Json& x : j["counterexample"].at("row")) c.row.push_back(from_bits(x));
     c.temperature = from_bits(j["counterexample"].at("temperature"));
+    if (j["counterexample"].contains("target")) c.target = j["counterexample"]["target"].get<std::int64_t>();
+    if (j["counterexample"].contains("upstream"))
+      for (const Json& x : j["counterexample"]["upstream"]) c.upstream.push_back(from_bits(x));
     v.counterexample = c;
   }
   return v;

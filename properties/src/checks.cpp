@@ -161,45 +161,9 @@ CaseResult check_accuracy(const Kernel& k, Op op, const Case& c) {
 // ---- shift_invariance ----------------------------------------------------------------
 namespace {
 
-// x + c exact: the double sum has no rounding error (TwoSum) and is a finite value of f.
-bool exact_sum(double x, double c, Format f) {
-  const double s = x + c;
-  const double t = s - x;
-  const double err = (x - (s - t)) + (c - t);
-  return err == 0 && std::isfinite(s) && round_to_format(s, f) == s;
-}
-
-bool shift_is_exact(std::span<const double> row, double c, Format f) {
-  return std::all_of(row.begin(), row.end(), [&](double x) { return !std::isfinite(x) || exact_sum(x, c, f); });
-}
-
-std::vector<double> shift_candidates(std::span<const double> row, Format f) {
-  double big = 0;
-  for (double v : row)
-    if (std::isfinite(v)) big = std::max(big, std::fabs(v));
-  const FormatInfo fi = info(f);
-  const int top = big > 0 ? std::ilogb(big) : 0;
-  const int lo = std::max(fi.emin - fi.precision + 1, top - fi.precision - 2);
-  const int hi = std::min(fi.emax, top + 8);
-  std::vector<double> c;
-  for (int e = lo; e <= hi; ++e)
-    for (double m : {1.0, 3.0})
-      for (double s : {1.0, -1.0}) c.push_back(s * std::ldexp(m, e));
-  for (double v : {1000.0, -1000.0, 100.0, -100.0, 88.0, -88.0}) c.push_back(v);
-  return c;
-}
-
 // The exact shift for this case (derived from the row alone): a nonzero c
 // with every finite x_i + c exact in f, or none.
-std::optional<double> choose_shift(const Case& c, Format f) {
-  const std::vector<double> cands = shift_candidates(c.row, f);
-  const std::size_t start = static_cast<std::size_t>(case_hash(c) % cands.size());
-  for (std::size_t i = 0; i < cands.size(); ++i) {
-    const double s = cands[(start + i) % cands.size()];
-    if (shift_is_exact(c.row, s, f)) return s;
-  }
-  return std::nullopt;
-}
+std::optional<double> choose_shift(const Case& c, Format f) { return exact_shift(c.row, f, case_hash(c)); }
 
 }  // namespace
 

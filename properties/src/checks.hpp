@@ -45,6 +45,17 @@ CaseResult check_entropy_range(const Kernel& k, Op op, const Case& c);
 CaseResult check_entropy_uniform(const Kernel& k, Op op, const Case& c);
 CaseResult check_entropy_cold(const Kernel& k, Op op, const Case& c);
 
+// The gradient ops (gradient_checks.cpp; docs/properties.md, "Gradient ops"):
+// cases with a class target or an upstream gradient, dx in the scaled metric.
+CaseResult check_gradient_accuracy(const Kernel& k, Op op, const Case& c);
+CaseResult check_gradient_sum_zero(const Kernel& k, Op op, const Case& c);
+CaseResult check_upstream_shift(const Kernel& k, Op op, const Case& c);
+CaseResult check_gradient_masked_entries(const Kernel& k, Op op, const Case& c);
+CaseResult check_gradient_fully_masked(const Kernel& k, Op op, const Case& c);
+CaseResult check_ce_signs(const Kernel& k, Op op, const Case& c);
+CaseResult check_ce_confident(const Kernel& k, Op op, const Case& c);
+CaseResult check_gradient_check(const Kernel& k, Op op, const Case& c);
+
 // The case both shift-invariance properties compare with: c shifted by an
 // exact nonzero shift derived from the row alone (every finite x_i + shift
 // exact in f), c and the shifted case both in scope (finite or masked).

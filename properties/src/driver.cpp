@@ -57,8 +57,7 @@ const PropertyInfo* find_property(std::string_view name) {
 Claim claim(const Kernel& kernel, Op op, std::string_view property) {
   const PropertyDef* d = detail::find_def(property);
   if (d == nullptr) return {false, "unknown property " + std::string(property)};
-  if (spec(op).several_inputs())
-    return {false, "takes more inputs than the logits: checked by `softcheck run` against the oracle"};
+  if (const std::optional<Claim> c = detail::input_shape_mismatch(*d, op)) return *c;
   return d->claim(kernel, op);
 }
 
@@ -124,7 +123,8 @@ void count_case(Coverage& cov, const Case& c, Format f) {
   for (std::size_t i = 0; i < case_class_count; ++i) cov.counts[i] += in[i] ? 1 : 0;
 }
 
-rc::detail::CaseResult callback(RunState& st, const Case& c) {
+rc::detail::CaseResult callback(RunState& st, const Case& generated) {
+  const Case c = detail::inputs_for(st.op, generated);
   using Type = rc::detail::CaseResult::Type;
   if (st.failures > 0 && ++st.shrink_evals > st.max_shrink_evals) {
     st.truncated = true;
@@ -217,11 +217,11 @@ PropertyVerdict check_property(const Kernel& kernel, Op op, std::string_view pro
     v.reason = "unknown property";
     return v;
   }
-  // The properties call the op with the logits alone (docs/gradients.md:
-  // an op with more inputs is checked by `run` against the oracle).
-  if (spec(op).several_inputs()) {
-    v.reason = "takes more inputs than the logits: checked by `softcheck run` against the oracle, no properties yet";
-    return v;  // not_claimed, whatever --force says
+  // A property stated for the logits alone never runs on an op with more
+  // inputs, nor the reverse, whatever --force says: it could not call it.
+  if (const std::optional<Claim> c = detail::input_shape_mismatch(*def, op)) {
+    v.reason = c->reason;
+    return v;  // not_claimed
   }
   const Claim cl = def->claim(kernel, op);
   v.claimed = cl.claimed;

@@ -1,6 +1,10 @@
 #include "registry.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "checks.hpp"
 #include "support.hpp"
@@ -155,6 +159,48 @@ Claim structural(const Kernel& k, Op op) {
   return {true, "batched interface: rows are independent"};
 }
 
+// ---- gradient ops (docs/gradients.md) -------------------------------------------------
+Claim gradient_op(const Kernel& k, Op op) {
+  if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  return {true, "every kernel's " + std::string(name(op)) + " (exact)"};
+}
+
+Claim gradient_policy(const Kernel& k, Op op) {
+  if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  return {true, "declared masked-row policy " + std::string(name(k.masked_policy))};
+}
+
+// The dx output's declared contract (the scaled metric's B).
+Claim dx_contract(const Kernel& k, Op op) {
+  const OpDecl* d = k.find(op);
+  if (d == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  for (std::size_t o = 0; o < spec(op).out.size(); ++o)
+    if (is_gradient(spec(op).out[o].kind)) {
+      const Contract& c = d->contract_of(o);
+      if (!c.declared) return {false, "dx has no contract: checked by the reference rule of `softcheck run`"};
+      return {true, "declared dx contract " + c.formula() + " (u s)"};
+    }
+  return {false, "op without a gradient output"};
+}
+
+Claim softmax_backward_contract(const Kernel& k, Op op) {
+  if (op != Op::softmax_backward) return {false, "softmax_backward-only property"};
+  return dx_contract(k, op);
+}
+
+Claim cross_entropy_op(const Kernel& k, Op op) {
+  if (op != Op::cross_entropy) return {false, "cross_entropy-only property"};
+  return gradient_op(k, op);
+}
+
+Claim loss_contract(const Kernel& k, Op op) {
+  if (op != Op::cross_entropy) return {false, "cross_entropy-only property"};
+  const OpDecl* d = k.find(op);
+  if (d == nullptr) return {false, "kernel does not provide cross_entropy"};
+  if (!d->contract_of(0).declared) return {false, "loss has no contract"};
+  return {true, "declared loss contract " + d->contract_of(0).formula()};
+}
+
 // ---- case generators ----------------------------------------------------------------
 
 rc::Gen<Case> with_temperature(rc::Gen<std::vector<double>> rows) {
@@ -191,6 +237,93 @@ rc::Gen<Case> log_cases(Format f, const gen::RowOptions& o) {
 }
 
 rc::Gen<Case> any_cases(Format f, const gen::RowOptions& o) { return with_temperature(gen::any_row(f, o)); }
+
+// The gradient ops' cases: a row and temperature, with a class target and an
+// upstream gradient of the row's length (the driver keeps what the op takes:
+// inputs_for). Targets: an unmasked entry (6/8), any entry (1/8; masked ones
+// included), ignore_index (1/8). Upstream g: independent entries (3/5; steps
+// of 1/16 in [-4, 4], or k 2^e / 1024 with |k| <= 1024, |e| <= 12, or 0,
+// +-1), one constant (1/5: the softmax gradient is 0 and g - <y, g> cancels
+// completely) or one-hot (1/5). Shrinking keeps g's length.
+rc::Gen<double> upstream_value(Format f) {
+  return rc::gen::map(
+      rc::gen::weightedOneOf<double>(
+          {{4, rc::gen::map(rc::gen::inRange(-64, 65), [](int k) { return k / 16.0; })},
+           {2, rc::gen::map(rc::gen::pair(rc::gen::inRange(-1024, 1025), rc::gen::inRange(-12, 13)),
+                            [](std::pair<int, int> p) { return std::ldexp(p.first / 1024.0, p.second); })},
+           {1, rc::gen::element(0.0, 1.0, -1.0)}}),
+      [f](double v) { return round_to_format(v, f); });
+}
+
+rc::Gen<std::vector<double>> upstream_row(Format f, std::size_t n) {
+  return rc::gen::weightedOneOf<std::vector<double>>(
+      {{3, rc::gen::container<std::vector<double>>(n, upstream_value(f))},
+       {1, rc::gen::map(upstream_value(f), [n](double v) { return std::vector<double>(n, v); })},
+       {1, rc::gen::map(rc::gen::pair(rc::gen::inRange<std::size_t>(0, n), upstream_value(f)),
+                        [n](std::pair<std::size_t, double> p) {
+                          std::vector<double> g(n, 0.0);
+                          g[p.first] = p.second;
+                          return g;
+                        })}});
+}
+
+rc::Gen<std::int64_t> class_target(const std::vector<double>& row) {
+  std::vector<std::int64_t> unmasked;
+  for (std::size_t i = 0; i < row.size(); ++i)
+    if (row[i] != -INFINITY) unmasked.push_back(static_cast<std::int64_t>(i));
+  const auto n = static_cast<std::int64_t>(row.size());
+  if (unmasked.empty()) unmasked.push_back(0);
+  return rc::gen::weightedOneOf<std::int64_t>({{6, rc::gen::elementOf(unmasked)},
+                                               {1, rc::gen::inRange<std::int64_t>(0, n)},
+                                               {1, rc::gen::just(ignore_index)}});
+}
+
+rc::Gen<Case> with_gradient_inputs(rc::Gen<std::vector<double>> rows, Format f) {
+  return rc::gen::mapcat(rc::gen::pair(std::move(rows), gen::temperature()),
+                         [f](std::pair<std::vector<double>, double> p) {
+                           const std::size_t n = p.first.size();
+                           return rc::gen::map(rc::gen::pair(class_target(p.first), upstream_row(f, n)),
+                                               [p](std::pair<std::int64_t, std::vector<double>> in) {
+                                                 return Case{p.first, p.second, in.first, std::move(in.second)};
+                                               });
+                         });
+}
+
+rc::Gen<Case> gradient_cases(Format f, const gen::RowOptions& o) {
+  return with_gradient_inputs(rc::gen::weightedOneOf<std::vector<double>>({{6, gen::contract_row(f, o)},
+                                                                          {2, gen::underflow_row(f, o)},
+                                                                          {1, gen::lattice_row(f, o)}}),
+                              f);
+}
+rc::Gen<Case> gradient_masked_cases(Format f, const gen::RowOptions& o) {
+  return with_gradient_inputs(gen::masked_row(f, o), f);
+}
+rc::Gen<Case> gradient_fully_masked_cases(Format f, const gen::RowOptions& o) {
+  return with_gradient_inputs(gen::fully_masked_row(f, o), f);
+}
+
+// Correct confident predictions: a finite or masked row whose entry t is
+// raised to the maximum plus a gap (0.25 .. 800, so that S = sum_{j != t}
+// e^(z_j - z_t) spans from about 1 down past the format's underflow), t the target.
+rc::Gen<Case> confident_cases(Format f, const gen::RowOptions& o) {
+  return rc::gen::mapcat(rc::gen::pair(gen::contract_row(f, o), gen::temperature()),
+                         [f](std::pair<std::vector<double>, double> p) {
+                           const std::size_t n = p.first.size();
+                           return rc::gen::map(
+                               rc::gen::pair(rc::gen::inRange<std::size_t>(0, n),
+                                             rc::gen::element(0.25, 1.0, 4.0, 12.0, 20.0, 30.0, 40.0, 60.0, 90.0,
+                                                              120.0, 200.0, 400.0, 800.0)),
+                               [p, f](std::pair<std::size_t, double> tg) {
+                                 Case c{p.first, p.second, static_cast<std::int64_t>(tg.first), {}};
+                                 double top = -INFINITY;
+                                 for (std::size_t j = 0; j < c.row.size(); ++j)
+                                   if (j != tg.first) top = std::max(top, c.row[j]);
+                                 const double base = std::isfinite(top) ? top : 0.0;
+                                 c.row[tg.first] = round_to_format(base + tg.second * p.second, f);
+                                 return c;
+                               });
+                         });
+}
 
 // Coverage a property should meet (PropertyDef::expected) when its rows are
 // finite (no masks to meet; mask_1e9's masks are finite too) or all -inf (no ties).
@@ -270,6 +403,34 @@ const std::vector<PropertyDef>& registry() {
       {{"entropy_cold", "H -> 0 as T -> 0 on a unique maximum (T0 = gap / (log n + 60))", "H(T0) / u <= B(T0) + 1",
         "entropy with a declared contract"},
        entropy_contract, contract_cases, check_entropy_cold},
+      // Gradient ops (docs/gradients.md): cases with a class target or an upstream
+      // gradient g; dx in the scaled metric (units of u s_i, s_i the exact scale).
+      {{"gradient_accuracy", "every output of a gradient op within its contract of the exact value",
+        "loss, y: ULP <= B; dx: |dx_i - exact_i| <= B u s_i; NaN/inf where exact is finite fails",
+        "gradient ops with a declared contract"},
+       dense_contract, gradient_cases, check_gradient_accuracy, masks_ties_t, true},
+      {{"gradient_sum_zero", "the gradient sums to 0 (softmax / log-softmax backward, cross-entropy)",
+        "|sum dx_i| <= B sum w_i, w_i = max(u s_i, denorm_min)", "gradient ops with a declared dx contract"},
+       dx_contract, gradient_cases, check_gradient_sum_zero, masks_ties_t, true},
+      {{"upstream_shift", "softmax backward: dx(g + c 1) = dx(g) for shifts c exact in the format",
+        "|dx(g)_i - dx(g + c)_i| <= B (w_i(g) + w_i(g + c))", "softmax_backward with a declared dx contract"},
+       softmax_backward_contract, gradient_cases, check_upstream_shift, masks_ties_t, true},
+      {{"gradient_masked_entries", "-inf entries give exactly 0 gradient (log-softmax: dx_i = g_i), never NaN",
+        "exact", "every kernel's gradient ops"},
+       gradient_op, gradient_masked_cases, check_gradient_masked_entries, masked_rows, true},
+      {{"gradient_fully_masked", "an all -inf row follows the declared masked-row policy (ignored rows: zeros)",
+        "exact for nan/zeros; uniform within the contract", "every kernel's gradient ops"},
+       gradient_policy, gradient_fully_masked_cases, check_gradient_fully_masked, masked_rows, true},
+      {{"ce_signs", "cross-entropy loss >= 0, dx_t <= 0, dx_j >= 0 off the target; ignored rows exactly 0",
+        "exact", "every kernel's cross_entropy"},
+       cross_entropy_op, gradient_cases, check_ce_signs, masks_ties_t, true},
+      {{"ce_confident", "the loss of a correct confident prediction goes to 0 with S = sum_{j!=t} e^(z_j - z_t)",
+        "loss <= S + B ulp(S) (loss = log1p(S) <= S)", "cross_entropy with a declared loss contract"},
+       loss_contract, confident_cases, check_ce_confident, class_bit(CaseClass::t_not_1), true},
+      {{"gradient_check", "dx agrees with the directional derivative of the exact forward (MPFR, 1200 bits)",
+        "|<dx, v> - dL(z + h v)/dh| <= B sum_{v_i != 0} w_i + finite-difference error",
+        "gradient ops with a declared dx contract"},
+       dx_contract, gradient_cases, check_gradient_check, masks_ties_t, true},
       // Sparse ops (docs/sparse.md). B: the kernel's absolute bound (sparse_bounds.hpp).
       {{"sparse_accuracy", "every output within B of the oracle's; support mismatches only within B of the threshold",
         "max_i |y_i - p_i| <= B (false zeros / non-zeros counted)", "sparse ops"},
@@ -299,6 +460,15 @@ const std::vector<PropertyDef>& registry() {
        sparse, fully_masked_cases, check_sparse_fully_masked, masked_rows},
   };
   return all;
+}
+
+std::optional<Claim> input_shape_mismatch(const PropertyDef& def, Op op) {
+  if (spec(op).several_inputs() && !def.several_inputs)
+    return Claim{false, "stated for the logits alone; " + std::string(name(op)) +
+                            " takes more inputs: checked by the gradient properties (docs/properties.md)"};
+  if (!spec(op).several_inputs() && def.several_inputs)
+    return Claim{false, "gradient-op property: " + std::string(name(op)) + " takes the logits alone"};
+  return std::nullopt;
 }
 
 const PropertyDef* find_def(std::string_view name) {

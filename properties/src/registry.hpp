@@ -3,6 +3,7 @@
 
 #include <rapidcheck.h>
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -26,7 +27,15 @@ struct PropertyDef {
   // did not): masks, ties and T != 1, less what the property's scope rules
   // out, plus the class its statement is about.
   unsigned expected = masks_ties_t;
+  // Stated for the ops that take more than the logits (the gradient ops:
+  // their cases carry a target and an upstream gradient); the others are
+  // stated for the logits alone.
+  bool several_inputs = false;
 };
+
+// Not claimed, with the reason, when the property's statement and the op take
+// different inputs (PropertyDef::several_inputs against the op table).
+std::optional<Claim> input_shape_mismatch(const PropertyDef& def, Op op);
 
 // How the reason of a property claimed by the floor (no contract needed)
 // starts; `check` shows it beside the verdict.

@@ -100,9 +100,54 @@ std::string format_row(std::span<const double> row) {
 
 std::string repro_command(std::string_view kernel, Op op, std::string_view property, const Case& c,
                           std::string_view load_options) {
+  std::string extra;
+  if (c.target) extra += " --target=" + std::to_string(*c.target);
+  if (!c.upstream.empty()) extra += " --upstream=" + format_row(c.upstream);
   return "softcheck repro " + (load_options.empty() ? std::string() : std::string(load_options) + " ") + "--impl " +
-         std::string(kernel) + " --op " + std::string(name(op)) + " --property " +
-         std::string(property) + " --temperature=" + format_value(c.temperature) + " --row=" + format_row(c.row);
+         std::string(kernel) + " --op " + std::string(name(op)) + " --property " + std::string(property) + extra +
+         " --temperature=" + format_value(c.temperature) + " --row=" + format_row(c.row);
+}
+
+namespace {
+
+// The text of option `--name=` in a repro line, up to the next " --" (the
+// row, the last option, up to the end).
+std::optional<std::string_view> option_text(std::string_view line, std::string_view name) {
+  const std::string key = " --" + std::string(name) + "=";
+  const std::size_t at = line.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(at + key.size());
+  if (name != "row") rest = rest.substr(0, rest.find(" --"));
+  return rest;
+}
+
+}  // namespace
+
+Expected<Case> parse_repro_case(std::string_view line) {
+  using R = Expected<Case>;
+  Case c;
+  const auto row_text = option_text(line, "row");
+  if (!row_text) return R::failure("no --row= in the repro line");
+  const auto row = parse_row(*row_text);
+  if (!row) return R::failure("--row: " + row.error());
+  c.row = *row;
+  if (const auto t = option_text(line, "temperature")) {
+    const auto v = parse_value(*t);
+    if (!v) return R::failure("--temperature: " + v.error());
+    c.temperature = *v;
+  }
+  if (const auto t = option_text(line, "target")) {
+    std::int64_t target = 0;
+    const auto [end, ec] = std::from_chars(t->data(), t->data() + t->size(), target);
+    if (ec != std::errc() || end != t->data() + t->size()) return R::failure("--target: not an integer: '" + std::string(*t) + "'");
+    c.target = target;
+  }
+  if (const auto g = option_text(line, "upstream")) {
+    const auto up = parse_row(*g);
+    if (!up) return R::failure("--upstream: " + up.error());
+    c.upstream = *up;
+  }
+  return c;
 }
 
 // ---- replay ----------------------------------------------------------------------------
@@ -125,8 +170,9 @@ Expected<Replay> replay(const Kernel& kernel, Op op, std::string_view property, 
       return R::failure("row entry " + std::to_string(i + 1) + " (" + format_value(v) + ") is not exactly representable in " +
                         std::string(name(kernel.format)) + " (nearest " + format_value(round_to_format(v, kernel.format)) + ")");
   }
+  if (const std::string bad = detail::extra_inputs_error(kernel, op, c); !bad.empty()) return R::failure(bad);
   Replay r;
-  r.claim = def->claim(kernel, op);
+  r.claim = claim(kernel, op, property);
   try {
     r.result = check_case(kernel, op, property, c);
   } catch (const std::exception& e) {
@@ -143,8 +189,10 @@ void print_replay(std::ostream& os, const Kernel& kernel, Op op, std::string_vie
      << "property:    " << property << (info ? " - " + std::string(info->statement) : std::string()) << "\n"
      << "claimed:     " << (r.claim.claimed ? "yes" : "no") << (r.claim.reason.empty() ? "" : " (" + r.claim.reason + ")")
      << "\n"
-     << "row (n=" << c.row.size() << "): " << format_row(c.row) << "\n"
-     << "temperature: " << format_value(c.temperature) << "\n"
+     << "row (n=" << c.row.size() << "): " << format_row(c.row) << "\n";
+  if (c.target) os << "target:      " << *c.target << "\n";
+  if (!c.upstream.empty()) os << "upstream:    " << format_row(c.upstream) << "\n";
+  os << "temperature: " << format_value(c.temperature) << "\n"
      << "result:      " << name(r.result.status);
   if (r.result.status != CaseStatus::not_applicable)
     os << ": measured " << detail::num(r.result.measured) << " " << r.result.unit << " vs allowed "
@@ -182,8 +230,10 @@ void print_failure(std::ostream& os, const PropertyVerdict& v, std::size_t max_r
   os << "\nFAILED " << v.kernel << " " << name(v.op) << " " << v.property << (v.claimed ? "" : " (not claimed)")
      << "\n  property:    " << (info ? info->statement : "") << "\n  bound:       " << (info ? info->bound : "")
      << "\n  row (n=" << c.row.size() << ", " << v.shrink_steps << " shrink steps"
-     << (v.shrink_truncated ? ", shrinking truncated" : "") << "): " << elided_row(c.row, max_row_print)
-     << "\n  temperature: " << format_value(c.temperature) << "\n  measured " << detail::num(v.failure.measured)
+     << (v.shrink_truncated ? ", shrinking truncated" : "") << "): " << elided_row(c.row, max_row_print);
+  if (c.target) os << "\n  target:      " << *c.target;
+  if (!c.upstream.empty()) os << "\n  upstream:    " << elided_row(c.upstream, max_row_print);
+  os << "\n  temperature: " << format_value(c.temperature) << "\n  measured " << detail::num(v.failure.measured)
      << " " << v.failure.unit << " vs allowed " << detail::num(v.failure.allowed) << " " << v.failure.unit
      << "\n  detail:      " << v.failure.message << "\n  seed " << v.seed << " (RapidCheck seed " << v.rc_seed
      << ", " << v.tests_passed << " cases passed before)\n  repro: " << v.repro << "\n";

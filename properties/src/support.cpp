@@ -41,6 +41,45 @@ std::uint16_t encode_bf16(double v) { return encode16(v, Format::bf16); }
 double decode_f16(std::uint16_t b) { return decode16(b, Format::f16); }
 double decode_bf16(std::uint16_t b) { return decode16(b, Format::bf16); }
 
+// Every operand of a one-row call of op, in the kernel's storage: the
+// logits and the upstream gradient encoded, the class index as int64.
+template <class Storage, class Enc, class Dec>
+std::vector<std::vector<double>> run_case_as(const Kernel& k, Op op, const Case& c, Storage canary, Enc enc, Dec dec) {
+  const auto cols = static_cast<std::int64_t>(c.row.size());
+  std::vector<std::vector<Storage>> rows_in;
+  std::int64_t target = 0;
+  std::vector<const void*> in_ptr;
+  rows_in.reserve(spec(op).in.size());
+  for (const Operand& o : spec(op).in) {
+    if (o.input == InputKind::class_index) {
+      target = c.target.value_or(ignore_index);
+      in_ptr.push_back(&target);
+      continue;
+    }
+    const std::vector<double>& src = o.input == InputKind::upstream_gradient ? c.upstream : c.row;
+    rows_in.emplace_back(src.size());
+    std::transform(src.begin(), src.end(), rows_in.back().begin(), enc);
+    in_ptr.push_back(rows_in.back().data());
+  }
+  std::vector<std::vector<Storage>> out;
+  std::vector<void*> out_ptr;
+  for (const Operand& o : spec(op).out) {
+    out.emplace_back(static_cast<std::size_t>(output_cols(o, cols)), canary);
+    out_ptr.push_back(out.back().data());
+  }
+  try {
+    k.call(OpCall{op, in_ptr, out_ptr, 1, cols, c.temperature});
+  } catch (const KernelFailure& e) {
+    throw KernelThrew{e.what()};
+  }
+  std::vector<std::vector<double>> y;
+  for (const std::vector<Storage>& o : out) {
+    y.emplace_back(o.size());
+    std::transform(o.begin(), o.end(), y.back().begin(), dec);
+  }
+  return y;
+}
+
 template <class Storage, class Enc, class Dec>
 std::vector<std::vector<double>> run_as(const Kernel& k, Op op, std::span<const double> x, std::int64_t rows,
                                         std::int64_t cols, double t, Storage canary, Enc enc, Dec dec) {
@@ -80,6 +119,59 @@ std::vector<std::vector<double>> run_outputs(const Kernel& k, Op op, std::span<c
                     [](double v) { return static_cast<float>(v); }, [](float v) { return static_cast<double>(v); });
     case Format::f16: return run_as(k, op, x, rows, cols, t, kCanaryF16, encode_f16, decode_f16);
     case Format::bf16: return run_as(k, op, x, rows, cols, t, kCanaryBF16, encode_bf16, decode_bf16);
+  }
+  return {};
+}
+
+std::vector<std::vector<double>> run_case(const Kernel& k, Op op, const Case& c) {
+  switch (k.format) {
+    case Format::f64:
+      return run_case_as(k, op, c, std::bit_cast<double>(kCanary64), [](double v) { return v; },
+                         [](double v) { return v; });
+    case Format::f32:
+      return run_case_as(k, op, c, std::bit_cast<float>(kCanary32), [](double v) { return static_cast<float>(v); },
+                         [](float v) { return static_cast<double>(v); });
+    case Format::f16: return run_case_as(k, op, c, kCanaryF16, encode_f16, decode_f16);
+    case Format::bf16: return run_case_as(k, op, c, kCanaryBF16, encode_bf16, decode_bf16);
+  }
+  return {};
+}
+
+Case inputs_for(Op op, Case c) {
+  bool takes_target = false, takes_upstream = false;
+  for (const Operand& o : spec(op).in) {
+    takes_target = takes_target || o.input == InputKind::class_index;
+    takes_upstream = takes_upstream || o.input == InputKind::upstream_gradient;
+  }
+  if (!takes_target) c.target.reset();
+  if (!takes_upstream) c.upstream.clear();
+  return c;
+}
+
+std::string extra_inputs_error(const Kernel& k, Op op, const Case& c) {
+  bool takes_target = false, takes_upstream = false;
+  for (const Operand& o : spec(op).in) {
+    takes_target = takes_target || o.input == InputKind::class_index;
+    takes_upstream = takes_upstream || o.input == InputKind::upstream_gradient;
+  }
+  const std::string op_name(name(op));
+  if (takes_target && !c.target) return op_name + " needs a class target (--target=N: in [0, n) or " + std::to_string(ignore_index) + ")";
+  if (!takes_target && c.target) return op_name + " takes no class target (--target)";
+  if (takes_upstream && c.upstream.empty()) return op_name + " needs an upstream gradient (--upstream=G1,G2,...)";
+  if (!takes_upstream && !c.upstream.empty()) return op_name + " takes no upstream gradient (--upstream)";
+  const auto n = static_cast<std::int64_t>(c.row.size());
+  if (c.target && *c.target != ignore_index && (*c.target < 0 || *c.target >= n))
+    return "target " + std::to_string(*c.target) + " is outside [0, " + std::to_string(n) + ") and not " +
+           std::to_string(ignore_index);
+  if (takes_upstream && c.upstream.size() != c.row.size())
+    return "the upstream gradient has " + std::to_string(c.upstream.size()) + " entries, the row " +
+           std::to_string(c.row.size());
+  for (std::size_t i = 0; i < c.upstream.size(); ++i) {
+    const double g = c.upstream[i];
+    if (!std::isfinite(g)) return "upstream entry " + std::to_string(i + 1) + " is not finite";
+    if (round_to_format(g, k.format) != g)
+      return "upstream entry " + std::to_string(i + 1) + " (" + hex(g) + ") is not exactly representable in " +
+             std::string(name(k.format));
   }
   return {};
 }
@@ -225,10 +317,56 @@ std::optional<CaseResult> out_of_scope(const Case& c, Format f, Scope s) {
   return std::nullopt;
 }
 
+namespace {
+
+// x + c exact: the double sum has no rounding error (TwoSum) and is a finite value of f.
+bool exact_sum(double x, double c, Format f) {
+  const double s = x + c;
+  const double t = s - x;
+  const double err = (x - (s - t)) + (c - t);
+  return err == 0 && std::isfinite(s) && round_to_format(s, f) == s;
+}
+
+bool shift_is_exact(std::span<const double> row, double c, Format f) {
+  return std::all_of(row.begin(), row.end(), [&](double x) { return !std::isfinite(x) || exact_sum(x, c, f); });
+}
+
+std::vector<double> shift_candidates(std::span<const double> row, Format f) {
+  double big = 0;
+  for (double v : row)
+    if (std::isfinite(v)) big = std::max(big, std::fabs(v));
+  const FormatInfo fi = info(f);
+  const int top = big > 0 ? std::ilogb(big) : 0;
+  const int lo = std::max(fi.emin - fi.precision + 1, top - fi.precision - 2);
+  const int hi = std::min(fi.emax, top + 8);
+  std::vector<double> c;
+  for (int e = lo; e <= hi; ++e)
+    for (double m : {1.0, 3.0})
+      for (double s : {1.0, -1.0}) c.push_back(s * std::ldexp(m, e));
+  for (double v : {1000.0, -1000.0, 100.0, -100.0, 88.0, -88.0}) c.push_back(v);
+  return c;
+}
+
+}  // namespace
+
+std::optional<double> exact_shift(std::span<const double> values, Format f, std::uint64_t hash) {
+  const std::vector<double> cands = shift_candidates(values, f);
+  const std::size_t start = static_cast<std::size_t>(hash % cands.size());
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    const double s = cands[(start + i) % cands.size()];
+    if (shift_is_exact(values, s, f)) return s;
+  }
+  return std::nullopt;
+}
+
 std::uint64_t case_hash(const Case& c) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
   for (double v : c.row) h = hash_mix(h, std::bit_cast<std::uint64_t>(std::isnan(v) ? NAN : v));
-  return hash_mix(h, std::bit_cast<std::uint64_t>(c.temperature));
+  h = hash_mix(h, std::bit_cast<std::uint64_t>(c.temperature));
+  // The other inputs, when the case has them (a logits-only case hashes as before).
+  if (c.target) h = hash_mix(h, static_cast<std::uint64_t>(*c.target));
+  for (double g : c.upstream) h = hash_mix(h, std::bit_cast<std::uint64_t>(g));
+  return h;
 }
 
 bool same_bits_or_both_nan(double a, double b) {

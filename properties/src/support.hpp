@@ -31,6 +31,17 @@ std::vector<std::vector<double>> run_outputs(const Kernel& kernel, Op op, std::s
 std::vector<double> run_rows(const Kernel& kernel, Op op, std::span<const double> x, std::int64_t rows,
                              std::int64_t cols, double temperature);
 std::vector<double> run_row(const Kernel& kernel, Op op, std::span<const double> row, double temperature);
+// Runs `kernel` on one case of an op with any inputs (Case::target and
+// Case::upstream feed the op's class-index and upstream-gradient inputs):
+// each output operand as doubles, NaN canaries as run_outputs.
+std::vector<std::vector<double>> run_case(const Kernel& kernel, Op op, const Case& c);
+// Why the case cannot feed the op's inputs (empty when it can): a missing or
+// out-of-range target, an upstream gradient of another length, non-finite or
+// not exact in the kernel's format, or an input the op does not take.
+std::string extra_inputs_error(const Kernel& kernel, Op op, const Case& c);
+// The case with only the inputs op takes (a gradient case generator makes
+// both a target and an upstream gradient; a repro line carries what the op uses).
+Case inputs_for(Op op, Case c);
 
 // Element i of a buffer in the batched interface's storage of format f
 // (double, float, or uint16 bit patterns for f16/bf16); store rounds v to f.
@@ -79,6 +90,10 @@ std::optional<CaseResult> out_of_scope(const Case& c, Format f, Scope s);
 // permutations and batch neighbours deterministically from the row alone, so a
 // repro line needs nothing but the row.
 std::uint64_t case_hash(const Case& c);
+// A nonzero shift c with every finite v_i + c exact in f (and finite), picked
+// among powers of two (times 1 or 3) around the values' magnitude and a few
+// round numbers, starting at `hash`; none when no candidate is exact.
+std::optional<double> exact_shift(std::span<const double> values, Format f, std::uint64_t hash);
 
 bool same_bits_or_both_nan(double a, double b);
 

@@ -95,7 +95,10 @@ TEST(FusedReference, PassesEveryProperty) {
     }
     EXPECT_NE(std::find(claimed.begin(), claimed.end(), "accuracy"), claimed.end()) << name(f);
   }
-  const PropertyVerdict bad = check_property(fakes().back().kernel, Op::softmax_lse, "accuracy", ci_options());
+  const auto lse_fake = std::find_if(fakes().begin(), fakes().end(),
+                                     [](const testing::Fake& f) { return f.op == Op::softmax_lse && f.property == "accuracy"; });
+  ASSERT_NE(lse_fake, fakes().end());
+  const PropertyVerdict bad = check_property(lse_fake->kernel, Op::softmax_lse, "accuracy", ci_options());
   ASSERT_EQ(bad.verdict, Verdict::failed);
   EXPECT_EQ(bad.failure.message.rfind("lse: ", 0), 0u) << bad.failure.message;
 }
@@ -108,16 +111,13 @@ TEST_P(CaughtBy, FakeFailsAndReplays) {
   ASSERT_EQ(v.verdict, Verdict::failed) << describe({&v, 1});
   ASSERT_TRUE(v.counterexample.has_value());
   EXPECT_GT(v.failure.measured, v.failure.allowed);
-  // The printed repro line carries the exact case: parse it back and replay it.
-  const std::size_t row_at = v.repro.find("--row=");
-  const std::size_t t_at = v.repro.find("--temperature=");
-  ASSERT_NE(row_at, std::string::npos);
-  ASSERT_NE(t_at, std::string::npos);
-  const auto row = parse_row(std::string_view(v.repro).substr(row_at + 6));
-  const auto temp = parse_value(std::string_view(v.repro).substr(t_at + 14, row_at - t_at - 15));
-  ASSERT_TRUE(row.has_value()) << row.error();
-  ASSERT_TRUE(temp.has_value()) << temp.error();
-  const auto r = replay(f.kernel, f.op, f.property, Case{*row, *temp});
+  // The printed repro line carries the exact case (the gradient ops' target
+  // and upstream gradient too): parse it back and replay it.
+  ASSERT_NE(v.repro.find("--row="), std::string::npos);
+  ASSERT_NE(v.repro.find("--temperature="), std::string::npos);
+  const auto c = parse_repro_case(v.repro);
+  ASSERT_TRUE(c.has_value()) << c.error();
+  const auto r = replay(f.kernel, f.op, f.property, *c);
   ASSERT_TRUE(r.has_value()) << r.error();
   EXPECT_EQ(r->result.status, CaseStatus::fail) << r->result.message;
   EXPECT_TRUE(r->claim.claimed);
@@ -253,6 +253,59 @@ TEST(Claims, UnprovidedOpIsNotClaimed) {
   ASSERT_EQ(online->find(Op::log_softmax), nullptr);
   const PropertyVerdict v = check_property(*online, Op::log_softmax, "accuracy", ci_options());
   EXPECT_EQ(v.verdict, Verdict::not_claimed);
+}
+
+// The gradient ops: every gradient kernel (gradient_kernels(), the test-only
+// ones aside) claims the exact gradient properties whatever its contract and
+// never a logits-only property; a logits-only op never claims a gradient
+// property. (props.Suite runs each claimed one: suite_test.cpp.)
+TEST(GradientOps, ClaimsFollowTheOpsInputs) {
+  std::size_t kernels = 0;
+  for (const Kernel& k : gradient_kernels()) {
+    if (k.test_only || !k.available) continue;
+    ++kernels;
+    for (const OpDecl& d : k.ops)
+      for (const PropertyInfo& p : property_list()) {
+        const Claim c = claim(k, d.op, p.name);
+        const std::string_view n = p.name;
+        const bool gradient_property = n.starts_with("gradient_") || n.starts_with("ce_") || n == "upstream_shift";
+        if (!gradient_property) {
+          EXPECT_FALSE(c.claimed) << k.name << " " << n;
+          EXPECT_NE(c.reason.find("logits alone"), std::string::npos) << c.reason;
+        }
+        if (n == "gradient_masked_entries" || n == "gradient_fully_masked" || (n == "ce_signs" && d.op == Op::cross_entropy)) {
+          EXPECT_TRUE(c.claimed) << k.name << " " << n;
+        }
+        if (k.find(d.op)->contract_of(1).declared && (n == "gradient_accuracy" || n == "gradient_check")) {
+          EXPECT_TRUE(c.claimed) << k.name << " " << n << ": " << c.reason;
+        }
+      }
+  }
+  EXPECT_GE(kernels, 14u);
+  const PropertyVerdict forward = check_property(reference_kernel(), Op::softmax, "gradient_accuracy", ci_options());
+  EXPECT_EQ(forward.verdict, Verdict::not_claimed);
+  EXPECT_NE(forward.reason.find("takes the logits alone"), std::string::npos) << forward.reason;
+}
+
+// The careless loss -log(softmax(z)_t) of the kernel registry's mutation
+// self-test is caught by a claimed gradient property and replays.
+TEST(GradientOps, CarelessCrossEntropyIsCaught) {
+  const Kernel* k = find_kernel("careless_cross_entropy_f32");
+  ASSERT_NE(k, nullptr);
+  ASSERT_TRUE(k->test_only);
+  bool caught = false;
+  for (const char* p : {"gradient_accuracy", "ce_confident"}) {
+    const PropertyVerdict v = check_property(*k, Op::cross_entropy, p, ci_options());
+    if (v.claimed && v.verdict == Verdict::failed) {
+      caught = true;
+      const auto c = parse_repro_case(v.repro);
+      ASSERT_TRUE(c.has_value()) << c.error();
+      const auto r = replay(*k, Op::cross_entropy, p, *c);
+      ASSERT_TRUE(r.has_value()) << r.error();
+      EXPECT_EQ(r->result.status, CaseStatus::fail) << v.repro;
+    }
+  }
+  EXPECT_TRUE(caught);
 }
 
 // The naive kernel does not claim shift invariance, so check reports

@@ -246,6 +246,48 @@ Kernel sparse_fake(const std::string& fake_name, const char* base, std::function
   return k;
 }
 
+// A gradient kernel of gradient_kernels() (f64) with its inputs or outputs
+// changed, claiming the base kernel's contracts. `pre` may rewrite the logits
+// of each row; `post` sees each row's logits, upstream gradient (empty for
+// cross_entropy), target (ignore_index without one) and every output row
+// (the loss: a one-entry span).
+using GradientPost = std::function<void(std::span<const double> x, std::span<const double> g, std::int64_t target,
+                                        std::vector<std::span<double>> outs)>;
+Kernel gradient_fake(const char* fake_name, const char* base, std::function<void(std::span<double>)> pre,
+                     GradientPost post) {
+  const Kernel* b = find_kernel(base);
+  if (b == nullptr || b->format != Format::f64) throw std::logic_error(std::string("no f64 gradient kernel ") + base);
+  Kernel k = *b;
+  k.name = fake_name;
+  k.test_only = true;
+  k.compute = [b, pre, post](const OpCall& c) {
+    const auto n = static_cast<std::size_t>(c.cols), rows = static_cast<std::size_t>(c.rows);
+    std::vector<double> x(static_cast<const double*>(c.in[0]), static_cast<const double*>(c.in[0]) + rows * n);
+    if (pre)
+      for (std::size_t r = 0; r < rows; ++r) pre({x.data() + r * n, n});
+    std::vector<const void*> in(c.in.begin(), c.in.end());
+    in[0] = x.data();
+    b->call(OpCall{c.op, in, c.out, c.rows, c.cols, c.temperature});
+    if (!post) return;
+    const OpSpec& s = spec(c.op);
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::int64_t target = ignore_index;
+      std::span<const double> g;
+      for (std::size_t i = 0; i < s.in.size(); ++i) {
+        if (s.in[i].input == InputKind::class_index) target = static_cast<const std::int64_t*>(c.in[i])[r];
+        if (s.in[i].input == InputKind::upstream_gradient) g = {static_cast<const double*>(c.in[i]) + r * n, n};
+      }
+      std::vector<std::span<double>> outs;
+      for (std::size_t o = 0; o < s.out.size(); ++o) {
+        const std::size_t w = s.out[o].shape == OperandShape::scalar ? 1 : n;
+        outs.emplace_back(static_cast<double*>(c.out[o]) + r * w, w);
+      }
+      post({x.data() + r * n, n}, g, target, std::move(outs));
+    }
+  };
+  return k;
+}
+
 std::vector<Fake> make_fakes() {
   using S = std::span<double>;
   using X = std::span<const double>;
@@ -374,6 +416,50 @@ std::vector<Fake> make_fakes() {
                make_scalar("fake_entropy_floor", scalar_after([](double h, XS) { return h + 0x1p-20; }))});
   // softmax_lse: a right row next to an lse off by 2^-20 (absolute).
   f.push_back({"accuracy", Op::softmax_lse, make_fused("fake_softmax_lse_off", [](double v) { return v + 0x1p-20; })});
+  // Gradient ops (docs/gradients.md).
+  using G = std::span<const double>;
+  using Outs = std::vector<std::span<double>>;
+  // dx = y g: the backward pass without the <y, g> term (its sum is <y, g>,
+  // and it moves with g + c).
+  const auto leaky = [] {
+    return gradient_fake("fake_leaky_softmax_backward", "softmax_backward_f64", {}, [](X, G g, std::int64_t, Outs o) {
+      for (std::size_t i = 0; i < g.size(); ++i) o[1][i] = o[0][i] * g[i];
+    });
+  };
+  for (const char* p : {"gradient_accuracy", "gradient_sum_zero", "upstream_shift", "gradient_check"})
+    f.push_back({p, Op::softmax_backward, leaky()});
+  // Masks clamped to (max - 40): e^-40 leaks into masked entries.
+  f.push_back({"gradient_masked_entries", Op::softmax_backward,
+               gradient_fake("fake_clamped_mask_softmax_backward", "softmax_backward_f64", [](S x) {
+                 double top = -INFINITY;
+                 for (double v : x) top = std::max(top, v);
+                 if (std::isfinite(top))
+                   for (double& v : x)
+                     if (v == -INFINITY) v = top - 40;
+               }, {})});
+  f.push_back({"gradient_fully_masked", Op::softmax_backward,
+               gradient_fake("fake_masked_row_nan_softmax_backward", "softmax_backward_f64", {}, [](X x, G, std::int64_t, Outs o) {
+                 if (std::all_of(x.begin(), x.end(), [](double v) { return v == -INFINITY; }))
+                   for (std::span<double> out : o) std::fill(out.begin(), out.end(), NAN);
+               })});
+  // The log-likelihood's signs: loss = log p_t <= 0, dx = onehot - p.
+  f.push_back({"ce_signs", Op::cross_entropy,
+               gradient_fake("fake_log_likelihood_cross_entropy", "cross_entropy_f64", {}, [](X, G, std::int64_t, Outs o) {
+                 for (std::span<double> out : o)
+                   for (double& v : out) v = -v;
+               })});
+  // -log(softmax(z)_t), softmax rounded first: u-sized losses where
+  // S = sum_{j != t} p_j / p_t is far below u (REFERENCE.md: the loss of a
+  // confident prediction).
+  f.push_back({"ce_confident", Op::cross_entropy,
+               gradient_fake("fake_log_of_softmax_cross_entropy", "cross_entropy_f64", {}, [](X x, G, std::int64_t t, Outs o) {
+                 if (t == ignore_index) return;
+                 double top = -INFINITY;
+                 for (double v : x) top = std::max(top, v);
+                 double sum = 0;
+                 for (double v : x) sum += std::exp(v - top);
+                 o[0][0] = -std::log(std::exp(x[static_cast<std::size_t>(t)] - top) / sum);
+               })});
   return f;
 }
 

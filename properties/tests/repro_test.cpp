@@ -88,6 +88,50 @@ TEST(Replay, RejectsBadInputsClearly) {
   EXPECT_FALSE(replay(*online, Op::log_softmax, "accuracy", Case{{1.0}, 1.0}).has_value());
 }
 
+// A gradient op's case carries its target or upstream gradient; the line
+// parses back to the same case, and replay rejects one without them.
+TEST(ReproCommand, CarriesTargetAndUpstream) {
+  const Case ce{{1.0, -INFINITY, 0.25}, 2.0, 2, {}};
+  const std::string line = repro_command("cross_entropy_f32", Op::cross_entropy, "ce_signs", ce);
+  EXPECT_EQ(line,
+            "softcheck repro --impl cross_entropy_f32 --op cross_entropy --property ce_signs --target=2 "
+            "--temperature=0x1p+1 --row=0x1p+0,-inf,0x1p-2");
+  const auto back = parse_repro_case(line);
+  ASSERT_TRUE(back.has_value()) << back.error();
+  EXPECT_EQ(back->target, std::optional<std::int64_t>(2));
+  EXPECT_EQ(back->temperature, 2.0);
+  ASSERT_EQ(back->row.size(), 3u);
+  EXPECT_EQ(back->row[1], -INFINITY);
+  EXPECT_TRUE(back->upstream.empty());
+
+  const Case sb{{1.0, 2.0}, 1.0, std::nullopt, {0.5, -3.0}};
+  const auto g = parse_repro_case(repro_command("softmax_backward_f64", Op::softmax_backward, "gradient_accuracy", sb));
+  ASSERT_TRUE(g.has_value()) << g.error();
+  EXPECT_EQ(g->upstream, (std::vector<double>{0.5, -3.0}));
+  EXPECT_FALSE(g->target.has_value());
+  EXPECT_FALSE(parse_repro_case("softcheck repro --target=x1 --row=1").has_value());
+  EXPECT_FALSE(parse_repro_case("softcheck repro --upstream=1,,2 --row=1").has_value());
+}
+
+TEST(Replay, GradientCaseNeedsItsInputs) {
+  const Kernel* ce = find_kernel("cross_entropy_f64");
+  const Kernel* sb = find_kernel("softmax_backward_f64");
+  ASSERT_NE(ce, nullptr);
+  ASSERT_NE(sb, nullptr);
+  const auto missing = replay(*ce, Op::cross_entropy, "ce_signs", Case{{1.0, 2.0}, 1.0});
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().find("--target"), std::string::npos) << missing.error();
+  EXPECT_FALSE(replay(*ce, Op::cross_entropy, "ce_signs", Case{{1.0, 2.0}, 1.0, 2}).has_value());  // out of range
+  EXPECT_FALSE(replay(*ce, Op::cross_entropy, "ce_signs", Case{{1.0, 2.0}, 1.0, 0, {1.0, 1.0}}).has_value());
+  EXPECT_FALSE(replay(*sb, Op::softmax_backward, "gradient_accuracy", Case{{1.0, 2.0}, 1.0, std::nullopt, {1.0}})
+                   .has_value());  // g of another length
+  EXPECT_FALSE(replay(*sb, Op::softmax_backward, "gradient_accuracy", Case{{1.0, 2.0}, 1.0, std::nullopt, {1.0, NAN}})
+                   .has_value());
+  const auto ok = replay(*ce, Op::cross_entropy, "ce_signs", Case{{1.0, 2.0}, 1.0, ignore_index});
+  ASSERT_TRUE(ok.has_value()) << ok.error();
+  EXPECT_EQ(ok->result.status, CaseStatus::pass) << ok->result.message;
+}
+
 TEST(Replay, RunsOneCase) {
   const Kernel* k = find_kernel("shifted_log1p_f64");
   ASSERT_NE(k, nullptr);

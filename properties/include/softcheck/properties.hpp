@@ -48,10 +48,21 @@ class Expected {
   std::variant<T, Error> v_;
 };
 
-// One test case: a row (values exact in the kernel's format) and a temperature.
+// One test case: a row (values exact in the kernel's format) and a temperature,
+// and for the ops that take more than the logits (op table, InputKind) their
+// other inputs: the class target (cross_entropy: in [0, n) or ignore_index)
+// and the upstream gradient (the backward ops: one finite entry per row
+// entry, exact in the kernel's format).
 struct Case {
+  Case() = default;
+  Case(std::vector<double> r, double t = 1.0, std::optional<std::int64_t> target_index = std::nullopt,
+       std::vector<double> g = {})
+      : row(std::move(r)), temperature(t), target(target_index), upstream(std::move(g)) {}
+
   std::vector<double> row;
   double temperature = 1.0;
+  std::optional<std::int64_t> target;
+  std::vector<double> upstream;
 };
 
 enum class CaseStatus { pass, fail, not_applicable };
@@ -191,10 +202,14 @@ Expected<std::vector<double>> parse_row(std::string_view text);
 Expected<double> parse_value(std::string_view text);
 std::string format_value(double v);               // %a, or inf / -inf / nan
 std::string format_row(std::span<const double> row);  // comma-separated format_value
-// softcheck repro [LOAD] --impl K --op OP --property P --temperature=T --row=X1,X2,...
+// softcheck repro [LOAD] --impl K --op OP --property P [--target=N] [--upstream=G1,...]
+//                 --temperature=T --row=X1,X2,...
 // LOAD: the options that load a plugin kernel (Kernel::load_options), empty for a built-in.
 std::string repro_command(std::string_view kernel, Op op, std::string_view property, const Case& c,
                           std::string_view load_options = {});
+// The case a repro line holds (its --target, --upstream, --temperature and
+// --row options; the row is the line's last option).
+Expected<Case> parse_repro_case(std::string_view line);
 
 // Table of verdicts, then one block per failure (row, measured vs allowed,
 // seed, repro line). Rows longer than `max_row_print` are elided in the block
