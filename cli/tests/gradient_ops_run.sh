@@ -75,7 +75,19 @@ assert r["run"]["selection"]["ops"] == ["softmax_backward", "log_softmax_backwar
 assert len(ks) == 16 and {k["output"] for k in ks} == {"y", "dx"}, len(ks)
 for k in ks:
     assert k["status"] == "held" and 0 < k["max_bound_ratio"] <= 1, (k["kernel"], k["output"], k["status"])
+    # The conditional mode: dx only, every row measured, nothing broken.
+    assert ("conditional" in k) == (k["output"] == "dx"), (k["kernel"], k["output"])
+    if k["output"] == "dx":
+        c = k["conditional"]
+        assert c["rows"] == k["rows"] - k["policy_rows"] and c["broken"] == 0, (k["kernel"], c)
+# Given its own y, the wide softmax backward is one rounding from exact
+# (its backward alone: 1 + (n + 3) 2^-29), while end to end it carries the
+# forward error: the mode separates them.
+wide = [k for k in ks if k["kernel"] == "softmax_backward_wide_f32" and k["output"] == "dx"][0]
+assert wide["conditional"]["max_error"] < 2 < wide["max_ulp"], (wide["conditional"], wide["max_ulp"])
 ' "$tmp/bw/report.json"
+check_all backward_conditional_md 0 "conditional mode (dx against the exact backward of the kernel's own y" -- \
+  cat "$tmp/bw/report.md"
 # x = [0, 0], g = [1, 0]: y = [1/2, 1/2], dx = [1/4, -1/4].
 check_all oracle_upstream 0 "dx 2.500e-01 0.25" "dx -2.500e-01 -0.25" -- \
   "$bin" oracle --op softmax_backward --upstream 1,0 --digits 4 0 0

@@ -77,6 +77,24 @@ const ExactGradient& RowJudge::gradient_exact(OutputKind kind) {
   return *slot;
 }
 
+std::optional<RowError> RowJudge::conditional_error(const OpDecl& d, std::span<const double> y,
+                                                   std::span<const double> dx, std::size_t output) {
+  if (output >= spec(d.op).out.size()) throw std::invalid_argument("RowJudge::conditional_error: no such output");
+  const Operand& out = spec(d.op).out[output];
+  if (out.kind != OutputKind::softmax_gradient && out.kind != OutputKind::log_softmax_gradient) return std::nullopt;
+  if (!has_upstream_) throw std::logic_error("RowJudge: a backward output judged before set_upstream");
+  if (std::none_of(x_.begin(), x_.end(), [](double v) { return std::isfinite(v); })) return std::nullopt;
+  const bool log = out.kind == OutputKind::log_softmax_gradient;
+  const bool usable = std::any_of(y.begin(), y.end(), [](double v) { return std::isfinite(v); }) &&
+                      std::none_of(y.begin(), y.end(), [log](double v) {
+                        return std::isnan(v) || v == INFINITY || (!log && v == -INFINITY);
+                      });
+  if (!usable) return std::nullopt;
+  const ExactGradient given =
+      exact_backward_given(y, upstream_, out.kind, opt_.bits, denorm_min(format_) / unit_roundoff(format_));
+  return compare_row(dx, given.value, format_, out, given.scale);
+}
+
 void RowJudge::set_target(std::int64_t target) {
   target_ = target;
   cross_entropy_.reset();

@@ -355,6 +355,49 @@ ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, Out
   return out;
 }
 
+ExactGradient exact_backward_given(std::span<const double> y, std::span<const double> g, OutputKind kind,
+                                   unsigned bits, double resolution) {
+  if (kind != OutputKind::softmax_gradient && kind != OutputKind::log_softmax_gradient)
+    throw std::invalid_argument("exact_backward_given: not a softmax or log-softmax gradient");
+  const bool log = kind == OutputKind::log_softmax_gradient;
+  bool finite = false;
+  for (double v : y) {
+    if (std::isnan(v) || v == INFINITY || (!log && v == -INFINITY))
+      throw std::invalid_argument("exact_backward_given: a forward output the backward cannot take");
+    finite = finite || std::isfinite(v);
+  }
+  if (!finite) throw std::invalid_argument("exact_backward_given: no finite forward output");
+  prepare_mpfr_thread();
+  ExactRow given;
+  given.softmax.reserve(y.size());
+  for (double v : y) {
+    given.softmax.push_back(real_with_bits(bits + 64));
+    if (!log) {
+      mpfr_set_d(raw(given.softmax.back()), v, MPFR_RNDN);  // exact: 53 <= bits + 64
+    } else if (v == -INFINITY) {
+      mpfr_set_zero(raw(given.softmax.back()), 1);
+    } else {
+      mpfr_set_d(raw(given.softmax.back()), v, MPFR_RNDN);
+      mpfr_exp(raw(given.softmax.back()), raw(given.softmax.back()), MPFR_RNDN);
+    }
+  }
+  ExactGradient out = exact_backward(given, g, kind, bits, resolution);
+  // A 0 the kernel gives may be a probability that underflowed, not a mask:
+  // its scale counts it at the resolution too (a tolerance: long double sums).
+  if (resolution > 0) {
+    long double sum_abs = 0;
+    for (std::size_t j = 0; j < y.size(); ++j)
+      sum_abs += std::fabs(static_cast<long double>(g[j])) * (log ? 1.0L : static_cast<long double>(y[j]));
+    for (std::size_t j = 0; j < y.size(); ++j)
+      if (mpfr_zero_p(raw(given.softmax[j])) != 0) {
+        const long double a = std::fabs(static_cast<long double>(g[j]));
+        const long double r = resolution;
+        out.scale[j] = Real(static_cast<double>(log ? a + r * sum_abs : r * (a + sum_abs)));
+      }
+  }
+  return out;
+}
+
 std::span<const Real> exact_values(const ExactCrossEntropy& ce, OutputKind kind) {
   if (kind == OutputKind::cross_entropy_loss) return {&ce.loss, 1};
   if (kind == OutputKind::cross_entropy_gradient) return ce.gradient;

@@ -216,6 +216,36 @@ TEST(ExactBackward, ResolutionRaisesTinyProbabilitiesInTheScale) {
   }
 }
 
+// The conditional mode's backward from a given y: exactly exact_backward's
+// when y is the exact softmax; p = exp(y) for a log-softmax y (-inf giving 0);
+// an unusable y is refused.
+TEST(ExactBackward, GivenForwardOutput) {
+  const ExactRow row = exact_row(std::vector<double>{0, 0, -INFINITY});
+  const std::vector<double> g = {1, 0, 2};
+  const ExactGradient exact = exact_backward(row, g, OutputKind::softmax_gradient);
+  const ExactGradient given = exact_backward_given(std::vector<double>{0.5, 0.5, 0}, g, OutputKind::softmax_gradient);
+  for (std::size_t j = 0; j < 3; ++j) {
+    EXPECT_EQ(exact.value[j], given.value[j]) << j;
+    EXPECT_EQ(exact.scale[j], given.scale[j]) << j;
+  }
+  // log-softmax y = [-ln 2 rounded, same, -inf]: p = exp(y) ~ 1/2, dx = g - p sum g.
+  const double l = std::log(0.5);
+  const ExactGradient lg =
+      exact_backward_given(std::vector<double>{l, l, -INFINITY}, g, OutputKind::log_softmax_gradient);
+  EXPECT_NEAR(d(lg.value[0]), 1 - 1.5, 1e-15);
+  EXPECT_NEAR(d(lg.value[1]), -1.5, 1e-15);
+  EXPECT_EQ(d(lg.value[2]), 2.0);  // p = 0: dx = g exactly
+  EXPECT_THROW(exact_backward_given(std::vector<double>{0.5, NAN, 0}, g, OutputKind::softmax_gradient),
+               std::invalid_argument);
+  EXPECT_THROW(exact_backward_given(std::vector<double>{0.5, -INFINITY, 0}, g, OutputKind::softmax_gradient),
+               std::invalid_argument);
+  EXPECT_THROW(exact_backward_given(std::vector<double>{-INFINITY, -INFINITY, -INFINITY}, g,
+                                    OutputKind::log_softmax_gradient),
+               std::invalid_argument);
+  EXPECT_THROW(exact_backward_given(std::vector<double>{0.5, 0.5, 0}, g, OutputKind::cross_entropy_gradient),
+               std::invalid_argument);
+}
+
 // Both gradients sum to 0 (softmax: sum y_i g_i - <y, g> sum y_i; log-softmax:
 // sum g - sum p sum g), a constant g gives exactly 0 for softmax (shift
 // invariance of the forward), masked entries get 0 (softmax) and g_i

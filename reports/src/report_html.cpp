@@ -90,6 +90,9 @@ std::string status_cell(const KernelSummary& k) {
                      k.reference.rows);
   if (k.distribution.biased())
     s += fmt::format(" <span class=\"flag\">BIASED (z = {:.1f})</span>", k.distribution.bias_z());
+  if (k.conditional.present && k.conditional.rows > 0)
+    s += fmt::format(" <span class=\"note\">given its own y: max error {} ({} rows broken)</span>",
+                     num(k.conditional.max_error), k.conditional.broken);
   return s;
 }
 

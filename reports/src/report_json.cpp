@@ -176,6 +176,11 @@ Json kernel_json(const KernelSummary& k) {
   }
   // Entries the reference rule judges, or should have and could not.
   if (k.reference.present()) j["reference"] = reference_json(k.reference);
+  // Backward ops' dx only: the conditional mode (report.hpp ConditionalError).
+  if (k.conditional.present)
+    j["conditional"] = Json{{"rows", k.conditional.rows},
+                            {"broken", k.conditional.broken},
+                            {"max_error", number_or_null(k.conditional.max_error)}};
   Json cells = Json::array();
   for (const CellSummary& c : k.cells) cells.push_back(cell_json(c));
   j["cells"] = std::move(cells);

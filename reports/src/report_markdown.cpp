@@ -175,6 +175,11 @@ void kernel_section(std::string& out, const KernelSummary& k) {
                              "error / allowed {}\n",
                              md_code(k.reference.kernel, false), k.reference.violations, k.reference.rows,
                              num(k.reference.max_ratio));
+  if (k.conditional.present)
+    out += fmt::format("- conditional mode (dx against the exact backward of the kernel's own y, the forward's "
+                       "error taken as given): max error {} on {} rows, {} rows with NaN/inf or a wrong special "
+                       "value; end to end: max error {}\n",
+                       num(k.conditional.max_error), k.conditional.rows, k.conditional.broken, num(k.max_ulp));
   if (is_sparse_op_name(k.op))
     out += fmt::format("- support against the oracle's: {} false zeros, {} false non-zeros (not in the ULP "
                        "figures, which cover entries both put on the support)\n",

@@ -476,6 +476,19 @@ KernelSummary read_kernel(const Node& k) {
         ref.fail("violations", "reference rule violations with status '" + s.status + "'");
     }
   }
+  if (k.has("conditional")) {
+    const Node cond = k.child("conditional");
+    std::size_t o = 0;
+    while (o + 1 < outs.size() && outs[o].name != s.output) ++o;
+    const OutputKind kind = outs[o].kind;
+    if (kind != OutputKind::softmax_gradient && kind != OutputKind::log_softmax_gradient)
+      k.fail("conditional", "only a softmax or log-softmax backward's dx has a conditional mode" + who);
+    s.conditional.present = true;
+    s.conditional.rows = cond.count("rows");
+    s.conditional.broken = cond.count("broken");
+    s.conditional.max_error = cond.non_negative("max_error", who);
+    if (s.conditional.broken > s.conditional.rows) cond.fail("broken", "larger than rows" + who);
+  }
   k.each("properties", [&](const Node& n) { s.properties.push_back(read_property(n)); });
   // The gate matches property verdicts by name: two would make it pick one.
   for (std::size_t i = 0; i < s.properties.size(); ++i)

@@ -423,6 +423,30 @@ TEST(ReportRead, OnlyRegularFilesOfBoundedSize) {
 
 // The distribution, cells, reference rule, selection and load options round
 // trip; the reader refuses what no run can produce.
+// A backward's dx entry keeps its conditional-mode figures through a round
+// trip; broken rows cannot outnumber the rows.
+TEST(ReportRead, ConditionalModeRoundTrips) {
+  softcheck::Report r = softcheck::testing::sample();
+  softcheck::KernelSummary dx = r.kernels[0];
+  dx.kernel = "softmax_backward_f32";
+  dx.op = "softmax_backward";
+  dx.output = "dx";
+  dx.conditional = {true, 20, 1, 3.5};
+  r.kernels.push_back(dx);
+  const std::string text = to_json(r);
+  const softcheck::Report back = from_json(text);
+  EXPECT_EQ(to_json(back), text);
+  ASSERT_TRUE(back.kernels.back().conditional.present);
+  EXPECT_EQ(back.kernels.back().conditional.rows, 20u);
+  EXPECT_EQ(back.kernels.back().conditional.broken, 1u);
+  EXPECT_EQ(back.kernels.back().conditional.max_error, 3.5);
+  EXPECT_FALSE(back.kernels[0].conditional.present);
+  const std::size_t last = back.kernels.size() - 1;
+  EXPECT_NE(error_after_editing(text, [last](Json& d) { d["kernels"][last]["conditional"]["broken"] = 21; })
+                .find("larger than rows"),
+            std::string::npos);
+}
+
 TEST(ReportRead, DistributionCellsAndReferenceRuleAreChecked) {
   softcheck::Report r = softcheck::testing::sample();
   r.selection_recorded = true;
@@ -453,6 +477,10 @@ TEST(ReportRead, DistributionCellsAndReferenceRuleAreChecked) {
   EXPECT_NE(edited([](Json& d) { d["kernels"][2]["reference"]["violations"] = 13; }).find("larger than rows"),
             std::string::npos);
   EXPECT_NE(edited([](Json& d) { d["kernels"][3]["reference"]["not_applied"] = ""; }).find("needs its reason"),
+            std::string::npos);
+  // The conditional mode belongs to a backward's dx only, and its counts hold.
+  EXPECT_NE(edited([](Json& d) { d["kernels"][0]["conditional"] = Json{{"rows", 4}, {"broken", 0}, {"max_error", 1.5}}; })
+                .find("only a softmax or log-softmax backward's dx"),
             std::string::npos);
   EXPECT_NE(edited([](Json& d) { d["run"]["reference_rule"]["scope"] = "some"; }).find("is not one of"),
             std::string::npos);

@@ -174,6 +174,12 @@ double max_abs_scaled(const double* x, std::int64_t n, double temperature) {
 
 using UlpHistogram = std::array<std::uint64_t, ulp_histogram_bins>;
 
+// The outputs measured in the conditional mode too: a backward's dx, given
+// the kernel's own forward output (report.hpp ConditionalError).
+bool has_conditional_mode(OutputKind k) {
+  return k == OutputKind::softmax_gradient || k == OutputKind::log_softmax_gradient;
+}
+
 // Per (case, target) accumulation; merged into KernelSummary in case order.
 struct Accum {
   std::uint64_t rows = 0, elements = 0, measured = 0;
@@ -198,6 +204,9 @@ struct Accum {
   // The reference rule: rows it judged, rows that broke it, max error / allowed.
   std::uint64_t reference_rows = 0, reference_violations = 0;
   double reference_max_ratio = 0;
+  // The conditional mode (report.hpp ConditionalError).
+  std::uint64_t conditional_rows = 0, conditional_broken = 0;
+  double conditional_max = 0;
   double min_bound = INFINITY;  // over the measured rows (contract outputs)
   double seconds = 0;  // wall time of its kernel calls and comparisons (RunOptions::entry_seconds only)
   // Rows that broke anything (contract, policy, floor, reference rule): each once.
@@ -471,7 +480,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
                                                              : static_cast<const void*>(xin.data()));
     return in;
   };
-  std::vector<std::vector<double>> outputs;
+  std::vector<std::vector<double>> outputs, forward_of;
   std::vector<std::int64_t> out_cols;  // per target: output values per row
   std::vector<std::string> failures(targets.size());  // KernelFailure messages
   std::vector<double> call_seconds(targets.size(), 0);  // of the call that produced each target's output
@@ -500,6 +509,11 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     call_seconds[i] = last_call;
     out_cols.push_back(output_cols(t.operand(), c.cols));
     outputs.push_back(unpack(call_out[t.output], f, static_cast<std::size_t>(c.rows * out_cols.back())));
+    // A backward's dx is also judged given the call's own forward output y
+    // (its output 0: the conditional mode).
+    forward_of.emplace_back();
+    if (has_conditional_mode(t.operand().kind) && call_failure.empty())
+      forward_of.back() = unpack(call_out[0], f, static_cast<std::size_t>(c.rows * c.cols));
   }
   // The reference rule's stable kernels: one call per (kernel, op) a target
   // needs, none when that kernel and op is itself a target here (its output
@@ -608,6 +622,14 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
             apply_reference_rule(acc[i], opt.reference_rule, targets[i], c, xr, y, v, yr, ref.verdict, judge);
       }
       record_verdict(acc[i], targets[i], c, r, xr, y, v, judge, opt, reference_ratio);
+      if (!forward_of[i].empty() && v.status == oracle::RowStatus::ok) {
+        const std::span<const double> y_forward(forward_of[i].data() + r * c.cols, static_cast<std::size_t>(c.cols));
+        if (const auto e = judge.conditional_error(*targets[i].decl, y_forward, y, targets[i].output)) {
+          acc[i].conditional_rows++;
+          if (e->nonfinite + e->special_mismatch > 0) acc[i].conditional_broken++;
+          else acc[i].conditional_max = std::max(acc[i].conditional_max, e->max_ulp);
+        }
+      }
       if (acc[i].violations() > violations_before) acc[i].violated_rows++;
       if (timed) acc[i].seconds += std::chrono::duration<double>(Clock::now() - judged_from).count();
     }
@@ -723,6 +745,9 @@ void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
   s.reference.rows += a.reference_rows;
   s.reference.violations += a.reference_violations;
   s.reference.max_ratio = std::max(s.reference.max_ratio, a.reference_max_ratio);
+  s.conditional.rows += a.conditional_rows;
+  s.conditional.broken += a.conditional_broken;
+  s.conditional.max_error = std::max(s.conditional.max_error, a.conditional_max);
   fam.rows += a.rows;
   fam.max_ulp = std::max(fam.max_ulp, a.max_ulp);
   fam.nonfinite += a.nonfinite;
@@ -735,6 +760,7 @@ KernelSummary describe(const Target& t) {
   const Kernel& k = *t.kernel;
   const Contract& c = t.contract();
   KernelSummary s;
+  s.conditional.present = has_conditional_mode(t.operand().kind);
   s.kernel = k.name;
   s.algorithm = k.algorithm;
   s.format = std::string(name(k.format));

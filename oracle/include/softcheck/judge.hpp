@@ -114,6 +114,15 @@ class RowJudge {
   // policy `policy`, against that output's contract (OpDecl::contract_of).
   RowVerdict judge(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y, std::size_t output = 0);
 
+  // The conditional mode of a backward op (docs/gradients.md): the error of
+  // dx, output `output` of d.op (a softmax or log-softmax gradient), against
+  // the exact backward of the kernel's own forward output `y` (its output 0)
+  // rather than of the exact forward: the backward's error alone. In the
+  // output's metric (scaled); none for a row without finite entries or a y
+  // the backward cannot take (NaN, +inf). Needs set_upstream.
+  std::optional<RowError> conditional_error(const OpDecl& d, std::span<const double> y, std::span<const double> dx,
+                                            std::size_t output);
+
   // The MPFR row (computed on first use).
   const ExactRow& exact();
   // The exact values of output `output` of op d.op on this row (MPFR), and

@@ -113,6 +113,15 @@ struct ExactGradient {
 };
 ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, OutputKind kind,
                              unsigned bits = default_bits, double resolution = 0);
+// The same backward pass from a given forward output instead of the exact
+// one: y the kernel's own softmax (kind softmax_gradient) or log-softmax
+// (log_softmax_gradient: p = exp(y), -inf giving 0), as its format holds it.
+// The conditional mode of docs/gradients.md: dx against this measures the
+// backward's error alone, the forward's error taken as given. y must hold a
+// finite entry and no NaN or +inf (a softmax y no -inf either), and be as
+// long as g (std::invalid_argument otherwise).
+ExactGradient exact_backward_given(std::span<const double> y, std::span<const double> g, OutputKind kind,
+                                   unsigned bits = default_bits, double resolution = 0);
 
 // Correct rounding (to nearest, ties to even) of an exact value to `f`, NaN
 // kept, the sign of zero kept (also when a tiny value rounds to zero),

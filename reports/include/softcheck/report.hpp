@@ -117,6 +117,17 @@ struct ReferenceCheck {
   bool present() const { return !kernel.empty() || !not_applied.empty(); }
 };
 
+// The conditional mode of a backward op's dx (docs/gradients.md): dx against
+// the exact backward of the kernel's own forward output y, in the same scaled
+// metric, so that the backward's error shows apart from the forward's.
+// Measured, never gated.
+struct ConditionalError {
+  bool present = false;        // a softmax / log-softmax gradient entry
+  std::uint64_t rows = 0;      // rows whose y could feed the backward
+  std::uint64_t broken = 0;    // of them: a NaN/inf or wrong special value in dx
+  double max_error = 0;        // max over the other rows (units of the entry's metric)
+};
+
 // Verdict of one property (properties/) for one (kernel, op).
 struct PropertySummary {
   std::string property;
@@ -229,6 +240,7 @@ struct KernelSummary {
   std::uint64_t floor_violations = 0;
   std::string floor_opt_out;
   ReferenceCheck reference;
+  ConditionalError conditional;
   WorstCase worst;
   ErrorDistribution distribution;  // over every family
   std::vector<FamilySummary> by_family;
