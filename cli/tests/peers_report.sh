@@ -29,7 +29,9 @@ failures = []
 expected = [("onednn_f32", "softmax"), ("onednn_f32", "log_softmax"), ("onednn_bf16", "softmax"),
             ("onednn_bf16", "log_softmax"), ("onednn_f16", "softmax"), ("xnnpack_f32", "softmax"),
             ("xnnpack_f16", "softmax"), ("torch_f32", "softmax"), ("torch_f32", "cross_entropy"),
-            ("torch_f32", "softmax_backward"), ("torch_f32", "log_softmax_backward"), ("torch_bf16", "log_softmax")]
+            ("torch_f32", "softmax_backward"), ("torch_f32", "log_softmax_backward"), ("torch_bf16", "log_softmax"),
+            ("onednn_f32", "softmax_backward"), ("onednn_f32", "log_softmax_backward"),
+            ("onednn_bf16", "softmax_backward")]
 measured = 0
 for key in expected:
     k = rows.get(key)

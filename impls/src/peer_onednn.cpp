@@ -13,6 +13,14 @@
 //
 // Masked rows: measured, every output NaN for an all -inf row (softmax and
 // log-softmax, f32 and bf16) -- max = -inf, then -inf - -inf. Declared nan.
+//
+// The backward ops (softmax_backward, log_softmax_backward; docs/gradients.md):
+// softmax_v2 forward (training) gives y, softmax_v2 backward_data gives dx
+// from y and the upstream gradient g, on the same row-major tensors. Offered
+// where oneDNN implements the backward in the format (probed at start-up).
+// benchdnn checks them with the same kind of mixed relative / absolute
+// threshold, so they declare no contract either: the report's reference rule
+// and floor judge them.
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
@@ -31,6 +39,7 @@ namespace {
 
 constexpr Format onednn_formats[] = {Format::f32, Format::bf16, Format::f16};
 constexpr Op onednn_ops[] = {Op::softmax, Op::log_softmax};
+constexpr Op onednn_backward_ops[] = {Op::softmax_backward, Op::log_softmax_backward};
 
 std::string g3(double v) {
   char buf[32];
@@ -58,7 +67,14 @@ Kernel describe_onednn(Format f) {
   k.format = f;
   k.masked_policy = MaskedRowPolicy::nan;  // measured: NaN (max = -inf, then -inf - -inf)
   for (Op op : onednn_ops) k.ops.push_back({op, benchdnn_promise(f, op)});
-  k.description = "oneDNN softmax_v2 forward (softmax_accurate / softmax_log) over the last axis; ";
+  for (Op op : onednn_backward_ops) {
+    const Op forward = op == Op::softmax_backward ? Op::softmax : Op::log_softmax;
+    OpDecl d{op, benchdnn_promise(f, forward)};
+    d.further_contracts.push_back(benchdnn_promise(f, forward));  // dx
+    k.ops.push_back(std::move(d));
+  }
+  k.description = "oneDNN softmax_v2 forward (softmax_accurate / softmax_log) over the last axis, and its "
+                  "backward_data for the backward ops; ";
   k.description += temperature_note;
   return k;
 }
@@ -90,6 +106,34 @@ dnnl::softmax_v2_forward::primitive_desc primitive_for(Format f, Op op, std::int
   const dnnl::memory::desc md = tensor(f, rows, cols);
   const dnnl::softmax_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, md, md, 1);
   return dnnl::softmax_v2_forward::primitive_desc(d, cpu_engine(), /*allow_empty=*/true);
+}
+
+Op forward_of(Op op) {
+  return op == Op::softmax_backward ? Op::softmax : op == Op::log_softmax_backward ? Op::log_softmax : op;
+}
+
+dnnl::algorithm algorithm_of(Op op) {
+  return forward_of(op) == Op::softmax ? dnnl::algorithm::softmax_accurate : dnnl::algorithm::softmax_log;
+}
+
+// The forward (training: the backward's hint) and backward_data primitive
+// descriptors of a backward op; empty when oneDNN has no implementation.
+struct BackwardDescs {
+  dnnl::softmax_v2_forward::primitive_desc forward;
+  dnnl::softmax_v2_backward::primitive_desc backward;
+  explicit operator bool() const { return forward && backward; }
+};
+
+BackwardDescs backward_for(Format f, Op op, std::int64_t rows, std::int64_t cols) {
+  const dnnl::memory::desc md = tensor(f, rows, cols);
+  BackwardDescs d;
+  d.forward = dnnl::softmax_v2_forward::primitive_desc(
+      dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training, algorithm_of(op), md, md, 1), cpu_engine(),
+      /*allow_empty=*/true);
+  if (!d.forward) return d;
+  d.backward = dnnl::softmax_v2_backward::primitive_desc(
+      dnnl::softmax_v2_backward::desc(algorithm_of(op), md, md, md, 1), cpu_engine(), d.forward, /*allow_empty=*/true);
+  return d;
 }
 
 std::string library_version() {
@@ -144,7 +188,59 @@ void run_onednn(const std::string& kernel, Format f, Op op, const void* x, void*
   }
 }
 
-// Runs the kernel when oneDNN implements both ops in this format on this CPU.
+// A backward op's primitives for this format and shape, cached per thread as
+// cached_primitive does.
+struct BackwardPrimitives {
+  std::int64_t rows = -1, cols = -1;
+  dnnl::softmax_v2_forward forward;
+  dnnl::softmax_v2_backward backward;
+};
+
+const BackwardPrimitives& cached_backward(const std::string& who, Format f, Op op, std::int64_t rows,
+                                          std::int64_t cols) {
+  const auto index_in = [](const auto& list, auto v) {
+    return static_cast<std::size_t>(std::find(std::begin(list), std::end(list), v) - std::begin(list));
+  };
+  thread_local BackwardPrimitives last[std::size(onednn_formats)][std::size(onednn_backward_ops)];
+  BackwardPrimitives& e = last[index_in(onednn_formats, f)][index_in(onednn_backward_ops, op)];
+  if (e.rows != rows || e.cols != cols) {
+    e.rows = -1;
+    const BackwardDescs d = backward_for(f, op, rows, cols);
+    if (!d) throw KernelFailure(who + ": oneDNN has no implementation for " + std::to_string(rows) + "x" +
+                                std::to_string(cols));
+    e.forward = dnnl::softmax_v2_forward(d.forward);
+    e.backward = dnnl::softmax_v2_backward(d.backward);
+    e.rows = rows;
+    e.cols = cols;
+  }
+  return e;
+}
+
+// y = softmax(x / T) (or log-softmax) and dx = its backward_data at y given g.
+void run_onednn_backward(const std::string& kernel, Format f, const OpCall& c) {
+  const std::string who = kernel + " (" + std::string(name(c.op)) + ")";
+  try {
+    const BackwardPrimitives& p = cached_backward(who, f, c.op, c.rows, c.cols);
+    const auto count = static_cast<std::size_t>(c.rows * c.cols);
+    std::vector<unsigned char> z;
+    if (c.temperature != 1) z = scaled_copy(f, c.in[0], count, c.temperature);
+    void* src = c.temperature != 1 ? z.data() : const_cast<void*>(c.in[0]);  // never written
+    const dnnl::memory::desc md = tensor(f, c.rows, c.cols);
+    dnnl::memory src_mem(md, cpu_engine(), src), dst_mem(md, cpu_engine(), c.out[0]),
+        diff_dst_mem(md, cpu_engine(), const_cast<void*>(c.in[1])), diff_src_mem(md, cpu_engine(), c.out[1]);
+    dnnl::stream stream(cpu_engine());
+    p.forward.execute(stream, {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_DST, dst_mem}});
+    p.backward.execute(stream,
+                       {{DNNL_ARG_DST, dst_mem}, {DNNL_ARG_DIFF_DST, diff_dst_mem}, {DNNL_ARG_DIFF_SRC, diff_src_mem}});
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    throw KernelFailure(who + ": oneDNN error: " + e.what());
+  }
+}
+
+// Runs the kernel when oneDNN implements both forward ops in this format on
+// this CPU; the backward ops where it implements them too (else they are
+// dropped from the kernel's list, and its description says so).
 void attach_library(Kernel& k) {
   std::string impl;
   for (Op op : onednn_ops) {
@@ -159,11 +255,26 @@ void attach_library(Kernel& k) {
     }
   }
   k.description = library_version() + " (" + impl + "): " + k.description;
-  k.compute = single_operand([name = k.name, f = k.format](Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols,
-                                        double temperature) {
-    if (op != Op::softmax && op != Op::log_softmax) throw std::invalid_argument(name + ": unknown op");
-    run_onednn(name, f, op, x, y, rows, cols, temperature);
-  });
+  for (Op op : onednn_backward_ops) {
+    bool offered = false;
+    try {
+      offered = static_cast<bool>(backward_for(k.format, op, 4, 64));
+    } catch (const dnnl::error&) {
+    }
+    if (!offered) {
+      std::erase_if(k.ops, [op](const OpDecl& d) { return d.op == op; });
+      k.description += "; no " + std::string(name(op)) + " in " + std::string(name(k.format)) + " on this CPU";
+    }
+  }
+  k.compute = [name = k.name, f = k.format](const OpCall& c) {
+    switch (c.op) {
+      case Op::softmax:
+      case Op::log_softmax: return run_onednn(name, f, c.op, c.in[0], c.out[0], c.rows, c.cols, c.temperature);
+      case Op::softmax_backward:
+      case Op::log_softmax_backward: return run_onednn_backward(name, f, c);
+      default: throw std::invalid_argument(name + ": unknown op");
+    }
+  };
 }
 
 #else

@@ -155,6 +155,44 @@ TEST(Peers, FullyMaskedRowAsMeasured) {
     }
 }
 
+// oneDNN's backward ops, where offered: y is its forward op's output, dx is
+// near the exact gradient (scaled metric, docs/gradients.md), and the
+// measured fully masked row: softmax backward NaN (the nan policy), the
+// log-softmax backward -inf (no policy describes it: flagged by the report).
+TEST(Peers, OnednnBackward) {
+  int checked = 0;
+  for (const Kernel& k : peer_kernels()) {
+    if (k.algorithm != "onednn" || !k.available) continue;
+    for (Op op : {Op::softmax_backward, Op::log_softmax_backward}) {
+      if (k.find(op) == nullptr) continue;
+      ++checked;
+      const bool log = op == Op::log_softmax_backward;
+      const auto call = [&](const std::vector<double>& x, const std::vector<double>& g) {
+        std::vector<unsigned char> xin = pack(x, k.format), gin = pack(g, k.format), y(xin.size()), dx(xin.size());
+        const void* in[] = {xin.data(), gin.data()};
+        void* out[] = {y.data(), dx.data()};
+        k.call({op, in, out, 1, static_cast<std::int64_t>(x.size()), 1.0});
+        return std::pair{unpack(y, k.format, x.size()), unpack(dx, k.format, x.size())};
+      };
+      const std::vector<double> x = in_format({-2, 0, 0.5, 3, 1}, k.format), g = in_format({1, -0.5, 0.25, 2, 0}, k.format);
+      const auto [y, dx] = call(x, g);
+      EXPECT_EQ(y, run(k, log ? Op::log_softmax : Op::softmax, x)) << label(k, op);
+      const oracle::ExactGradient exact = oracle::exact_backward(
+          oracle::exact_row(x), g, log ? OutputKind::log_softmax_gradient : OutputKind::softmax_gradient);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const double v = oracle::round_to(exact.value[i], Format::f64);
+        const double s = oracle::round_to(exact.scale[i], Format::f64);
+        EXPECT_LE(std::fabs(dx[i] - v), 64 * unit_roundoff(k.format) * s) << label(k, op) << " [" << i << "]";
+      }
+      for (double v : call({-inf, -inf, -inf}, {1, 2, 3}).second)
+        EXPECT_TRUE(log ? v == -inf : std::isnan(v)) << label(k, op) << " " << v;
+    }
+  }
+  if (SOFTCHECK_HAVE_ONEDNN_BUILD) {
+    EXPECT_GE(checked, 2);  // f32 at least, both ops
+  }
+}
+
 TEST(Peers, TemperatureDividesInTheAdapter) {
   for (const auto& [k, op] : runnable()) {
     const std::vector<double> x = in_format({1, -3, 2.5, 7}, k->format), half = in_format({0.5, -1.5, 1.25, 3.5}, k->format);

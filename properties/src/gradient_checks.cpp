@@ -215,9 +215,13 @@ CaseResult check_gradient_fully_masked(const Kernel& k, Op op, const Case& c) {
     // broken: a NaN or wrong special value where an ignored row's exact 0
     // stands (holds() alone passes it for a kernel without a contract).
     if (!v.holds() || v.broken)
+    {
+      std::string got;
+      for (std::size_t j = 0; j < std::min<std::size_t>(outs[o].size(), 4); ++j) got += (j ? ", " : "") + hex(outs[o][j]);
       return fail(1, 0, "outputs",
                   std::string(spec(op).out[o].name) + ": " + oracle::explain(v, d, outs[o], rj, o) + " (policy " +
-                      std::string(name(k.masked_policy)) + ")");
+                      std::string(name(k.masked_policy)) + "; got " + got + (outs[o].size() > 4 ? ", ..." : "") + ")");
+    }
   }
   return pass(0, 0, "outputs", "follows the " + std::string(name(k.masked_policy)) + " policy");
 }
