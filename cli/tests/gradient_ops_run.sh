@@ -64,7 +64,8 @@ check_all oracle_ignored_masked 0 "loss 0.000e+00 0" "dx 0.000e+00 0" -- \
 # The gate reruns the baseline's selection, --op included.
 check_all gate_passes 0 "gate: passed" -- "$bin" gate --baseline "$tmp/ce/report.json" --jobs 2
 
-check_all backward_holds 0 "softmax_backward_wide_f64" "log_softmax_backward:dx" "every declared contract held" -- \
+check_all backward_holds 0 "softmax_backward_wide_f64" "bf16_log_softmax_backward_f32acc" "log_softmax_backward:dx" \
+  "every declared contract held" -- \
   "$bin" run --op softmax_backward --op log_softmax_backward --jobs 2 --property-tests 0 --out "$tmp/bw"
 check_all backward_footnote 0 "softmax_backward:dx (s_i = y_i (|g_i| + sum_j y_j |g_j|))" -- cat "$tmp/bw/report.md"
 check_all backward_report 0 -- python3 -c '
@@ -72,7 +73,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 ks = r["kernels"]
 assert r["run"]["selection"]["ops"] == ["softmax_backward", "log_softmax_backward"], r["run"]["selection"]
-assert len(ks) == 16 and {k["output"] for k in ks} == {"y", "dx"}, len(ks)
+assert len(ks) == 24 and {k["output"] for k in ks} == {"y", "dx"}, len(ks)
 for k in ks:
     assert k["status"] == "held" and 0 < k["max_bound_ratio"] <= 1, (k["kernel"], k["output"], k["status"])
     # The conditional mode: dx only, every row measured, nothing broken.

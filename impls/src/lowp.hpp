@@ -27,6 +27,11 @@
 
 namespace softcheck::kernels {
 
+// The contract of a result computed by an f32 core with contract `f32` and
+// rounded once to `out` (f16 or bf16): 0.5 + 1.5 K32 u32 / u_out in ULPs of
+// `out` (the derivation is beside it, lowp_shifted.cpp).
+Contract rounded_once_from_f32(const Contract& f32, Format out);
+
 // ------------------------------------------------------------ Rounded<F>
 
 // A value of format F (held exactly in a double) whose every operation is

@@ -21,9 +21,6 @@
 #include "shifted_log1p_core.hpp"
 
 namespace softcheck::kernels {
-namespace {
-
-// ------------------------------------------------------- f32 accumulation
 
 // Contract of a result computed in f32 and rounded once to `out` (f16 or
 // bf16), in units of u_out = 2^-p_out, from the f32 contract K32 of the same
@@ -65,6 +62,10 @@ Contract rounded_once_from_f32(const Contract& f32, Format out) {
                                " (ulp32 <= (u32/u_out) ulp_out; the 1.5 covers a rounding "
                                "one binade up once the f32 error reaches a whole ulp_out)");
 }
+
+namespace {
+
+// ------------------------------------------------------- f32 accumulation
 
 // The f32 contracts of the core's row ops (shifted_log1p_f32), rounded once to `out`.
 std::vector<OpDecl> f32acc_ops(Format out) {

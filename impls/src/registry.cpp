@@ -120,8 +120,9 @@ StableReference stable_reference_kernel(Format f, OutputKind kind) {
         if (!spec(d.op).several_outputs() && !is_sparse(d.op) && spec(d.op).out[0].kind == kind) return {k, &d};
   // Gradients: the gradient kernels of the same format, any output.
   const std::string fmt(name(f));
-  const std::string wide16 = fmt + "_cross_entropy_f32acc";
-  for (const std::string& n : {"cross_entropy_" + fmt, wide16, "softmax_backward_" + fmt, "log_softmax_backward_" + fmt})
+  for (const std::string& n : {"cross_entropy_" + fmt, fmt + "_cross_entropy_f32acc", "softmax_backward_" + fmt,
+                               fmt + "_softmax_backward_f32acc", "log_softmax_backward_" + fmt,
+                               fmt + "_log_softmax_backward_f32acc"})
     if (const Kernel* k = find_in(gradient_kernels(), n); k != nullptr && k->available && k->format == f)
       for (const OpDecl& d : k->ops)
         for (std::size_t o = 0; o < spec(d.op).out.size(); ++o)

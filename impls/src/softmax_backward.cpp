@@ -15,6 +15,7 @@
 // the constant 0 (softmax) / -inf (log-softmax), whose exact gradient is 0.
 #include <limits>
 
+#include "lowp.hpp"
 #include "shifted_log1p_core.hpp"
 
 namespace softcheck::kernels {
@@ -156,6 +157,68 @@ Kernel backward_kernel(Op op, const std::string& algorithm, const std::string& d
   return k;
 }
 
+// ------------------------------------------------------- 16-bit storage
+//
+// f16 / bf16 in and out: x and g decode exactly to f32, the wide f32 kernel
+// (double inside) runs, and y and dx are each rounded once to the storage
+// format. Contracts, u_out the storage format's unit roundoff:
+//  - y: the f32 forward's contract rounded once (rounded_once_from_f32, the
+//    derivation in lowp_shifted.cpp).
+//  - dx: the f32 result obeys |dx32 - v| <= K32 u32 s (the wide f32 contract,
+//    scaled metric); rounding it to the storage format adds at most
+//    u_out |dx32| <= u_out (|v| + K32 u32 s), and |v| <= s for both backward
+//    passes (|y (g - <y, g>)| <= y (|g| + sum y|g|); |g - p sum g| <= |g| +
+//    p sum|g|). So |r - v| <= (1 + (1 + u_out) K32 u32 / u_out) u_out s: every
+//    coefficient of K32 scaled by 1.01 u32 / u_out, plus 1. The metric's floor
+//    and the scale's resolution are the storage format's, no smaller than
+//    f32's (docs/gradients.md), so the f32 bound carries over.
+Contract dx_rounded_once_from_f32(const Contract& f32, Format out) {
+  const double r = 1.01 * unit_roundoff(Format::f32) / unit_roundoff(out);
+  return declared_contract(1 + f32.a * r, f32.b * r, f32.c * r, f32.d * r, f32.t * r,
+                           "the wide f32 dx within K32 u32 s (" + f32.formula() + ") rounded once to " +
+                               std::string(name(out)) + ": 1 + 1.01 K32 u32/u_out, |dx| <= s (softmax_backward.cpp)");
+}
+
+ComputeFn backward16_compute(Op op, Format storage) {
+  const ComputeFn f32 = backward_compute<float, double>(op);
+  return [f32, storage](const OpCall& c) {
+    const auto count = static_cast<std::size_t>(c.rows * c.cols);
+    std::vector<float> x(count), g(count), y(count), dx(count);
+    const auto* xs = static_cast<const std::uint16_t*>(c.in[0]);
+    const auto* gs = static_cast<const std::uint16_t*>(c.in[1]);
+    for (std::size_t i = 0; i < count; ++i) {
+      x[i] = static_cast<float>(decode16(xs[i], storage));
+      g[i] = static_cast<float>(decode16(gs[i], storage));
+    }
+    const void* in[] = {x.data(), g.data()};
+    void* out[] = {y.data(), dx.data()};
+    f32(OpCall{c.op, in, out, c.rows, c.cols, c.temperature});
+    auto* ys = static_cast<std::uint16_t*>(c.out[0]);
+    auto* dxs = static_cast<std::uint16_t*>(c.out[1]);
+    for (std::size_t i = 0; i < count; ++i) {
+      ys[i] = encode16(y[i], storage);
+      dxs[i] = encode16(dx[i], storage);
+    }
+  };
+}
+
+Kernel backward16_kernel(Op op, Format storage) {
+  const std::vector<OpDecl> wide = backward_declarations<float, double>(op);
+  OpDecl d{op, rounded_once_from_f32(wide[0].contract, storage)};
+  d.further_contracts = {dx_rounded_once_from_f32(wide[0].further_contracts[0], storage)};
+  const std::string fmt(name(storage)), algorithm(name(op));
+  Kernel k;
+  k.name = fmt + "_" + algorithm + "_f32acc";
+  k.algorithm = algorithm + "_f32acc";
+  k.format = storage;
+  k.ops = {std::move(d)};
+  k.masked_policy = MaskedRowPolicy::zeros;
+  k.description = fmt + " in/out: " + std::string(name(op)) + "_wide_f32 (forward shifted_log1p, backward in double) "
+                  "on the decoded rows, y and dx each rounded once to " + fmt;
+  k.compute = backward16_compute(op, storage);
+  return k;
+}
+
 }  // namespace
 
 std::vector<Kernel> backward_kernels() {
@@ -173,6 +236,10 @@ std::vector<Kernel> backward_kernels() {
                                      fwd + lsm + ", sum and difference in double"),
       backward_kernel<double, long double>(Op::log_softmax_backward, "log_softmax_backward_wide",
                                            fwd + lsm + ", sum and difference in long double"),
+      backward16_kernel(Op::softmax_backward, Format::f16),
+      backward16_kernel(Op::softmax_backward, Format::bf16),
+      backward16_kernel(Op::log_softmax_backward, Format::f16),
+      backward16_kernel(Op::log_softmax_backward, Format::bf16),
   };
 }
 
