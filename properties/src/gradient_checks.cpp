@@ -79,6 +79,24 @@ Real element_unit(const Real& s, Format f) {
 
 std::string at_index(std::size_t i, double got) { return " at [" + std::to_string(i) + "] (got " + hex(got) + ")"; }
 
+// The kernel's dx on the case and the dx contract's bound B on this row; a
+// non-finite dx fails the case whatever the property.
+struct DxRun {
+  std::vector<double> dx;
+  double bound = INFINITY;
+  std::optional<CaseResult> failure;
+};
+
+DxRun run_dx(const Kernel& k, Op op, const Case& c, oracle::RowJudge& rj) {
+  const std::size_t o = dx_output(op);
+  DxRun r;
+  r.dx = run_case(k, op, c)[o];
+  r.bound = rj.judge(*k.find(op), k.masked_policy, r.dx, o).bound;
+  for (std::size_t i = 0; i < r.dx.size() && !r.failure; ++i)
+    if (!std::isfinite(r.dx[i])) r.failure = fail(INFINITY, r.bound, "u s", "non-finite dx" + at_index(i, r.dx[i]));
+  return r;
+}
+
 }  // namespace
 
 // ---- gradient_accuracy ------------------------------------------------------------
@@ -111,12 +129,12 @@ CaseResult check_gradient_accuracy(const Kernel& k, Op op, const Case& c) {
 CaseResult check_gradient_sum_zero(const Kernel& k, Op op, const Case& c) {
   if (auto na = gradient_scope(k, op, c, Scope::finite_or_masked)) return *na;
   const std::size_t o = dx_output(op);
-  const std::vector<double> dx = run_case(k, op, c)[o];
   oracle::RowJudge rj = judge_of(k, c);
   const OpDecl& d = *k.find(op);
-  const double bound = rj.judge(d, k.masked_policy, dx, o).bound;
-  for (std::size_t i = 0; i < dx.size(); ++i)
-    if (!std::isfinite(dx[i])) return fail(INFINITY, bound, "u s", "non-finite dx" + at_index(i, dx[i]));
+  const DxRun run = run_dx(k, op, c, rj);
+  if (run.failure) return *run.failure;
+  const std::vector<double>& dx = run.dx;
+  const double bound = run.bound;
   oracle::PrecisionScope scope(2200);
   const Real sum = exact_sum(dx);
   Real scale = 0;
@@ -293,12 +311,12 @@ CaseResult check_gradient_check(const Kernel& k, Op op, const Case& c) {
   if (masked_target(c)) return not_applicable("the loss is +inf at a masked target");
   if (c.target == ignore_index) return not_applicable("ignored row: its exact zeros are gradient_accuracy's");
   const std::size_t o = dx_output(op);
-  const std::vector<double> dx = run_case(k, op, c)[o];
   oracle::RowJudge rj = judge_of(k, c);
   const OpDecl& d = *k.find(op);
-  const double bound = rj.judge(d, k.masked_policy, dx, o).bound;
-  for (std::size_t i = 0; i < dx.size(); ++i)
-    if (!std::isfinite(dx[i])) return fail(INFINITY, bound, "u s", "non-finite dx" + at_index(i, dx[i]));
+  const DxRun run = run_dx(k, op, c, rj);
+  if (run.failure) return *run.failure;
+  const std::vector<double>& dx = run.dx;
+  const double bound = run.bound;
   const std::span<const Real> s = rj.exact_scale(d, o);
 
   const std::size_t n = c.row.size();
