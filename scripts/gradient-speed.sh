@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
 # The fused cross-entropy kernels against PyTorch, as the table in
 # docs/measurements.md ("Cross-entropy speed against PyTorch"):
-# `build/softcheck_bench --paired-cross-entropy`, which times
-# cross_entropy_f32 / cross_entropy_chunked_f32 (loss and gradient in one
-# call) and torch_f32 (at::cross_entropy_loss forward and autograd backward)
-# in alternating bursts on the same rows, both on one thread, and keeps the
-# ratio of each pair (above 1: ours is faster). Shapes 1 x 262144 and
+# `build/softcheck_bench --paired-cross-entropy`, which times cross_entropy_f32,
+# cross_entropy_chunked_f32 and cross_entropy_simd_f32 (loss and gradient in
+# one call) and torch_f32 (at::cross_entropy_loss forward and autograd
+# backward) in alternating bursts on the same rows, both on one thread, and
+# keeps the ratio of each pair (above 1: ours is faster). Shapes 1 x 262144 and
 # 4096 x 32000. Each round is one run; the table gives per pair and shape the
 # median over rounds of each run's median ratio, its quartiles' medians, and
 # each side's GB/s (input + outputs). Nothing is asserted: a measurement.
-#   scripts/gradient-speed.sh [-r ROUNDS]     (default 3; about 4 minutes a round on 2 cores)
+#   scripts/gradient-speed.sh [-r ROUNDS]     (default 3; about 6 minutes a round on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=3
 while getopts r: opt; do
   case $opt in
     r) reps=$OPTARG ;;
-    *) sed -n 2,13p "$0" >&2; exit 2 ;;
+    *) sed -n 2,12p "$0" >&2; exit 2 ;;
   esac
 done
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "scripts/gradient-speed.sh: -r wants a positive number of rounds, not '$reps'" >&2; exit 2; }

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 
+#include "cross_entropy_simd.hpp"
 #include "kernel_util.hpp"
 #include "lowp.hpp"
 #include "peer_util.hpp"
@@ -90,6 +91,7 @@ const std::vector<Kernel>& gradient_kernels() {
   static const std::vector<Kernel> registry = [] {
     std::vector<Kernel> k = kernels::cross_entropy_kernels();
     for (Kernel& b : kernels::backward_kernels()) k.push_back(std::move(b));
+    k.push_back(kernels::cross_entropy_simd_kernel());
     return k;
   }();
   return registry;

@@ -354,7 +354,8 @@ int register_pairs(std::chrono::milliseconds rest) {
 }
 
 // --paired-cross-entropy: the cross-entropy kernels (loss and gradient in
-// one call, f32, one thread) against PyTorch's cross_entropy forward and
+// one call, f32, one thread: cross_entropy_f32, cross_entropy_chunked_f32,
+// cross_entropy_simd_f32) against PyTorch's cross_entropy forward and
 // autograd backward (torch_f32, one thread), on one vocabulary-scale row and
 // a 4096 x 32000 batch. The batch's calls take about a second each: a fixed
 // 5 pairs per run (scripts/gradient-speed.sh repeats runs).
@@ -370,9 +371,12 @@ int register_cross_entropy_pairs() {
                          "available in this build (libtorch-dev)\n");
     return 2;
   }
-  for (const char* kernel_name : {"cross_entropy_f32", "cross_entropy_chunked_f32"}) {
+  for (const char* kernel_name : {"cross_entropy_f32", "cross_entropy_chunked_f32", "cross_entropy_simd_f32"}) {
     const Kernel* k = find(kernel_name);
-    if (k == nullptr) return 2;
+    if (k == nullptr) {
+      std::fprintf(stderr, "softcheck_bench --paired-cross-entropy: %s is not available\n", kernel_name);
+      return 2;
+    }
     for (const Shape& s : {Shape{1, 262144}, Shape{4096, 32000}}) {
       const std::string name = "pair/" + k->name + "/torch_f32/cross_entropy/f32/" + std::to_string(s.rows) + "x" +
                                std::to_string(s.cols);
