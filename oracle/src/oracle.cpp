@@ -263,6 +263,26 @@ ExactCrossEntropy ignored_cross_entropy(std::size_t n, unsigned bits) {
   return ce;
 }
 
+namespace {
+
+// A softmax value below MPFR's exponent range (z_j - max z under about
+// -7.4e8, e.g. x / T with T ~ 1e-40) reads 0 though its entry is not masked.
+// In a scaled metric's scale a 0 demands an exact 0 output (a structural
+// zero: a masked entry, an ignored row); such an entry gets the smallest
+// positive MPFR value there instead, so that the metric's denorm_min floor
+// is its unit, as for any tiny probability.
+bool underflowed(const ExactRow& row, std::size_t j) {
+  return mpfr_zero_p(raw(row.softmax[j])) != 0 && j < row.log_softmax.size() &&
+         mpfr_number_p(raw(row.log_softmax[j])) != 0;
+}
+
+void set_smallest_positive(mpfr_ptr v) {
+  mpfr_set_zero(v, 1);
+  mpfr_nextabove(v);
+}
+
+}  // namespace
+
 ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, unsigned bits) {
   if (row.status != RowStatus::ok) throw std::invalid_argument("exact_cross_entropy: the row has no exact softmax");
   const auto n = static_cast<std::int64_t>(row.softmax.size());
@@ -285,6 +305,7 @@ ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, 
     if (j == t) continue;
     mpfr_set(raw(ce.gradient.back()), raw(row.softmax[j]), MPFR_RNDN);
     mpfr_set(raw(ce.scale.back()), raw(row.softmax[j]), MPFR_RNDN);
+    if (underflowed(row, j)) set_smallest_positive(raw(ce.scale.back()));
     others.push_back(const_cast<mpfr_ptr>(raw(row.softmax[j])));
   }
   mpfr_sum(raw(ce.gradient[t]), others.data(), others.size(), MPFR_RNDN);
@@ -306,18 +327,32 @@ ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, Out
   const bool softmax = kind == OutputKind::softmax_gradient;
   // Products y_j g_j exact: bits of y plus the 53 of g.
   const auto wide = static_cast<mpfr_prec_t>(bits) + 64;
+  // The scale's probabilities p'_j: p_j, at least `resolution` where the entry
+  // is not masked (an MPFR underflow counts as not masked: underflowed());
+  // a masked entry keeps 0.
+  std::vector<Real> p_scale;
+  p_scale.reserve(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    p_scale.push_back(real_with_bits(wide));
+    mpfr_set(raw(p_scale.back()), raw(row.softmax[j]), MPFR_RNDN);
+    if (underflowed(row, j)) set_smallest_positive(raw(p_scale.back()));
+    if (mpfr_sgn(raw(p_scale.back())) > 0 && mpfr_cmp_d(raw(p_scale.back()), resolution) < 0)
+      mpfr_set_d(raw(p_scale.back()), resolution, MPFR_RNDN);
+  }
+  // terms: y_j g_j (softmax) or g_j; abs_terms their scale's form p'_j |g_j| or |g_j|.
   std::vector<Real> terms, abs_terms;
   terms.reserve(n);
   abs_terms.reserve(n);
   for (std::size_t j = 0; j < n; ++j) {
     terms.push_back(real_with_bits(wide));
-    abs_terms.push_back(real_with_bits(wide));
+    abs_terms.push_back(real_with_bits(wide + 64));
     if (softmax) {
       mpfr_mul_d(raw(terms.back()), raw(row.softmax[j]), g[j], MPFR_RNDN);
+      mpfr_mul_d(raw(abs_terms.back()), raw(p_scale[j]), std::fabs(g[j]), MPFR_RNDN);
     } else {
       mpfr_set_d(raw(terms.back()), g[j], MPFR_RNDN);
+      mpfr_set_d(raw(abs_terms.back()), std::fabs(g[j]), MPFR_RNDN);
     }
-    mpfr_abs(raw(abs_terms.back()), raw(terms.back()), MPFR_RNDN);
   }
   const auto sum_of = [&](std::vector<Real>& v) {
     std::vector<mpfr_ptr> ptr;
@@ -327,8 +362,8 @@ ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, Out
     mpfr_sum(raw(s), ptr.data(), ptr.size(), MPFR_RNDN);
     return s;
   };
-  const Real total = sum_of(terms), abs_total = sum_of(abs_terms);  // <y, g> or sum g; and their |.| forms
-  Scratch t(wide + 128), p_scale(wide);
+  const Real total = sum_of(terms), abs_total = sum_of(abs_terms);  // <y, g> or sum g; sum p'|g| or sum |g|
+  Scratch t(wide + 128);
   ExactGradient out;
   out.value.reserve(n);
   out.scale.reserve(n);
@@ -336,19 +371,16 @@ ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, Out
     out.value.push_back(real_with_bits(bits));
     out.scale.push_back(real_with_bits(bits));
     const mpfr_srcptr p = raw(row.softmax[j]);
-    // The scale's p_j: at least `resolution` where p_j > 0 (masked entries keep 0).
-    mpfr_set(p_scale.v, p, MPFR_RNDN);
-    if (mpfr_sgn(p) > 0 && mpfr_cmp_d(p, resolution) < 0) mpfr_set_d(p_scale.v, resolution, MPFR_RNDN);
     if (softmax) {
       mpfr_d_sub(t.v, g[j], raw(total), MPFR_RNDN);  // g_j - <y, g>
       mpfr_mul(raw(out.value.back()), t.v, p, MPFR_RNDN);
       mpfr_set_d(t.v, std::fabs(g[j]), MPFR_RNDN);
       mpfr_add(t.v, t.v, raw(abs_total), MPFR_RNDN);
-      mpfr_mul(raw(out.scale.back()), t.v, p_scale.v, MPFR_RNDN);
+      mpfr_mul(raw(out.scale.back()), t.v, raw(p_scale[j]), MPFR_RNDN);
     } else {
       mpfr_mul(t.v, p, raw(total), MPFR_RNDN);  // p_j sum g
       mpfr_d_sub(raw(out.value.back()), g[j], t.v, MPFR_RNDN);
-      mpfr_mul(t.v, p_scale.v, raw(abs_total), MPFR_RNDN);
+      mpfr_mul(t.v, raw(p_scale[j]), raw(abs_total), MPFR_RNDN);
       mpfr_add_d(raw(out.scale.back()), t.v, std::fabs(g[j]), MPFR_RNDN);
     }
   }

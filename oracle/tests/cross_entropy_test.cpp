@@ -204,7 +204,8 @@ TEST(ExactBackward, ResolutionRaisesTinyProbabilitiesInTheScale) {
     const ExactGradient exact = exact_backward(row, g, kind);
     const ExactGradient floored = exact_backward(row, g, kind, default_bits, r);
     for (std::size_t j = 0; j < 3; ++j) EXPECT_EQ(exact.value[j], floored.value[j]) << j;
-    EXPECT_EQ(exact.scale[0], floored.scale[0]);  // p_0 ~ 1 is above the resolution
+    // p_0 ~ 1 is above the resolution (its scale moves only through sum p'|g|, by ~2^-124)
+    EXPECT_NEAR(d(floored.scale[0]) / d(exact.scale[0]), 1.0, 1e-30);
     EXPECT_EQ(d(floored.scale[2]), kind == OutputKind::softmax_gradient ? 0.0 : 5.0);  // masked: p = 0 stays 0
     // p_1 replaced by r: softmax r (|g_1| + sum y|g|), log-softmax |g_1| + r sum|g|.
     const double sum_abs = d(exact.scale[0]) / d(row.softmax[0]) - 3;  // softmax: sum y|g|
@@ -214,6 +215,27 @@ TEST(ExactBackward, ResolutionRaisesTinyProbabilitiesInTheScale) {
       EXPECT_NEAR(d(floored.scale[1]), 2 + r * 10, 1e-12);
     EXPECT_GT(floored.scale[1], exact.scale[1]);
   }
+}
+
+// A probability below MPFR's exponent range (z_1 - z_0 = -1e300) reads 0, but
+// its entry is not masked: the scales stay positive there (the metric's
+// floor is then the unit); a masked entry's stay exactly 0.
+TEST(ExactBackward, UnderflowedProbabilityIsNoStructuralZero) {
+  const ExactRow row = exact_row(std::vector<double>{0, -1e300, -INFINITY});
+  ASSERT_EQ(row.status, RowStatus::ok);
+  ASSERT_TRUE(row.softmax[1] == 0);  // below MPFR's range
+  const ExactCrossEntropy ce = exact_cross_entropy(row, 0);
+  EXPECT_GT(ce.scale[1], 0);
+  EXPECT_EQ(ce.scale[2], 0);
+  const std::vector<double> g = {1, 1, 1};
+  const ExactGradient sm = exact_backward(row, g, OutputKind::softmax_gradient);
+  EXPECT_GT(sm.scale[1], 0);
+  EXPECT_EQ(sm.scale[2], 0);
+  EXPECT_EQ(sm.value[1], 0);
+  // sum p'|g| counts the underflowed entry too: with g = 0 at the only
+  // representable probability, the scale is still positive there.
+  const ExactGradient sm0 = exact_backward(row, std::vector<double>{0, 1, 1}, OutputKind::softmax_gradient);
+  EXPECT_GT(sm0.scale[0], 0);
 }
 
 // The conditional mode's backward from a given y: exactly exact_backward's
