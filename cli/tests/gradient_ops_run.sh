@@ -25,7 +25,7 @@ r = json.load(open(sys.argv[1]))
 assert r["run"]["selection"]["ops"] == ["cross_entropy"], r["run"]["selection"]
 ks = r["kernels"]
 assert {k["op"] for k in ks} == {"cross_entropy"}, {k["op"] for k in ks}
-assert len(ks) == 14 and {k["output"] for k in ks} == {"loss", "dx"}, len(ks)
+assert len(ks) == 18 and {k["output"] for k in ks} == {"loss", "dx"}, len(ks)
 for k in ks:
     assert k["status"] == "held" and k["contract"]["declared"], (k["kernel"], k["output"], k["status"])
     assert 0 < k["max_bound_ratio"] <= 1, (k["kernel"], k["max_bound_ratio"])

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "gradient_checks.hpp"
 #include "invariants.hpp"
 #include "softcheck/judge.hpp"
 #include "softcheck/metrics.hpp"
@@ -292,6 +293,7 @@ std::optional<Violation> check_kernel_row(const FuzzCase& c, const Kernel& k, st
 
 std::optional<Violation> check_differential(const FuzzCase& c, std::span<const double> y,
                                             std::span<const double> y_partner) {
+  if (spec(c.op).several_inputs()) return check_gradient_differential(c, y, y_partner);
   const auto out_cols = static_cast<std::size_t>(output_cols(c.op, c.cols));
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const RowKind kind = classify(c.row(r));

@@ -58,7 +58,8 @@ bool within_contract_exact(std::span<const double> y, std::span<const double> x,
 
 // Every row of the batch in contract scope (finite entries and -inf masks,
 // in_property_scope), for the kernel and, when set, for
-// c.partner on the same rows (each against its own bound).
+// c.partner on the same rows (each against its own bound). The ops with more
+// inputs than the logits go to check_gradient_differential (gradient_checks.hpp).
 std::optional<Violation> check_differential(const FuzzCase& c, std::span<const double> y,
                                             std::span<const double> y_partner);
 

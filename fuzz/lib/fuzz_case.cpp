@@ -12,10 +12,20 @@
 
 namespace softcheck::fuzz {
 
-// Ops with several outputs (softmax_lse) are left to the run suite and the
-// properties: a fuzz case reads one output.
+// softmax_lse (several outputs from the logits alone) is left to the run
+// suite and the properties: its kernels' lse and softmax are fuzzed as ops of
+// their own, and admitting it would renumber their ops (the op byte indexes
+// the eligible ones), changing what the committed corpus decodes to. The ops
+// with more inputs than the logits (the gradient ops) are fuzzed with every
+// output checked (gradient_checks.hpp).
 bool eligible(const OpDecl& d, OpChoice choice) {
-  return !spec(d.op).several_outputs() && (choice == OpChoice::any || d.contract.declared);
+  const OpSpec& s = spec(d.op);
+  return (!s.several_outputs() || s.several_inputs()) && (choice == OpChoice::any || d.contract.declared);
+}
+
+bool takes(Op op, InputKind k) {
+  const OperandList in = spec(op).in;
+  return std::any_of(in.begin(), in.end(), [k](const Operand& o) { return o.input == k; });
 }
 
 namespace {
@@ -29,6 +39,18 @@ constexpr std::uint8_t tag_previous = 0xC0;     // 0xC0..0xDF: previous value +-
 constexpr std::uint8_t tag_edge = 0xE0;         // 0xE0..0xEF: running max + an underflow edge + offset
 constexpr std::uint8_t tag_raw = 0xF0;          // 0xF0..0xFE + element_size bytes: raw bits of the format
 constexpr std::uint8_t tag_raw_double = 0xFF;   // + 8 bytes: a double, rounded to the format
+
+// tag byte ranges of one upstream gradient value (fuzz_case.hpp, "other inputs")
+constexpr std::uint8_t upstream_dyadic = 0x00;    // 0x00..0x7F: (tag - 64) / 16
+constexpr std::uint8_t upstream_special = 0x80;   // 0x80..0x9F: upstream_specials_of(f)[tag % size]
+constexpr std::uint8_t upstream_previous = 0xA0;  // 0xA0..0xBF: previous g +- (tag&31)-16 ulps
+constexpr std::uint8_t upstream_raw = 0xC0;       // 0xC0..0xFF + element_size bytes: raw bits, folded
+
+// target tag byte kinds (b % 4)
+constexpr std::uint8_t target_largest = 0;
+constexpr std::uint8_t target_ignored = 1;
+constexpr std::uint8_t target_smallest = 2;
+constexpr std::uint8_t target_index = 3;
 
 constexpr std::uint8_t temperature_listed = 0xA0;  // 0xA0..0xFE: listed_temperatures()[b - 0xA0]
 constexpr std::uint8_t temperature_raw = 0xFF;
@@ -293,6 +315,10 @@ std::span<const double> FuzzCase::row(std::int64_t r) const {
   return std::span<const double>(values).subspan(static_cast<std::size_t>(r * cols), static_cast<std::size_t>(cols));
 }
 
+std::span<const double> FuzzCase::upstream_row(std::int64_t r) const {
+  return std::span<const double>(upstream).subspan(static_cast<std::size_t>(r * cols), static_cast<std::size_t>(cols));
+}
+
 namespace {
 
 std::vector<double> make_special_values(Format f) {
@@ -329,7 +355,137 @@ const std::vector<double>& specials_of(Format f) {
   return f64;
 }
 
+// ---- the other inputs (fuzz_case.hpp, "other inputs") --------------------------------
+
+// Upstream values the decoder favours: the suite's kinds (constant and one-hot
+// rows are made of 0 and 1), loss-scaled magnitudes up to the ends of the
+// allowed range, values whose products with y underflow (subnormals, the
+// smallest normal), and values one ulp from 1 (nearly constant rows).
+std::vector<double> make_upstream_specials(Format f) {
+  const double u = unit_roundoff(f), min_normal = std::ldexp(1.0, info(f).emin);
+  const std::vector<double> raw = {0.0,  -0.0, 1.0,  -1.0,       0.5,         -0.5,        2.0,     -2.0,
+                                   4.0,  -4.0, 0.25, 0.1,        -0.1,        1.0 / 3,     3.0,     -3.0,
+                                   1e-3, -1e-3, denorm_min(f), -denorm_min(f), min_normal, -min_normal, u,       -u,
+                                   1 + 2 * u, 1 - u, -1 - 2 * u, -1 + u,   1024.0,      -1024.0,     max_upstream, -max_upstream};
+  std::vector<double> out;
+  for (double v : raw) out.push_back(round_to_format(v, f));
+  return out;
+}
+
+const std::vector<double>& upstream_specials_of(Format f) {
+  static const std::vector<double> f64 = make_upstream_specials(Format::f64),
+                                   f32 = make_upstream_specials(Format::f32),
+                                   f16 = make_upstream_specials(Format::f16),
+                                   bf16 = make_upstream_specials(Format::bf16);
+  switch (f) {
+    case Format::f64: return f64;
+    case Format::f32: return f32;
+    case Format::f16: return f16;
+    case Format::bf16: return bf16;
+  }
+  return f64;
+}
+
+// Into the decoder's range (finite, |g| <= max_upstream): NaN -> 0, +-inf ->
+// +-max_upstream, a larger magnitude keeps its significand in [1, 2) (the
+// same bits: still exact in its format, and still varied).
+double fold_upstream(double v) {
+  if (std::isnan(v)) return 0.0;
+  if (std::isinf(v)) return std::copysign(max_upstream, v);
+  if (std::fabs(v) <= max_upstream) return v;
+  int exponent = 0;
+  return std::ldexp(std::frexp(v, &exponent), 1);
+}
+
+double decode_upstream_value(std::uint8_t tag, ByteReader& in, Format f, double previous) {
+  if (tag < upstream_special) return static_cast<double>(tag - 64) / 16;
+  if (tag < upstream_previous) {
+    const std::vector<double>& sp = upstream_specials_of(f);
+    return sp[tag % sp.size()];
+  }
+  if (tag < upstream_raw) return fold_upstream(step_ulps(previous, (tag & 0x1F) - 16, f));
+  return fold_upstream(from_bits(in.little_endian(element_size(f)), f));
+}
+
+// The index of the largest entry (the first of ties; 0 when every entry is
+// -inf or NaN) or of the smallest finite one (0 when none).
+std::int64_t largest_entry(std::span<const double> row) {
+  std::size_t k = 0;
+  for (std::size_t j = 1; j < row.size(); ++j)
+    if (row[j] > row[k] || std::isnan(row[k])) k = j;
+  return static_cast<std::int64_t>(k);
+}
+
+std::int64_t smallest_finite_entry(std::span<const double> row) {
+  std::size_t k = row.size();
+  for (std::size_t j = 0; j < row.size(); ++j)
+    if (std::isfinite(row[j]) && (k == row.size() || row[j] < row[k])) k = j;
+  return k == row.size() ? 0 : static_cast<std::int64_t>(k);
+}
+
+std::int64_t decode_target(ByteReader& in, std::span<const double> row) {
+  const std::uint8_t b = in.byte();
+  switch (b % 4) {
+    case target_largest: return largest_entry(row);
+    case target_ignored: return ignore_index;
+    case target_smallest: return smallest_finite_entry(row);
+    default: break;
+  }
+  const std::int64_t index = (b >> 2) | (static_cast<std::int64_t>(in.byte()) << 6);
+  return index % static_cast<std::int64_t>(row.size());
+}
+
+// The fields after the values; with `in` at its end, the defaults.
+void decode_other_inputs(ByteReader& in, FuzzCase& c) {
+  c.targets.clear();
+  c.upstream.clear();
+  if (takes(c.op, InputKind::class_index))
+    for (std::int64_t r = 0; r < c.rows; ++r) c.targets.push_back(decode_target(in, c.row(r)));
+  if (!takes(c.op, InputKind::upstream_gradient)) return;
+  const Format f = c.kernel->format;
+  const auto n = static_cast<std::size_t>(c.rows * c.cols);
+  std::vector<double>& g = c.upstream;
+  g.reserve(n);
+  double previous = 1.0;
+  while (g.size() < n && !in.empty()) {
+    previous = decode_upstream_value(in.byte(), in, f, previous);
+    g.push_back(previous);
+  }
+  const std::size_t decoded = g.size();
+  for (std::size_t i = decoded; i < n; ++i) g.push_back(decoded == 0 ? 1.0 : g[i % decoded]);
+}
+
+void encode_target(std::int64_t t, std::vector<std::uint8_t>& out) {
+  if (t == ignore_index) {
+    out.push_back(target_ignored);
+    return;
+  }
+  out.push_back(static_cast<std::uint8_t>(target_index | ((t & 0x3F) << 2)));
+  out.push_back(static_cast<std::uint8_t>(t >> 6));
+}
+
+void encode_upstream_value(double v, Format f, std::vector<std::uint8_t>& out) {
+  const double sixteenths = v * 16;
+  if (sixteenths == std::trunc(sixteenths) && sixteenths >= -64 && sixteenths <= 63 && !(v == 0 && std::signbit(v))) {
+    out.push_back(static_cast<std::uint8_t>(upstream_dyadic + static_cast<int>(sixteenths) + 64));
+    return;
+  }
+  const std::vector<double>& sp = upstream_specials_of(f);
+  for (std::size_t i = 0; i < sp.size(); ++i)
+    if (same_bits(v, sp[i])) {
+      out.push_back(static_cast<std::uint8_t>(upstream_special + i));
+      return;
+    }
+  out.push_back(upstream_raw);
+  put_little_endian(out, to_bits(v, f), element_size(f));
+}
+
 }  // namespace
+
+void default_other_inputs(FuzzCase& c) {
+  ByteReader none({});
+  decode_other_inputs(none, c);
+}
 
 std::vector<double> special_values(Format f) { return specials_of(f); }
 
@@ -361,6 +517,7 @@ bool decode(std::span<const std::uint8_t> data, const Pool& pool, const Limits& 
   }
   const std::size_t decoded = v.size();
   for (std::size_t i = decoded; i < n; ++i) v.push_back(fill_value(fill, f, v, decoded, i));
+  decode_other_inputs(in, out);
   out.partner = choice == OpChoice::contract_only ? pick_partner(out, pool, static_cast<std::uint8_t>(op_byte >> 4)) : nullptr;
   return true;
 }
@@ -391,6 +548,8 @@ std::vector<std::uint8_t> encode(const FuzzCase& c, const Pool& pool, OpChoice c
   out.push_back(static_cast<std::uint8_t>(FillMode::cycle));
   const std::vector<double>& specials = specials_of(c.kernel->format);
   for (double v : c.values) encode_value(v, c.kernel->format, specials, out);
+  for (std::int64_t t : c.targets) encode_target(t, out);
+  for (double g : c.upstream) encode_upstream_value(g, c.kernel->format, out);
   return out;
 }
 

@@ -5,7 +5,7 @@
 // Layout (every field optional: missing bytes read as 0, so any byte string
 // decodes, and a short input still gives a full batch by filling the rest):
 //
-//   kernel(2)  op  rows  cols [cols2]  temperature [8 bytes]  fill  value...
+//   kernel(2)  op  rows  cols [cols2]  temperature [8 bytes]  fill  value...  [other inputs]
 //
 //   kernel       16-bit little-endian point on a circle where each kernel of
 //                the pool sits at 8 hashes of its name: the kernel of the first
@@ -26,8 +26,34 @@
 //                a special moved by a few ulps, a small integer, a repeat of
 //                the previous value, an entry near the underflow edge below the
 //                row's running max, or the raw bits of the format.
+//   other inputs only for an op that takes more than the logits (docs/gradients.md),
+//                after the rows * cols values (an input that ends before them
+//                has none: every field below takes its default):
+//                cross_entropy: one target tag byte b per row:
+//                  b % 4 = 0  the row's largest entry (the first of ties): a
+//                             confident correct prediction, where p_t - 1 and
+//                             the loss cancel; also what a missing byte gives
+//                  b % 4 = 1  ignore_index
+//                  b % 4 = 2  the smallest finite entry (a confident wrong
+//                             prediction; entry 0 when none is finite)
+//                  b % 4 = 3  entry ((b >> 2) | next byte << 6) % cols (any,
+//                             masked ones included: the loss is then +inf)
+//                softmax_backward, log_softmax_backward: rows * cols values of
+//                the upstream gradient g, each one tag byte then 0 or
+//                element_size bytes (the upstream tags in fuzz_case.cpp): k/16
+//                for k in [-64, 63], a special value (0, +-1, +-4, +-4096,
+//                subnormals, 1 +- ulp, ...), the previous g moved by a few ulps
+//                (nearly constant g, where g_i - <y, g> cancels), or raw bits
+//                of the format. Past the end of the input g repeats the
+//                decoded g values (all 1 when none: a constant g, whose exact
+//                softmax gradient is 0).
 //
 // Every decoded value is exact in the kernel's format (rounded once on decode).
+// Every target is one the kernels' contract takes (OpCall: in [0, cols) or
+// ignore_index), and every g is finite with |g| <= max_upstream, the range of
+// the property suite's g (docs/properties.md, "Gradient ops"): loss-scaled
+// gradients included, whose sums over a row stay far inside f32's range (an
+// f16 dx may overflow, where its exact value does too).
 #pragma once
 
 #include <cstddef>
@@ -65,9 +91,24 @@ struct FuzzCase {
   std::int64_t cols = 1;
   double temperature = 1.0;
   std::vector<double> values;  // rows * cols, row-major, exact in kernel->format
+  // The other inputs of the op (spec(op).in), empty when it takes none:
+  std::vector<std::int64_t> targets;  // class_index: one per row, in [0, cols) or ignore_index
+  std::vector<double> upstream;       // upstream_gradient: rows * cols, finite, |g| <= max_upstream, exact
 
   std::span<const double> row(std::int64_t r) const;
+  std::span<const double> upstream_row(std::int64_t r) const;
 };
+
+// The largest |g| the decoder gives (the layout above: why bounded).
+inline constexpr double max_upstream = 4096;
+
+// Whether op takes an input of kind k (op table).
+bool takes(Op op, InputKind k);
+
+// Sets c's other inputs as decode does when the input ends right after the
+// values: every target the row's largest entry, g = 1 everywhere (empty for
+// an op that takes neither). For tests and tools that build a FuzzCase by hand.
+void default_other_inputs(FuzzCase& c);
 
 // The kernels a target may pick, in a fixed order (the byte stream indexes it).
 using Pool = std::vector<const Kernel*>;
@@ -76,7 +117,8 @@ using Pool = std::vector<const Kernel*>;
 enum class OpChoice { any, contract_only };
 
 // Whether the decoder may pick op declaration d under `choice` (ops with one
-// output; with contract_only, a declared contract).
+// output, and the ops with more inputs than the logits, whose every output
+// the checks read; with contract_only, a declared contract).
 bool eligible(const OpDecl& d, OpChoice choice);
 
 // Decodes `data` against `pool` (non-empty). With OpChoice::contract_only only
@@ -92,8 +134,9 @@ const Kernel* pick_partner(const FuzzCase& c, const Pool& pool, std::uint8_t sel
 
 // Bytes that decode (with the same pool and choice, and limits that admit
 // c.rows and c.cols) to exactly `c`, values compared bitwise (NaN as NaN).
-// c.kernel must be in the pool (with a contract for c.op under contract_only)
-// and c.values exact in its format. partner_selector: see pick_partner. (A
+// c.kernel must be in the pool (with a contract for c.op under contract_only),
+// c.values exact in its format, and c's other inputs as FuzzCase says (targets
+// below 2^14, g exact in the format). partner_selector: see pick_partner. (A
 // kernel whose first point coincides with another kernel's point and sorts
 // after it by name cannot be encoded; kernel_collisions() lists such pairs.)
 std::vector<std::uint8_t> encode(const FuzzCase& c, const Pool& pool, OpChoice choice,

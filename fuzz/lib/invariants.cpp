@@ -1,10 +1,14 @@
 #include "invariants.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
+#include "gradient_checks.hpp"
 #include "softcheck/storage.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -128,12 +132,6 @@ void fill_nan(Format f, std::size_t n, std::vector<unsigned char>& b) {
   for (std::size_t i = 0; i < n; ++i) std::memcpy(b.data() + i * size, nan, size);
 }
 
-void unpack_into(const std::vector<unsigned char>& b, Format f, std::size_t n, std::vector<double>& y) {
-  const std::size_t size = element_size(f);
-  y.resize(n);
-  for (std::size_t i = 0; i < n; ++i) y[i] = load_element(b.data() + i * size, f);
-}
-
 std::string context_of(const FuzzCase& c, std::int64_t r) { return describe(c) + ", row " + std::to_string(r); }
 
 }  // namespace
@@ -162,13 +160,72 @@ std::vector<double> run_batch(const Kernel& k, Op op, const FuzzCase& c) {
   return y;
 }
 
+namespace {
+
+// The most inputs or outputs an op has (op table: two today).
+constexpr std::size_t max_operands = 4;
+
+// Values of output `output` of op on a batch of `rows` rows of `cols`.
+std::size_t output_size(Op op, std::size_t output, std::int64_t rows, std::int64_t cols) {
+  return static_cast<std::size_t>(rows * output_cols(spec(op).out[output], cols));
+}
+
+// The op's other inputs (OpCall: class indices as int64 whatever the format,
+// g in the kernel's format), sized exactly like the logits' buffer.
+void pack_other_inputs(const Kernel& k, Op op, const FuzzCase& c, BatchScratch& scratch) {
+  if (takes(op, InputKind::class_index)) {
+    if (c.targets.size() != static_cast<std::size_t>(c.rows))
+      throw std::invalid_argument("run_batch: " + std::string(name(op)) + " needs one target per row");
+    size_kernel_buffer(scratch.targets, c.targets.size() * sizeof(std::int64_t));
+    std::memcpy(scratch.targets.data(), c.targets.data(), scratch.targets.size());
+  }
+  if (takes(op, InputKind::upstream_gradient)) {
+    if (c.upstream.size() != c.values.size())
+      throw std::invalid_argument("run_batch: " + std::string(name(op)) + " needs g of the logits' shape");
+    pack_into(c.upstream, k.format, scratch.upstream);
+  }
+}
+
+}  // namespace
+
 void run_batch(const Kernel& k, Op op, const FuzzCase& c, BatchScratch& scratch, std::vector<double>& out) {
   const Format f = k.format;
-  const auto outputs = static_cast<std::size_t>(c.rows * output_cols(op, c.cols));
   pack_into(c.values, f, scratch.x);
-  fill_nan(f, outputs, scratch.y);
-  k.run(op, scratch.x.data(), scratch.y.data(), c.rows, c.cols, c.temperature);
-  unpack_into(scratch.y, f, outputs, out);
+  pack_other_inputs(k, op, c, scratch);
+  // Operand pointers on the stack: this runs on every input (no allocation).
+  std::array<const void*, max_operands> in{};
+  std::array<void*, max_operands> outs{};
+  const OperandList ins = spec(op).in, outputs = spec(op).out;
+  if (ins.size() > max_operands || outputs.size() > max_operands)
+    throw std::logic_error("run_batch: raise max_operands for " + std::string(name(op)));
+  for (std::size_t i = 0; i < ins.size(); ++i)
+    in[i] = ins[i].input == InputKind::class_index         ? static_cast<const void*>(scratch.targets.data())
+            : ins[i].input == InputKind::upstream_gradient ? static_cast<const void*>(scratch.upstream.data())
+                                                           : static_cast<const void*>(scratch.x.data());
+  scratch.y.resize(outputs.size());
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    fill_nan(f, output_size(op, i, c.rows, c.cols), scratch.y[i]);
+    outs[i] = scratch.y[i].data();
+    total += output_size(op, i, c.rows, c.cols);
+  }
+  k.call({op, std::span<const void* const>(in.data(), ins.size()), std::span<void* const>(outs.data(), outputs.size()),
+          c.rows, c.cols, c.temperature});
+  out.resize(total);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const std::size_t size = element_size(f), count = output_size(op, i, c.rows, c.cols);
+    for (std::size_t j = 0; j < count; ++j) out[at + j] = load_element(scratch.y[i].data() + j * size, f);
+    at += count;
+  }
+}
+
+std::span<const double> output_row(const FuzzCase& c, Op op, std::span<const double> y, std::size_t output,
+                                   std::int64_t r) {
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < output; ++i) at += output_size(op, i, c.rows, c.cols);
+  const auto per_row = static_cast<std::size_t>(output_cols(spec(op).out[output], c.cols));
+  return y.subspan(at + static_cast<std::size_t>(r) * per_row, per_row);
 }
 
 namespace {
@@ -235,10 +292,11 @@ std::optional<Violation> confirm_row(const FuzzCase& c, const Kernel& k, Op op, 
                         "row " + std::to_string(r) + " of a " + std::to_string(c.rows) +
                             "-row batch differs bitwise from the same row run alone (the replay line runs it "
                             "with the suite's own neighbours)"};
-  return Violation{&k, op, "batch_independence", std::move(one), std::move(res), context_of(c, r)};
+  return Violation{&k, op, "batch_independence", std::move(one), std::move(res), context_of(c, r), std::nullopt};
 }
 
 std::optional<Violation> check_invariants(const FuzzCase& c, const Kernel& k, Op op, std::span<const double> y) {
+  if (spec(op).several_inputs()) return check_gradient_invariants(c, k, op, y);
   const auto out_cols = static_cast<std::size_t>(output_cols(op, c.cols));
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const std::span<const double> y_row = y.subspan(static_cast<std::size_t>(r) * out_cols, out_cols);

@@ -38,18 +38,26 @@ bool temperature_in_scope(double t, Format f);
 // f, max |x_i/T| (1 + 4u) <= max_finite (the kernel divides by fl(T)).
 bool in_property_scope(std::span<const double> x, double t, Format f);
 
-// Runs `k` (op) on the whole batch of `c` and returns its outputs as doubles.
-// The output buffer starts as NaN so that an entry never written reads as NaN.
+// Runs `k` (op) on the whole batch of `c` (its logits and the other inputs
+// the op takes) and returns its outputs as doubles: every output of the op in
+// op-table order, each rows x output_cols values, one after the other (an op
+// with one output: just that output; output_row finds a row's values). The
+// output buffers start as NaN so that an entry never written reads as NaN.
 std::vector<double> run_batch(const Kernel& k, Op op, const FuzzCase& c);
 
-// The same into `out` (resized to rows * cols), with the packed input and
-// output kept in `scratch`: the targets call it once or twice per input and
-// reuse both, so a fuzz run allocates them once (under ASan an allocation and
-// its quarantine cost more than a kernel call on a short row).
+// The same into `out`, with the packed inputs and outputs kept in `scratch`:
+// the targets call it once or twice per input and reuse them, so a fuzz run
+// allocates them once (under ASan an allocation and its quarantine cost more
+// than a kernel call on a short row).
 struct BatchScratch {
-  std::vector<unsigned char> x, y;
+  std::vector<unsigned char> x, targets, upstream;
+  std::vector<std::vector<unsigned char>> y;  // one per output of the op
 };
 void run_batch(const Kernel& k, Op op, const FuzzCase& c, BatchScratch& scratch, std::vector<double>& out);
+
+// Row r of output `output` of op in run_batch's outputs `y` for the batch c.
+std::span<const double> output_row(const FuzzCase& c, Op op, std::span<const double> y, std::size_t output,
+                                   std::int64_t r);
 
 // The first invariant whose cheap check fails on one row (x, its outputs y),
 // or none. Only claimed invariants are checked; out of scope rows pass.
@@ -57,7 +65,8 @@ std::optional<std::string_view> suspect_row(const Kernel& k, Op op, std::span<co
                                             std::span<const double> y, double temperature);
 
 // Every row of the batch: a suspected invariant is confirmed with the property
-// suite on that row alone. When the suite does not confirm it but the row
+// suite on that row alone (the ops with more inputs than the logits have
+// checks of their own, gradient_checks.hpp). When the suite does not confirm it but the row
 // computed alone differs bitwise from the batched one, that is a
 // batch_independence violation.
 std::optional<Violation> check_invariants(const FuzzCase& c, const Kernel& k, Op op,

@@ -10,10 +10,14 @@ namespace softcheck::fuzz {
 
 namespace {
 
+// The built-in kernels, then the gradient kernels (their ops take more than
+// the logits: docs/gradients.md); the test-only careless one only in planted
+// mode. The order matters only to pick_partner: the circle is by name.
 Pool builtin_pool() {
   Pool p;
-  for (const Kernel& k : builtin_kernels())
-    if (k.available && !k.test_only) p.push_back(&k);
+  for (const std::vector<Kernel>* registry : {&builtin_kernels(), &gradient_kernels()})
+    for (const Kernel& k : *registry)
+      if (k.available && !k.test_only) p.push_back(&k);
   return p;
 }
 

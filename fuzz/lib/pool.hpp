@@ -8,8 +8,9 @@
 namespace softcheck::fuzz {
 
 // Planted mode (fuzz/planted.sh): SOFTCHECK_FUZZ_PLANTED=name[,name...] makes
-// the pool exactly those kernels, test-only mutants included. Unset or empty:
-// every available built-in kernel, never a mutant.
+// the pool exactly those kernels, test-only ones included (the mutants, the
+// careless cross-entropy). Unset or empty: every available built-in and
+// gradient kernel, never a test-only one.
 inline constexpr const char* planted_variable = "SOFTCHECK_FUZZ_PLANTED";
 
 struct PoolChoice {

@@ -1,13 +1,16 @@
 // Writes the seed corpora of the fuzz targets (fuzz/corpus/<target>/seed-*):
 // rows of the input families (input_families.hpp) and of the property generators
-// (generators.hpp), encoded in the numeric targets' input format, and sample
-// texts for every parser of fuzz_inputs. Deterministic: the same build writes
+// (generators.hpp), encoded in the numeric targets' input format, one row per
+// gradient kernel with its class target or upstream gradient (seed-grad-*),
+// and sample texts for every parser of fuzz_inputs. Deterministic: the same build writes
 // the same files. Small on purpose (tens of files, a few KB): libFuzzer finds
 // the rest; crash regressions are committed next to them as crash-*.
 //
 //   fuzz_make_corpus fuzz/corpus
 #include <rapidcheck.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -115,6 +118,104 @@ void numeric_seeds(const fs::path& dir, OpChoice choice, std::uint8_t partner) {
     }
 }
 
+// ---- the gradient ops (docs/gradients.md) ------------------------------------------------
+
+// What a seed row of a gradient op holds: a family's row, which target
+// (cross_entropy) and which g (the backward ops): the cases of
+// fill_class_targets and fill_upstream_gradients, and the ones they reach
+// rarely (a masked target, a fully masked row, a nearly constant g).
+enum class TargetRule { largest, masked, ignored, smallest, second };
+enum class UpstreamRule { normal, constant, one_hot, nearly_constant };
+struct GradientRecipe {
+  const char* label;
+  const char* family;
+  TargetRule target;
+  UpstreamRule upstream;
+};
+const GradientRecipe gradient_recipes[] = {
+    {"confident", "one_dominant", TargetRule::largest, UpstreamRule::normal},  // p_t - 1 and the loss cancel
+    {"masked", "mask_neg_inf", TargetRule::masked, UpstreamRule::constant},    // +inf loss; <y, g> cancels g
+    {"ignored", "normal_s10", TargetRule::ignored, UpstreamRule::one_hot},
+    {"fully_masked", "fully_masked", TargetRule::largest, UpstreamRule::normal},
+    {"benchdnn", "benchdnn", TargetRule::smallest, UpstreamRule::normal},
+    {"xnnpack", "xnnpack_u90_100", TargetRule::second, UpstreamRule::nearly_constant},
+};
+
+std::int64_t seed_target(TargetRule rule, std::span<const double> row) {
+  const auto n = static_cast<std::int64_t>(row.size());
+  std::int64_t largest = 0, smallest = -1, masked = -1;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double v = row[static_cast<std::size_t>(j)];
+    if (v > row[static_cast<std::size_t>(largest)]) largest = j;
+    if (std::isfinite(v) && (smallest < 0 || v < row[static_cast<std::size_t>(smallest)])) smallest = j;
+    if (v == -INFINITY && masked < 0) masked = j;
+  }
+  switch (rule) {
+    case TargetRule::largest: return largest;
+    case TargetRule::masked: return masked >= 0 ? masked : largest;
+    case TargetRule::ignored: return ignore_index;
+    case TargetRule::smallest: return smallest >= 0 ? smallest : 0;
+    case TargetRule::second: return std::min<std::int64_t>(1, n - 1);
+  }
+  return largest;
+}
+
+// g for one row of n in format f, within the decoder's range (fuzz_case.hpp).
+std::vector<double> seed_upstream(UpstreamRule rule, std::size_t n, Format f, Rng& rng) {
+  std::vector<double> g(n, 0.0);
+  const double c = round_to_format(rng.normal(0.0, 1.0), f);
+  for (std::size_t j = 0; j < n; ++j) {
+    switch (rule) {
+      case UpstreamRule::normal: g[j] = rng.normal(0.0, 1.0); break;
+      case UpstreamRule::constant: g[j] = c; break;
+      case UpstreamRule::one_hot: g[j] = j == n / 2 ? 1.0 : 0.0; break;
+      case UpstreamRule::nearly_constant: g[j] = c * (1 + static_cast<double>(j % 3) * unit_roundoff(f) * 2); break;
+    }
+    g[j] = round_to_format(std::clamp(g[j], -fuzz::max_upstream, fuzz::max_upstream), f);
+  }
+  return g;
+}
+
+FuzzCase gradient_case(const Slot& s, const GradientRecipe& recipe, std::int64_t cols, double temperature,
+                       std::uint64_t seed) {
+  const InputFamily* fam = find_input_family(recipe.family);
+  if (fam == nullptr) throw std::runtime_error(std::string("no input family ") + recipe.family);
+  const Format f = s.kernel->format;
+  FuzzCase c;
+  c.kernel = s.kernel;
+  c.op = s.op;
+  c.rows = 1;
+  c.cols = fam->fixed_cols > 0 ? fam->fixed_cols : cols;
+  c.temperature = temperature;
+  c.values = fill_rows(*fam, f, 1, c.cols, seed);
+  if (fuzz::takes(s.op, InputKind::class_index)) c.targets = {seed_target(recipe.target, c.values)};
+  if (fuzz::takes(s.op, InputKind::upstream_gradient)) {
+    Rng rng(seed);
+    c.upstream = seed_upstream(recipe.upstream, c.values.size(), f, rng);
+  }
+  return c;
+}
+
+// One seed per gradient kernel (op), the recipes in turn, and for the
+// chunk-16 kernels a row of 200 (13 chunks: the merges).
+void gradient_seeds(const fs::path& dir, OpChoice choice, std::uint8_t partner) {
+  const Pool& pool = fuzz::process_pool();
+  std::size_t next = 0;
+  const std::vector<double> temperatures = {1.0, 1.0, 0.5, 1.0, 2.0, 0.7};
+  const auto emit = [&](const std::string& stem, const FuzzCase& c) {
+    write_file(dir / ("seed-grad-" + stem + "-" + c.kernel->name + "-" + std::string(name(c.op))),
+               fuzz::encode(c, pool, choice, partner));
+  };
+  for (const Slot& s : slots(pool, choice)) {
+    if (!spec(s.op).several_inputs()) continue;
+    const GradientRecipe& recipe = gradient_recipes[next % std::size(gradient_recipes)];
+    emit(recipe.label, gradient_case(s, recipe, 24, temperatures[next % temperatures.size()], 100 + next));
+    if (s.kernel->name.find("chunked16") != std::string::npos)
+      emit("wide", gradient_case(s, gradient_recipes[0], 200, 1.0, 200 + next));
+    ++next;
+  }
+}
+
 // A small report with one kernel (every section present), as report.json.
 std::string sample_report_json() {
   Report r;
@@ -200,6 +301,8 @@ int main(int argc, char** argv) {
   for (const char* t : {"fuzz_nan_inf", "fuzz_differential", "fuzz_inputs"}) remove_old_seeds(root / t);
   numeric_seeds(root / "fuzz_nan_inf", OpChoice::any, 0);
   numeric_seeds(root / "fuzz_differential", OpChoice::contract_only, 1);
+  gradient_seeds(root / "fuzz_nan_inf", OpChoice::any, 0);
+  gradient_seeds(root / "fuzz_differential", OpChoice::contract_only, 1);
   input_seeds(root / "fuzz_inputs");
   std::fprintf(stderr, "seed corpora written under %s\n", root.c_str());
   return 0;

@@ -259,6 +259,16 @@ Kernel cross_entropy_kernel(std::string kernel_name, std::string algorithm, Form
   return k;
 }
 
+// The chunked kernel with chunks of `chunk` entries, computed in T.
+template <class T>
+Kernel chunked_kernel(std::string kernel_name, std::size_t chunk) {
+  const std::string description = "the row in chunks of " + std::to_string(chunk) +
+                                  ": (max, rest) per chunk, merged with the max term kept out; then the fused "
+                                  "loss and gradient";
+  return cross_entropy_kernel(std::move(kernel_name), "cross_entropy_chunked", format_of<T>(), description,
+                              declarations(chunk), compute_in<T>(chunk));
+}
+
 // ---------------------------------------------------------------- careless
 
 // The textbook mistake: loss = -log(softmax(z)_t) with the softmax rounded
@@ -303,12 +313,15 @@ std::vector<Kernel> cross_entropy_kernels() {
   // Vocabulary-scale rows (up to 262,144 entries) read in chunks, as a
   // kernel that cannot hold the row does; 1024 entries per chunk.
   constexpr std::size_t chunk = 1024;
-  const std::string chunked = "the row in chunks of 1024: (max, rest) per chunk, merged with the max term kept "
-                              "out; then the fused loss and gradient";
-  k.push_back(cross_entropy_kernel("cross_entropy_chunked_f32", "cross_entropy_chunked", Format::f32, chunked,
-                                   declarations(chunk), compute_in<float>(chunk)));
-  k.push_back(cross_entropy_kernel("cross_entropy_chunked_f64", "cross_entropy_chunked", Format::f64, chunked,
-                                   declarations(chunk), compute_in<double>(chunk)));
+  k.push_back(chunked_kernel<float>("cross_entropy_chunked_f32", chunk));
+  k.push_back(chunked_kernel<double>("cross_entropy_chunked_f64", chunk));
+  // The same merges at a chunk of 16: the fuzzers' rows (up to 256 entries,
+  // docs/fuzzing.md) and the quick suite's then go through up to 16 merges
+  // (the 1024-entry kernels merge only on rows wider than 1024). Contracts
+  // derived for C = 16 by the same with_chunk_merges.
+  constexpr std::size_t short_chunk = 16;
+  k.push_back(chunked_kernel<float>("cross_entropy_chunked16_f32", short_chunk));
+  k.push_back(chunked_kernel<double>("cross_entropy_chunked16_f64", short_chunk));
   for (Format storage : {Format::f16, Format::bf16}) {
     std::vector<OpDecl> ops = declarations(0);
     ops[0].contract = in_16_bit(ops[0].contract, storage);
@@ -330,9 +343,7 @@ std::vector<Kernel> cross_entropy_kernels() {
 
 // The same rows with a chunk of `chunk` entries (tests: merges on short rows).
 Kernel cross_entropy_chunked_kernel(std::size_t chunk) {
-  return cross_entropy_kernel("cross_entropy_chunked" + std::to_string(chunk) + "_f64", "cross_entropy_chunked",
-                              Format::f64, "chunks of " + std::to_string(chunk), declarations(chunk),
-                              compute_in<double>(chunk));
+  return chunked_kernel<double>("cross_entropy_chunked" + std::to_string(chunk) + "_f64", chunk);
 }
 
 }  // namespace softcheck::kernels

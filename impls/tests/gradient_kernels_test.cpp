@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernel_util.hpp"
@@ -112,6 +113,44 @@ TEST(CrossEntropyKernels, ChunkMergesHoldAndOneChunkIsTheTwoPassKernel) {
   EXPECT_EQ(a.dx, b.dx);
 }
 
+// Rows of 200 (13 chunks of 16): the max growing in every chunk (each merge
+// rescales the whole rest), a fully masked chunk, a masked target, a
+// dominant entry late in the row, and an ignored row.
+std::vector<double> many_chunk_rows() {
+  std::vector<double> x;
+  for (int j = 0; j < 200; ++j) x.push_back(0.125 * j);
+  for (int j = 0; j < 200; ++j) x.push_back(j >= 16 && j < 32 ? -INFINITY : j == 150 ? 40.0 : -0.25 * (j % 7));
+  for (int j = 0; j < 200; ++j) x.push_back(static_cast<double>((j * 37) % 23) - 11);
+  return x;
+}
+
+// The chunk-16 kernels, registered for the fuzzers' rows of up to 256
+// entries: their contracts are the two-pass ones raised by with_chunk_merges
+// at C = 16, they hold them on rows of many chunks, and a row within one
+// chunk is the two-pass kernel bit for bit.
+TEST(CrossEntropyKernels, Chunk16KernelsHoldTheirContractsOverManyMerges) {
+  const std::vector<double> x = many_chunk_rows();
+  for (const auto& [name, two_pass] : {std::pair{"cross_entropy_chunked16_f32", "cross_entropy_f32"},
+                                       std::pair{"cross_entropy_chunked16_f64", "cross_entropy_f64"}}) {
+    const Kernel& k = kernel(name);
+    EXPECT_FALSE(k.test_only) << name;
+    const OpDecl& d = *k.find(Op::cross_entropy);
+    const OpDecl& base = *kernel(two_pass).find(Op::cross_entropy);
+    for (std::size_t out = 0; out < 2; ++out) {
+      const Contract &c = d.contract_of(out), &c0 = base.contract_of(out);
+      EXPECT_DOUBLE_EQ(c.a, c0.a + 5) << name;
+      EXPECT_DOUBLE_EQ(c.b, c0.b + 3.502 / 16) << name;
+      EXPECT_DOUBLE_EQ(c.c, c0.c + 1) << name;
+      EXPECT_DOUBLE_EQ(c.t, c0.t) << name;
+    }
+    EXPECT_TRUE(holds(k, x, 200, {199, 20, 5}));
+    EXPECT_TRUE(holds(k, x, 200, {0, 150, ignore_index}, 0.7));
+    const Outputs a = call(k, rows4, 4, targets4), b = call(kernel(two_pass), rows4, 4, targets4);
+    EXPECT_EQ(a.loss, b.loss) << name;
+    EXPECT_EQ(a.dx, b.dx) << name;
+  }
+}
+
 // The careless kernel rounds p_t to 1 on a confident row, so its loss is 0
 // where the exact loss is ~e^-20: the judge flags it (the mutation test of
 // the cross-entropy contracts).
@@ -195,7 +234,7 @@ TEST(BackwardKernels, EveryKernelHoldsItsContractsOnTheHardRows) {
       EXPECT_TRUE(backward_holds(k, op, back_x, back_g, 4));
       EXPECT_TRUE(backward_holds(k, op, back_x, back_g, 4, 0.7));
     }
-  EXPECT_EQ(checked, 8);
+  EXPECT_EQ(checked, 12);  // f32 / f64 naive and wide, f16 / bf16, both ops
 }
 
 // Masked entries: softmax dx exactly 0, log-softmax dx_i = g_i (p_i = 0);
