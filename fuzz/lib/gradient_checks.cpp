@@ -177,7 +177,11 @@ std::optional<Violation> check_gradient_differential(const FuzzCase& c, std::spa
         const std::span<const double> out = output_row(c, c.op, ys, i, r);
         const oracle::RowVerdict v = judge.judge(d, k->masked_policy, out, i);
         if (v.holds()) continue;
-        if (auto violation = confirm_gradient_row(c, *k, r, "gradient_accuracy", ys, std::string(outputs[i].name)))
+        // An all -inf row is gradient_fully_masked's (gradient_accuracy's scope
+        // leaves it out).
+        const char* property =
+            v.status == oracle::RowStatus::all_masked ? "gradient_fully_masked" : "gradient_accuracy";
+        if (auto violation = confirm_gradient_row(c, *k, r, property, ys, std::string(outputs[i].name)))
           return violation;
       }
     }

@@ -91,7 +91,7 @@ std::optional<RowError> RowJudge::conditional_error(const OpDecl& d, std::span<c
                       });
   if (!usable) return std::nullopt;
   const ExactGradient given =
-      exact_backward_given(y, upstream_, out.kind, opt_.bits, denorm_min(format_) / unit_roundoff(format_));
+      exact_backward_given(y, upstream_, out.kind, opt_.bits, denorm_min(format_) / unit_roundoff(format_), x_);
   return compare_row(dx, given.value, format_, out, given.scale);
 }
 

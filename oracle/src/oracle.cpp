@@ -388,7 +388,7 @@ ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, Out
 }
 
 ExactGradient exact_backward_given(std::span<const double> y, std::span<const double> g, OutputKind kind,
-                                   unsigned bits, double resolution) {
+                                   unsigned bits, double resolution, std::span<const double> x) {
   if (kind != OutputKind::softmax_gradient && kind != OutputKind::log_softmax_gradient)
     throw std::invalid_argument("exact_backward_given: not a softmax or log-softmax gradient");
   const bool log = kind == OutputKind::log_softmax_gradient;
@@ -421,7 +421,7 @@ ExactGradient exact_backward_given(std::span<const double> y, std::span<const do
     for (std::size_t j = 0; j < y.size(); ++j)
       sum_abs += std::fabs(static_cast<long double>(g[j])) * (log ? 1.0L : static_cast<long double>(y[j]));
     for (std::size_t j = 0; j < y.size(); ++j)
-      if (mpfr_zero_p(raw(given.softmax[j])) != 0) {
+      if (mpfr_zero_p(raw(given.softmax[j])) != 0 && !(j < x.size() && x[j] == -INFINITY)) {
         const long double a = std::fabs(static_cast<long double>(g[j]));
         const long double r = resolution;
         out.scale[j] = Real(static_cast<double>(log ? a + r * sum_abs : r * (a + sum_abs)));

@@ -257,6 +257,14 @@ TEST(ExactBackward, GivenForwardOutput) {
   EXPECT_NEAR(d(lg.value[0]), 1 - 1.5, 1e-15);
   EXPECT_NEAR(d(lg.value[1]), -1.5, 1e-15);
   EXPECT_EQ(d(lg.value[2]), 2.0);  // p = 0: dx = g exactly
+  // With the logits: the masked entry's scale stays 0, an unmasked 0 counts
+  // at the resolution.
+  const ExactGradient masked = exact_backward_given(std::vector<double>{0.5, 0.5, 0}, g, OutputKind::softmax_gradient,
+                                                    default_bits, 0x1p-125, std::vector<double>{0, 0, -INFINITY});
+  EXPECT_EQ(d(masked.scale[2]), 0.0);
+  const ExactGradient unmasked = exact_backward_given(std::vector<double>{0.5, 0.5, 0}, g, OutputKind::softmax_gradient,
+                                                      default_bits, 0x1p-125, std::vector<double>{0, 0, -300});
+  EXPECT_GT(unmasked.scale[2], 0);
   EXPECT_THROW(exact_backward_given(std::vector<double>{0.5, NAN, 0}, g, OutputKind::softmax_gradient),
                std::invalid_argument);
   EXPECT_THROW(exact_backward_given(std::vector<double>{0.5, -INFINITY, 0}, g, OutputKind::softmax_gradient),

@@ -50,6 +50,7 @@ oracle::RowJudge judge_of(const Kernel& k, const Case& c) {
 // Out of scope: the row (as for the forward properties) or inputs the op
 // cannot take (extra_inputs_error).
 std::optional<CaseResult> gradient_scope(const Kernel& k, Op op, const Case& c, Scope s) {
+  if (dx_output(op) == spec(op).out.size()) return not_applicable(std::string(name(op)) + " has no gradient output");
   if (auto na = out_of_scope(c, k.format, s)) return na;
   if (const std::string bad = extra_inputs_error(k, op, c); !bad.empty()) return not_applicable(bad);
   return std::nullopt;
@@ -71,7 +72,10 @@ Real exact_sum(std::span<const double> v) {
 // The scaled metric's unit for an entry of exact scale s: u s, or the
 // smallest subnormal where u s is below it (metrics.hpp, Metric::scaled: an
 // entry's error is |r - v| / max(u s, denorm_min) <= B).
+// A structural zero (s = 0: a masked entry, an ignored row) has unit 0: the
+// output must be exactly 0 there.
 Real element_unit(const Real& s, Format f) {
+  if (s == 0) return Real(0);
   const Real us = s * Real(unit_roundoff(f));
   const Real eta(denorm_min(f));
   return us > eta ? us : eta;
@@ -87,13 +91,20 @@ struct DxRun {
   std::optional<CaseResult> failure;
 };
 
+// A non-finite dx fails when the judge calls it broken (NaN, or inf where the
+// exact value rounds to a finite one); an inf where the exact dx lies beyond
+// the format's range is right (the judge accepts it), and the case is out of
+// the property's scope (its sums need finite outputs).
 DxRun run_dx(const Kernel& k, Op op, const Case& c, oracle::RowJudge& rj) {
   const std::size_t o = dx_output(op);
   DxRun r;
   r.dx = run_case(k, op, c)[o];
-  r.bound = rj.judge(*k.find(op), k.masked_policy, r.dx, o).bound;
+  const oracle::RowVerdict v = rj.judge(*k.find(op), k.masked_policy, r.dx, o);
+  r.bound = v.bound;
   for (std::size_t i = 0; i < r.dx.size() && !r.failure; ++i)
-    if (!std::isfinite(r.dx[i])) r.failure = fail(INFINITY, r.bound, "u s", "non-finite dx" + at_index(i, r.dx[i]));
+    if (!std::isfinite(r.dx[i]))
+      r.failure = v.broken ? fail(INFINITY, r.bound, "u s", "non-finite dx" + at_index(i, r.dx[i]))
+                           : not_applicable("an exact dx beyond the format's range (the output's inf is right)");
   return r;
 }
 
@@ -166,12 +177,15 @@ CaseResult check_upstream_shift(const Kernel& k, Op op, const Case& c) {
   const std::span<const Real> sa = ja.exact_scale(d, o), sb = jb.exact_scale(d, o);
   double worst_ratio = 0;
   std::size_t at = 0;
+  const bool broken = ja.judge(d, k.masked_policy, a, o).broken || jb.judge(d, k.masked_policy, b, o).broken;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i]) || !std::isfinite(b[i]))
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) {
+      if (!broken) return not_applicable("an exact dx beyond the format's range (the output's inf is right)");
       return fail(INFINITY, bound, "u s", "non-finite dx" + at_index(i, std::isfinite(a[i]) ? b[i] : a[i]));
+    }
     const double diff = std::fabs(a[i] - b[i]);  // both in the kernel's format: exact in double
     const double scale = (element_unit(sa[i], k.format) + element_unit(sb[i], k.format)).convert_to<double>();
-    const double ratio = diff / scale;
+    const double ratio = scale > 0 ? diff / scale : (diff == 0 ? 0 : INFINITY);
     if (ratio > worst_ratio) worst_ratio = ratio, at = i;
   }
   return judge(worst_ratio, bound, "u s",

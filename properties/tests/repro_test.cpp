@@ -132,6 +132,39 @@ TEST(Replay, GradientCaseNeedsItsInputs) {
   EXPECT_EQ(ok->result.status, CaseStatus::pass) << ok->result.message;
 }
 
+// A gradient property on a logits-only op (or the reverse) is a usage
+// error, never a run.
+TEST(Replay, PropertyAndOpMustTakeTheSameInputs) {
+  const Kernel* k = find_kernel("shifted_log1p_f64");
+  ASSERT_NE(k, nullptr);
+  const auto r = replay(*k, Op::softmax, "gradient_sum_zero", Case{{0.0, 1.0}, 1.0});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().find("logits alone"), std::string::npos) << r.error();
+  const Kernel* ce = find_kernel("cross_entropy_f64");
+  ASSERT_NE(ce, nullptr);
+  EXPECT_FALSE(replay(*ce, Op::cross_entropy, "accuracy", Case{{0.0, 1.0}, 1.0, 0}).has_value());
+}
+
+// An exact dx beyond f16's range: the kernel's -inf is right (the judge
+// accepts it), so the sums of gradient_sum_zero / gradient_check do not
+// apply; gradient_accuracy holds. Row [20, 0 x 19], g = 4096: dx_0 = g (1 -
+// 20 p_0) ~ -77824 < -65504.
+TEST(Replay, GradientBeyondTheFormatsRangeIsNotAFailure) {
+  const Kernel* k = find_kernel("f16_log_softmax_backward_f32acc");
+  ASSERT_NE(k, nullptr);
+  std::vector<double> row(20, 0.0);
+  row[0] = 20;
+  const Case c{row, 1.0, std::nullopt, std::vector<double>(20, 4096.0)};
+  for (const char* p : {"gradient_sum_zero", "gradient_check"}) {
+    const auto r = replay(*k, Op::log_softmax_backward, p, c);
+    ASSERT_TRUE(r.has_value()) << r.error();
+    EXPECT_EQ(r->result.status, CaseStatus::not_applicable) << p << ": " << r->result.message;
+  }
+  const auto a = replay(*k, Op::log_softmax_backward, "gradient_accuracy", c);
+  ASSERT_TRUE(a.has_value()) << a.error();
+  EXPECT_EQ(a->result.status, CaseStatus::pass) << a->result.message;
+}
+
 TEST(Replay, RunsOneCase) {
   const Kernel* k = find_kernel("shifted_log1p_f64");
   ASSERT_NE(k, nullptr);

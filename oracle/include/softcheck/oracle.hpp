@@ -119,9 +119,12 @@ ExactGradient exact_backward(const ExactRow& row, std::span<const double> g, Out
 // The conditional mode of docs/gradients.md: dx against this measures the
 // backward's error alone, the forward's error taken as given. y must hold a
 // finite entry and no NaN or +inf (a softmax y no -inf either), and be as
-// long as g (std::invalid_argument otherwise).
+// long as g (std::invalid_argument otherwise). A 0 the kernel gives counts
+// at `resolution` in the scale (it may be an underflow), except where the
+// row's logits `x` (when given) are -inf: a masked entry keeps a zero scale.
 ExactGradient exact_backward_given(std::span<const double> y, std::span<const double> g, OutputKind kind,
-                                   unsigned bits = default_bits, double resolution = 0);
+                                   unsigned bits = default_bits, double resolution = 0,
+                                   std::span<const double> x = {});
 
 // Correct rounding (to nearest, ties to even) of an exact value to `f`, NaN
 // kept, the sign of zero kept (also when a tiny value rounds to zero),
