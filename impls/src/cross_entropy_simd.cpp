@@ -94,19 +94,8 @@ SOFTCHECK_INLINE float cross_entropy_row(const float* x, float* dx, std::size_t 
   const float minus_inf = -std::numeric_limits<float>::infinity();
   const std::size_t full = n - n % lanes;
   const std::size_t tail = n - full;
-  // Pass 1, backwards: the max, four running maxima (vmax's latency would
-  // bound one chain; the max is exact, so the order does not matter).
-  vf m0 = splat(minus_inf), m1 = splat(minus_inf), m2 = splat(minus_inf), m3 = splat(minus_inf);
-  if (tail > 0) m1 = load_part(x + full, tail, minus_inf);
-  std::size_t at = full;
-  for (; at >= 4 * lanes; at -= 4 * lanes) {
-    m0 = vmax(m0, load(x + at - lanes));
-    m1 = vmax(m1, load(x + at - 2 * lanes));
-    m2 = vmax(m2, load(x + at - 3 * lanes));
-    m3 = vmax(m3, load(x + at - 4 * lanes));
-  }
-  for (; at > 0; at -= lanes) m0 = vmax(m0, load(x + at - lanes));
-  float a = fold_max(vmax(vmax(m0, m1), vmax(m2, m3)));
+  // Pass 1, backwards: the max (simd_exp.hpp).
+  float a = row_max_backwards(x, n);
   if constexpr (Scaled) a = a / t;
   if (a == minus_inf) {  // fully masked: policy zeros
     for (std::size_t i = 0; i < n; ++i) dx[i] = 0.0f;

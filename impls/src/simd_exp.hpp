@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "simd_softmax.hpp"
 #include "softcheck/isa_dispatch.hpp"
@@ -93,6 +94,27 @@ SOFTCHECK_INLINE float fold(vf v) {
 }
 SOFTCHECK_INLINE float fold_max(vf v) { return fold<vmax>(v); }
 SOFTCHECK_INLINE float fold_sum(vf v) { return fold<vadd>(v); }
+
+// max_i x_i over a row of n, read backwards (the first of the kernels'
+// zig-zag passes: it ends on the row's start, which the forward pass after
+// it then finds in cache). Four running maxima: vmax's latency, not the
+// loads, would bound one chain; the max is exact, so the order does not
+// matter (NaN aside). -inf for an all -inf row.
+SOFTCHECK_INLINE float row_max_backwards(const float* x, std::size_t n) {
+  const float minus_inf = -std::numeric_limits<float>::infinity();
+  const std::size_t full = n - n % lanes;
+  vf m0 = splat(minus_inf), m1 = splat(minus_inf), m2 = splat(minus_inf), m3 = splat(minus_inf);
+  if (full < n) m1 = load_part(x + full, n - full, minus_inf);
+  std::size_t at = full;
+  for (; at >= 4 * lanes; at -= 4 * lanes) {
+    m0 = vmax(m0, load(x + at - lanes));
+    m1 = vmax(m1, load(x + at - 2 * lanes));
+    m2 = vmax(m2, load(x + at - 3 * lanes));
+    m3 = vmax(m3, load(x + at - 4 * lanes));
+  }
+  for (; at > 0; at -= lanes) m0 = vmax(m0, load(x + at - lanes));
+  return fold_max(vmax(vmax(m0, m1), vmax(m2, m3)));
+}
 
 // v 2^k for v in [0.7, 1.5) and integral k in [-150, 1] (k_magic = 1.5 2^23 + k),
 // rounded once (to nearest, whatever the result: normal, subnormal or 0).

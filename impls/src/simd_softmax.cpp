@@ -95,9 +95,6 @@ SOFTCHECK_INLINE vf exp_and_lane_sums(const float* x, float* y, std::size_t n, v
 template <SimdIsa I>
 SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float t, const float* next) {
   const std::size_t full = n - n % lanes;
-  // Four running maxima: vmax's latency, not the loads, would bound one chain
-  // (the max is exact, so the order does not matter, NaN aside).
-  //
   // The three passes zig-zag: the max backwards, the exps forwards (the order
   // the sum's contract names), the scaling backwards. Each pass starts where
   // the one before ended, on the part of the row still in cache: a row larger
@@ -105,19 +102,7 @@ SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float
   // L2 instead of L3: 1.02-1.07x there, measured as prefetch_next_row's
   // figures. The bits do not change (NaN-free rows: see the top): the max is
   // exact and the scaling is elementwise.
-  const vf minus_inf = splat(-std::numeric_limits<float>::infinity());
-  vf m0 = minus_inf, m1 = minus_inf, m2 = minus_inf, m3 = minus_inf;
-  if (full < n) m1 = load_part(x + full, n - full, -std::numeric_limits<float>::infinity());
-  std::size_t at = full;
-  for (; at >= 4 * lanes; at -= 4 * lanes) {
-    m0 = vmax(m0, load(x + at - lanes));
-    m1 = vmax(m1, load(x + at - 2 * lanes));
-    m2 = vmax(m2, load(x + at - 3 * lanes));
-    m3 = vmax(m3, load(x + at - 4 * lanes));
-  }
-  for (; at > 0; at -= lanes) m0 = vmax(m0, load(x + at - lanes));
-  const vf m = vmax(vmax(m0, m1), vmax(m2, m3));
-  float a = fold_max(m);
+  float a = row_max_backwards(x, n);
   if (t != 1.0f) a = a / t;
   if (a == -std::numeric_limits<float>::infinity()) {
     for (std::size_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
