@@ -142,9 +142,6 @@ Command add_oracle(CLI::App& app) {
     for (const std::string& s : a->values) x.push_back(parse_value(s, f));
     // The class target: required by the ops that take one, refused by the others.
     // The other inputs (op table): required by the ops that take them, refused by the others.
-    const auto takes = [&](InputKind k) {
-      return std::any_of(spec(op).in.begin(), spec(op).in.end(), [k](const Operand& o) { return o.input == k; });
-    };
     const auto users = [](InputKind k) {
       std::string s;
       for (const OpSpec& o : op_table)
@@ -152,7 +149,8 @@ Command add_oracle(CLI::App& app) {
           if (i.input == k) s += (s.empty() ? "" : ", ") + std::string(o.name);
       return s;
     };
-    const bool takes_target = takes(InputKind::class_index), takes_upstream = takes(InputKind::upstream_gradient);
+    const bool takes_target = spec(op).takes(InputKind::class_index),
+               takes_upstream = spec(op).takes(InputKind::upstream_gradient);
     if (takes_target != (target_opt->count() > 0))
       throw std::invalid_argument(takes_target ? fmt::format("--op {} needs --target", name(op))
                                                : fmt::format("--target applies to --op {} only", users(InputKind::class_index)));

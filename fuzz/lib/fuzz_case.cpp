@@ -23,10 +23,7 @@ bool eligible(const OpDecl& d, OpChoice choice) {
   return (!s.several_outputs() || s.several_inputs()) && (choice == OpChoice::any || d.contract.declared);
 }
 
-bool takes(Op op, InputKind k) {
-  const OperandList in = spec(op).in;
-  return std::any_of(in.begin(), in.end(), [k](const Operand& o) { return o.input == k; });
-}
+bool takes(Op op, InputKind k) { return spec(op).takes(k); }
 
 namespace {
 
@@ -343,9 +340,11 @@ std::vector<double> make_special_values(Format f) {
 }
 
 // special_values of every format, built once.
-const std::vector<double>& specials_of(Format f) {
-  static const std::vector<double> f64 = make_special_values(Format::f64), f32 = make_special_values(Format::f32),
-                                   f16 = make_special_values(Format::f16), bf16 = make_special_values(Format::bf16);
+// make(f) for every format, built once, indexed by format.
+template <std::vector<double> (*make)(Format)>
+const std::vector<double>& per_format(Format f) {
+  static const std::vector<double> f64 = make(Format::f64), f32 = make(Format::f32), f16 = make(Format::f16),
+                                   bf16 = make(Format::bf16);
   switch (f) {
     case Format::f64: return f64;
     case Format::f32: return f32;
@@ -354,6 +353,8 @@ const std::vector<double>& specials_of(Format f) {
   }
   return f64;
 }
+
+const std::vector<double>& specials_of(Format f) { return per_format<make_special_values>(f); }
 
 // ---- the other inputs (fuzz_case.hpp, "other inputs") --------------------------------
 
@@ -372,19 +373,7 @@ std::vector<double> make_upstream_specials(Format f) {
   return out;
 }
 
-const std::vector<double>& upstream_specials_of(Format f) {
-  static const std::vector<double> f64 = make_upstream_specials(Format::f64),
-                                   f32 = make_upstream_specials(Format::f32),
-                                   f16 = make_upstream_specials(Format::f16),
-                                   bf16 = make_upstream_specials(Format::bf16);
-  switch (f) {
-    case Format::f64: return f64;
-    case Format::f32: return f32;
-    case Format::f16: return f16;
-    case Format::bf16: return bf16;
-  }
-  return f64;
-}
+const std::vector<double>& upstream_specials_of(Format f) { return per_format<make_upstream_specials>(f); }
 
 // Into the decoder's range (finite, |g| <= max_upstream): NaN -> 0, +-inf ->
 // +-max_upstream, a larger magnitude keeps its significand in [1, 2) (the

@@ -138,22 +138,14 @@ std::vector<std::vector<double>> run_case(const Kernel& k, Op op, const Case& c)
 }
 
 Case inputs_for(Op op, Case c) {
-  bool takes_target = false, takes_upstream = false;
-  for (const Operand& o : spec(op).in) {
-    takes_target = takes_target || o.input == InputKind::class_index;
-    takes_upstream = takes_upstream || o.input == InputKind::upstream_gradient;
-  }
-  if (!takes_target) c.target.reset();
-  if (!takes_upstream) c.upstream.clear();
+  if (!spec(op).takes(InputKind::class_index)) c.target.reset();
+  if (!spec(op).takes(InputKind::upstream_gradient)) c.upstream.clear();
   return c;
 }
 
 std::string extra_inputs_error(const Kernel& k, Op op, const Case& c) {
-  bool takes_target = false, takes_upstream = false;
-  for (const Operand& o : spec(op).in) {
-    takes_target = takes_target || o.input == InputKind::class_index;
-    takes_upstream = takes_upstream || o.input == InputKind::upstream_gradient;
-  }
+  const bool takes_target = spec(op).takes(InputKind::class_index);
+  const bool takes_upstream = spec(op).takes(InputKind::upstream_gradient);
   const std::string op_name(name(op));
   if (takes_target && !c.target) return op_name + " needs a class target (--target=N: in [0, n) or " + std::to_string(ignore_index) + ")";
   if (!takes_target && c.target) return op_name + " takes no class target (--target)";

@@ -201,6 +201,13 @@ struct OpSpec {
   // More than the row of logits in: the single-input paths (properties,
   // sweep, fuzzers, peers, plugins) leave such an op to `run`.
   constexpr bool several_inputs() const { return in.size() > 1; }
+  // Whether an input operand holds `k` (InputKind: the class target, the
+  // upstream gradient, ...).
+  constexpr bool takes(InputKind k) const {
+    for (const Operand& i : in)
+      if (i.input == k) return true;
+    return false;
+  }
 };
 
 namespace op_operands {
@@ -395,15 +402,10 @@ constexpr bool well_formed() {
     for (const Operand& i : o.in)
       if ((i.input == InputKind::class_index) != (i.shape == OperandShape::scalar)) return false;
     // A gradient is the gradient of its op's inputs: its op takes what it needs.
-    const auto takes = [&](InputKind k) {
-      for (const Operand& i : o.in)
-        if (i.input == k) return true;
-      return false;
-    };
     for (const Operand& out : o.out) {
-      if (out.kind == OutputKind::cross_entropy_gradient && !takes(InputKind::class_index)) return false;
+      if (out.kind == OutputKind::cross_entropy_gradient && !o.takes(InputKind::class_index)) return false;
       if ((out.kind == OutputKind::softmax_gradient || out.kind == OutputKind::log_softmax_gradient) &&
-          !takes(InputKind::upstream_gradient))
+          !o.takes(InputKind::upstream_gradient))
         return false;
     }
     // The sparse oracle and the fast tiers know row outputs first.
