@@ -27,27 +27,33 @@ struct OracleArgs {
   double alpha = 0;
   std::int64_t k = 0;
   double threshold = 0;
+  double label_smoothing = 0;
   std::int64_t target = 0;
   std::vector<std::string> upstream;
   std::vector<std::string> values;
 };
 
-// The op's parameter from --alpha / --k / --threshold: required by the op that
-// uses it, refused by every other op (a parameter silently ignored would hide
-// a typo in a script).
-OpParams op_params(Op op, const OracleArgs& a, bool has_alpha, bool has_k, bool has_threshold) {
-  const auto refuse = [&](bool given, const char* flag, OpParam param) {
+// The op's parameter from --alpha / --k / --threshold / --label-smoothing:
+// required by the op that uses it (label smoothing has a default, 0), refused
+// by every other op (a parameter silently ignored would hide a typo in a
+// script).
+OpParams op_params(Op op, const OracleArgs& a, bool has_alpha, bool has_k, bool has_threshold,
+                   bool has_label_smoothing) {
+  const auto refuse = [&](bool given, const char* flag, OpParam param, bool required = true) {
     std::string users;  // the ops that take this parameter (op table)
     for (const OpSpec& o : op_table)
       if (o.param == param) users += (users.empty() ? "" : ", ") + std::string(o.name);
     if (given && spec(op).param != param)
       throw std::invalid_argument(fmt::format("{} applies to --op {} only", flag, users));
-    if (!given && spec(op).param == param)
+    if (required && !given && spec(op).param == param)
       throw std::invalid_argument(fmt::format("--op {} needs {}", name(op), flag));
   };
   refuse(has_alpha, "--alpha", OpParam::alpha);
   refuse(has_k, "--k", OpParam::k);
   refuse(has_threshold, "--threshold", OpParam::threshold);
+  refuse(has_label_smoothing, "--label-smoothing", OpParam::label_smoothing, false);
+  if (has_label_smoothing && !(a.label_smoothing >= 0 && a.label_smoothing <= 1))
+    throw std::invalid_argument(fmt::format("--label-smoothing must be in [0, 1], got {}", a.label_smoothing));
   if (has_alpha && !(std::isfinite(a.alpha) && a.alpha > 1))
     throw std::invalid_argument(fmt::format("--alpha must be finite and > 1, got {}", a.alpha));
   if (has_k && a.k < 1) throw std::invalid_argument(fmt::format("--k must be >= 1, got {}", a.k));
@@ -57,6 +63,7 @@ OpParams op_params(Op op, const OracleArgs& a, bool has_alpha, bool has_k, bool 
   p.alpha = a.alpha;
   p.k = a.k;
   p.threshold = a.threshold;
+  p.label_smoothing = a.label_smoothing;
   return p;
 }
 
@@ -107,8 +114,9 @@ Command add_oracle(CLI::App& app) {
       "entmax --alpha A (A > 1; exact for 2 and 1.5, else certified bisection),\n"
       "topk_softmax --k K (ties at the K-th value all kept), threshold_softmax --threshold P.\n"
       "--op lse and --op entropy print one line: log sum exp(x / T), and -sum p log p of\n"
-      "p = softmax(x / T). --op cross_entropy --target T prints the loss -log p_T\n"
-      "(`loss` line), then the gradient p - onehot(T) (`dx` lines); --op softmax_backward\n"
+      "p = softmax(x / T). --op cross_entropy --target T [--label-smoothing E] prints the\n"
+      "loss -sum q log p, q = (1 - E) onehot(T) + E / n (`loss` line), then the gradient\n"
+      "p - q (`dx` lines); --op softmax_backward\n"
       "and log_softmax_backward --upstream G1,G2,... print the forward row (`y` lines),\n"
       "then the gradient given g (`dx` lines).");
   auto a = std::make_shared<OracleArgs>();
@@ -120,6 +128,10 @@ Command add_oracle(CLI::App& app) {
   auto* k_opt = sub->add_option("--k", a->k, "entries kept by --op topk_softmax (>= 1)");
   auto* threshold_opt = sub->add_option("--threshold", a->threshold,
                                         "probability below which --op threshold_softmax drops an entry, in [0, 1]");
+  auto* label_smoothing_opt =
+      sub->add_option("--label-smoothing", a->label_smoothing,
+                      "label smoothing E of --op cross_entropy, in [0, 1]: the target (1 - E) onehot(T) + E / n")
+          ->capture_default_str();
   sub->add_option("--temperature", a->temperature, "Computes softmax(x / T) with x / T exact (T > 0)")->capture_default_str();
   sub->add_option("--dtype", a->dtype, "Format the inputs are rounded to and the outputs rounded to: f64 or f32")
       ->check(CLI::IsMember({"f64", "f32"}))->capture_default_str();
@@ -132,10 +144,11 @@ Command add_oracle(CLI::App& app) {
                                        "finite value per entry of the row, comma-separated, rounded to --dtype")
                            ->delimiter(',');
   sub->add_option("values", a->values, "The row X1 X2 ...")->required();
-  return [a, alpha_opt, k_opt, threshold_opt, target_opt, upstream_opt] {
+  return [a, alpha_opt, k_opt, threshold_opt, label_smoothing_opt, target_opt, upstream_opt] {
     const Format f = *parse_format(a->dtype);
     const Op op = *parse_op(a->op);
-    const OpParams params = op_params(op, *a, alpha_opt->count() > 0, k_opt->count() > 0, threshold_opt->count() > 0);
+    const OpParams params = op_params(op, *a, alpha_opt->count() > 0, k_opt->count() > 0, threshold_opt->count() > 0,
+                                      label_smoothing_opt->count() > 0);
     if (!std::isfinite(a->temperature) || a->temperature <= 0)
       throw std::invalid_argument(fmt::format("--temperature must be finite and > 0, got {}", a->temperature));
     std::vector<double> x;
@@ -187,7 +200,7 @@ Command add_oracle(CLI::App& app) {
     std::string out;
     std::optional<oracle::ExactCrossEntropy> ce;
     if (takes_target)
-      ce = ignored ? oracle::ignored_cross_entropy(x.size(), bits) : oracle::exact_cross_entropy(exact, a->target, bits);
+      ce = ignored ? oracle::ignored_cross_entropy(x.size(), bits) : oracle::exact_cross_entropy(exact, a->target, bits, params.label_smoothing);
     std::optional<oracle::ExactGradient> backward;
     for (const Operand& o : spec(op).out) {
       if (is_gradient(o.kind) && takes_upstream) backward = oracle::exact_backward(exact, g, o.kind, bits);

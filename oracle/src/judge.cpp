@@ -56,7 +56,7 @@ void RowJudge::set_row(std::span<const double> x, double temperature) {
   exact_.reset();
   sparse_.clear();
   target_.reset();
-  cross_entropy_.reset();
+  cross_entropy_.clear();
   has_upstream_ = false;
   softmax_gradient_.reset();
   log_softmax_gradient_.reset();
@@ -97,15 +97,17 @@ std::optional<RowError> RowJudge::conditional_error(const OpDecl& d, std::span<c
 
 void RowJudge::set_target(std::int64_t target) {
   target_ = target;
-  cross_entropy_.reset();
+  cross_entropy_.clear();
 }
 
-const ExactCrossEntropy& RowJudge::cross_entropy_exact() {
+const ExactCrossEntropy& RowJudge::cross_entropy_exact(double label_smoothing) {
   if (!target_) throw std::logic_error("RowJudge: a cross-entropy output judged before set_target");
-  if (!cross_entropy_)
-    cross_entropy_ = *target_ == ignore_index ? ignored_cross_entropy(x_.size(), opt_.bits)
-                                              : exact_cross_entropy(exact(), *target_, opt_.bits);
-  return *cross_entropy_;
+  for (const auto& [eps, ce] : cross_entropy_)
+    if (eps == label_smoothing) return ce;
+  cross_entropy_.emplace_back(label_smoothing, *target_ == ignore_index
+                                                   ? ignored_cross_entropy(x_.size(), opt_.bits)
+                                                   : exact_cross_entropy(exact(), *target_, opt_.bits, label_smoothing));
+  return cross_entropy_.back().second;
 }
 
 namespace {
@@ -116,7 +118,7 @@ bool is_cross_entropy(OutputKind k) {
 
 std::span<const Real> RowJudge::exact_output(const OpDecl& d, std::size_t output) {
   const OutputKind kind = spec(d.op).out[output].kind;
-  if (is_cross_entropy(kind)) return exact_values(cross_entropy_exact(), kind);
+  if (is_cross_entropy(kind)) return exact_values(cross_entropy_exact(d.params.label_smoothing), kind);
   if (is_gradient(kind)) return gradient_exact(kind).value;
   return exact_values(exact(), kind);
 }
@@ -124,7 +126,7 @@ std::span<const Real> RowJudge::exact_output(const OpDecl& d, std::size_t output
 std::span<const Real> RowJudge::exact_scale(const OpDecl& d, std::size_t output) {
   const OutputKind kind = spec(d.op).out[output].kind;
   if (spec(d.op).out[output].metric != Metric::scaled) return {};
-  if (kind == OutputKind::cross_entropy_gradient) return cross_entropy_exact().scale;
+  if (kind == OutputKind::cross_entropy_gradient) return cross_entropy_exact(d.params.label_smoothing).scale;
   return gradient_exact(kind).scale;
 }
 
@@ -135,9 +137,7 @@ bool RowJudge::used_mpfr() const {
 
 const SparseRow& RowJudge::sparse_exact(const OpDecl& d) {
   for (const auto& [decl, row] : sparse_)
-    if (decl.op == d.op && decl.params.alpha == d.params.alpha && decl.params.k == d.params.k &&
-        decl.params.threshold == d.params.threshold)
-      return row;
+    if (decl.op == d.op && decl.params == d.params) return row;
   sparse_.emplace_back(d, exact_sparse(d.op, d.params, x_, temperature_, opt_.bits));
   return sparse_.back().second;
 }

@@ -283,14 +283,81 @@ void set_smallest_positive(mpfr_ptr v) {
 
 }  // namespace
 
-ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, unsigned bits) {
+namespace {
+
+// Label smoothing eps > 0 (q_j = eps / n, q_t = 1 - eps + eps / n), every
+// value formed over the common denominator n so that the sums are exact
+// before their one rounding at `bits` + 64 and the division by n:
+//   loss = [(n - eps (n - 1)) (-log p_t) + eps sum_{j != t} (-log p_j)] / n
+//   dx_j = (n p_j - eps) / n,  dx_t = (eps (n - 1) - n sum_{j != t} p_j) / n
+//   s_j  = p_j + q_j
+// (-log p_j >= 0, so the loss's sum has no cancellation; +inf with a masked
+// entry, whose q_j > 0 meets p_j = 0.)
+ExactCrossEntropy smoothed_cross_entropy(const ExactRow& row, std::size_t t, double eps, unsigned bits) {
+  const std::size_t n = row.softmax.size();
+  // Guard bits: n p_j and eps (n - 1) are exact at `bits` + 64 + 64; the
+  // rest (n - eps (n - 1), the sums' terms) round 2^-192 below `bits`.
+  const auto wide = static_cast<mpfr_prec_t>(bits) + 192;
+  static_assert(sizeof(unsigned long) == 8, "n must fit an unsigned long");
+  Scratch nn(64), weight(53), q_num(wide), weight_t(wide), v(wide);
+  mpfr_set_ui(nn.v, static_cast<unsigned long>(n), MPFR_RNDN);
+  mpfr_set_d(weight.v, eps, MPFR_RNDN);
+  mpfr_set_ui(q_num.v, static_cast<unsigned long>(n - 1), MPFR_RNDN);
+  mpfr_mul_d(q_num.v, q_num.v, eps, MPFR_RNDN);    // eps (n - 1), exact
+  mpfr_sub(weight_t.v, nn.v, q_num.v, MPFR_RNDN);  // n - eps (n - 1)
+
+  ExactCrossEntropy ce;
+  ce.loss = real_with_bits(bits);
+  std::vector<Real> loss_terms, target_terms;  // the loss's and dx_t's numerators, term by term
+  loss_terms.reserve(n);
+  target_terms.reserve(n);
+  Scratch q_off(wide), q_t(wide);  // eps / n and 1 - eps (n - 1) / n, for the scales
+  mpfr_div(q_off.v, weight.v, nn.v, MPFR_RNDN);
+  mpfr_div(q_t.v, weight_t.v, nn.v, MPFR_RNDN);
+  ce.gradient.reserve(n);
+  ce.scale.reserve(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    loss_terms.push_back(real_with_bits(wide));
+    mpfr_neg(raw(loss_terms.back()), raw(row.log_softmax[j]), MPFR_RNDN);
+    mpfr_mul(raw(loss_terms.back()), raw(loss_terms.back()), j == t ? weight_t.v : weight.v, MPFR_RNDN);
+    ce.gradient.push_back(real_with_bits(bits));
+    ce.scale.push_back(real_with_bits(bits));
+    mpfr_add(raw(ce.scale.back()), raw(row.softmax[j]), j == t ? q_t.v : q_off.v, MPFR_RNDN);
+    if (j == t) continue;
+    mpfr_mul(v.v, raw(row.softmax[j]), nn.v, MPFR_RNDN);  // n p_j, exact
+    target_terms.push_back(real_with_bits(wide));
+    mpfr_neg(raw(target_terms.back()), v.v, MPFR_RNDN);
+    mpfr_sub(v.v, v.v, weight.v, MPFR_RNDN);
+    mpfr_div(raw(ce.gradient.back()), v.v, nn.v, MPFR_RNDN);
+  }
+  target_terms.push_back(real_with_bits(wide));
+  mpfr_set(raw(target_terms.back()), q_num.v, MPFR_RNDN);
+  const auto sum_then_divide = [&](std::vector<Real>& terms, Real& into) {
+    std::vector<mpfr_ptr> ptr;
+    ptr.reserve(terms.size());
+    for (Real& r : terms) ptr.push_back(raw(r));
+    mpfr_sum(v.v, ptr.data(), ptr.size(), MPFR_RNDN);
+    mpfr_div(raw(into), v.v, nn.v, MPFR_RNDN);
+  };
+  sum_then_divide(loss_terms, ce.loss);
+  sum_then_divide(target_terms, ce.gradient[t]);
+  return ce;
+}
+
+}  // namespace
+
+ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, unsigned bits,
+                                      double label_smoothing) {
   if (row.status != RowStatus::ok) throw std::invalid_argument("exact_cross_entropy: the row has no exact softmax");
+  if (!(label_smoothing >= 0 && label_smoothing <= 1))
+    throw std::invalid_argument("exact_cross_entropy: label smoothing must be in [0, 1]");
   const auto n = static_cast<std::int64_t>(row.softmax.size());
   if (target != ignore_index && (target < 0 || target >= n))
     throw std::invalid_argument("exact_cross_entropy: target " + std::to_string(target) + " outside [0, " +
                                 std::to_string(n) + ") and not ignore_index");
   if (target == ignore_index) return ignored_cross_entropy(static_cast<std::size_t>(n), bits);
   prepare_mpfr_thread();
+  if (label_smoothing > 0) return smoothed_cross_entropy(row, static_cast<std::size_t>(target), label_smoothing, bits);
   ExactCrossEntropy ce;
   ce.loss = real_with_bits(bits);
   ce.gradient.reserve(static_cast<std::size_t>(n));

@@ -95,6 +95,85 @@ TEST(ExactCrossEntropy, IgnoredRowIsExactlyZeroAndBadTargetsThrow) {
   EXPECT_THROW(exact_cross_entropy(exact_row(std::vector<double>{-INFINITY}), 0), std::invalid_argument);
 }
 
+// Label smoothing eps: q = (1 - eps) onehot(t) + eps / n. x = [0, 0], t = 0,
+// eps = 0.1: p = [1/2, 1/2], q = [0.95, 0.05]: loss log 2 whatever q,
+// gradient p - q = [-0.45, 0.45], scale p + q = [1.45, 0.55]. x = [1, 2, 3],
+// t = 2, eps = 0.2: loss = lse - sum q_j x_j (libm in double).
+TEST(ExactCrossEntropy, LabelSmoothingKnownValues) {
+  const ExactCrossEntropy ce = exact_cross_entropy(exact_row(std::vector<double>{0, 0}), 0, default_bits, 0.1);
+  EXPECT_DOUBLE_EQ(d(ce.loss), std::log(2.0));
+  EXPECT_DOUBLE_EQ(d(ce.gradient[0]), -0.45);
+  EXPECT_DOUBLE_EQ(d(ce.gradient[1]), 0.45);
+  EXPECT_DOUBLE_EQ(d(ce.scale[0]), 1.45);
+  EXPECT_DOUBLE_EQ(d(ce.scale[1]), 0.55);
+  const ExactCrossEntropy c3 = exact_cross_entropy(exact_row(std::vector<double>{1, 2, 3}), 2, default_bits, 0.2);
+  const double lse = 3 + std::log1p(std::exp(-1.0) + std::exp(-2.0));
+  const double q_off = 0.2 / 3, q_t = 1 - 0.2 + 0.2 / 3;
+  EXPECT_NEAR(d(c3.loss), lse - (q_off * 1 + q_off * 2 + q_t * 3), 1e-15);
+  EXPECT_NEAR(d(c3.gradient[0]), std::exp(1 - lse) - q_off, 1e-16);
+  EXPECT_NEAR(d(c3.gradient[2]), std::exp(3 - lse) - q_t, 1e-16);
+  // eps = 1: the uniform target; x uniform too: loss log n, gradient 0 up to
+  // 2^-250 of the scale (p_j = 1/3 is rounded to `bits` before q_j = 1/3 is
+  // subtracted: accuracy relative to s_j, as exact_backward's).
+  const ExactCrossEntropy uniform = exact_cross_entropy(exact_row(std::vector<double>{5, 5, 5}), 1, default_bits, 1);
+  EXPECT_DOUBLE_EQ(d(uniform.loss), std::log(3.0));
+  for (std::size_t j = 0; j < 3; ++j) EXPECT_LE(std::fabs(d(uniform.gradient[j])), std::ldexp(d(uniform.scale[j]), -250));
+}
+
+// The smoothed loss is (1 - eps) L_0 + eps L_u (L_0 = -log p_t, L_u the loss
+// against the uniform target, lse - mean z), the gradient sums to 0; with a
+// masked entry the loss is +inf and that entry's gradient -eps / n; eps = 0
+// is the unsmoothed oracle bit for bit.
+TEST(ExactCrossEntropy, LabelSmoothingIdentities) {
+  const std::vector<double> x = {0.25, -3, 7.5, 7.5, -1e3, 0x1p-30};
+  const ExactRow row = exact_row(x, 0.7, 512);
+  const double eps = 0.3;
+  for (std::int64_t t = 0; t < static_cast<std::int64_t>(x.size()); ++t) {
+    const ExactCrossEntropy ce = exact_cross_entropy(row, t, 512, eps);
+    const PrecisionScope scope(1100);
+    Real total = 0, abs_total = 0, minus_log_sum = 0;
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      total += ce.gradient[j];
+      abs_total += abs(ce.gradient[j]);
+      minus_log_sum -= row.log_softmax[j];
+    }
+    EXPECT_LE(std::fabs(d(total)), 1e-150 * d(abs_total)) << "t = " << t;
+    const Real mixed = (1 - Real(eps)) * -row.log_softmax[static_cast<std::size_t>(t)] +
+                       Real(eps) * minus_log_sum / Real(static_cast<double>(x.size()));
+    EXPECT_LE(std::fabs(d((ce.loss - mixed) / mixed)), 1e-150) << "t = " << t;
+    const ExactCrossEntropy plain = exact_cross_entropy(row, t, 512, 0);
+    const ExactCrossEntropy zero = exact_cross_entropy(row, t, 512);
+    EXPECT_EQ(plain.loss, zero.loss);
+  }
+  const std::vector<double> masked = {1, -INFINITY, 2};
+  const ExactCrossEntropy ce = exact_cross_entropy(exact_row(masked), 0, default_bits, 0.3);
+  EXPECT_EQ(d(ce.loss), INFINITY);
+  EXPECT_DOUBLE_EQ(d(ce.gradient[1]), -0.1);
+  EXPECT_DOUBLE_EQ(d(ce.scale[1]), 0.1);
+  EXPECT_THROW(exact_cross_entropy(exact_row(masked), 0, default_bits, -0.1), std::invalid_argument);
+  EXPECT_THROW(exact_cross_entropy(exact_row(masked), 0, default_bits, 1.5), std::invalid_argument);
+  EXPECT_THROW(exact_cross_entropy(exact_row(masked), 0, default_bits, NAN), std::invalid_argument);
+}
+
+// 256 and 1024 bits agree to 2^-250 relative with smoothing too, on a row
+// where p_j ~ eps / n (dx_j cancels) and one where p_t ~ q_t.
+TEST(ExactCrossEntropy, LabelSmoothingAgreesAcrossPrecisions) {
+  const double eps = 0.1;
+  // n = 4: eps / n = 0.025 = p_1 / p_0 ... x_1 = log(0.025 / p_0) + x_0 makes p_1 ~ 0.025.
+  const std::vector<double> x = {0, std::log(0.025 / 0.925) + 1e-9, -50, 3};
+  for (std::int64_t t : {0, 1, 3}) {
+    const ExactCrossEntropy lo = exact_cross_entropy(exact_row(x, 1, 256), t, 256, eps);
+    const ExactCrossEntropy hi = exact_cross_entropy(exact_row(x, 1, 1024), t, 1024, eps);
+    const auto close = [](const Real& a, const Real& b) {
+      const PrecisionScope scope(1100);
+      const Real diff = a - b;
+      return std::fabs(d(diff)) <= std::ldexp(std::fabs(d(b)), -250);
+    };
+    EXPECT_TRUE(close(lo.loss, hi.loss)) << t;
+    for (std::size_t j = 0; j < x.size(); ++j) EXPECT_TRUE(close(lo.gradient[j], hi.gradient[j])) << t << " " << j;
+  }
+}
+
 // The scaled metric: |r - v| / max(u s, denorm_min); a structural zero
 // (s = 0) must be exactly 0.
 TEST(ScaledMetric, ErrorInUnitsOfUTimesScale) {

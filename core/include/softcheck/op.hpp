@@ -150,15 +150,24 @@ class OperandList {
 };
 
 // The op's parameter beyond the temperature (OpParams field), if any.
-enum class OpParam : std::uint8_t { none, alpha, k, threshold };
+enum class OpParam : std::uint8_t { none, alpha, k, threshold, label_smoothing };
 
 // The parameter of a parametrised op, fixed per kernel (OpDecl::params):
 // entmax: alpha > 1; topk_softmax: k >= 1; threshold_softmax: threshold in
-// [0, 1]. Unused fields stay 0.
+// [0, 1]; cross_entropy: label smoothing eps in [0, 1], the target
+// q = (1 - eps) onehot(t) + eps / n (PyTorch's label_smoothing;
+// docs/gradients.md). Unused fields stay 0.
 struct OpParams {
   double alpha = 0;
   std::int64_t k = 0;
   double threshold = 0;
+  double label_smoothing = 0;
+
+  // Written out: nvcc's front end (the CUDA kernels include this header)
+  // rejects a defaulted comparison.
+  constexpr bool operator==(const OpParams& o) const {
+    return alpha == o.alpha && k == o.k && threshold == o.threshold && label_smoothing == o.label_smoothing;
+  }
 };
 
 // What a kernel returns for a row whose entries are all -inf (fully masked).
@@ -264,10 +273,11 @@ inline constexpr OpSpec op_table[] = {
     {Op::softmax_lse, "softmax_lse", "softmax(z) and lse(z) from one call", op_operands::x,
      op_operands::probabilities_and_lse, OpParam::none, Reference::dense, true, 0},
     // The loss of a classifier and its gradient, from the logits and one
-    // class target per row (docs/gradients.md). No plugin code yet: the
-    // plugin ABI passes one input.
-    {Op::cross_entropy, "cross_entropy", "-log softmax(z)_t and its gradient softmax(z) - onehot(t), per row",
-     op_operands::x_and_target, op_operands::loss_and_gradient, OpParam::none, Reference::dense, false, 0},
+    // class target per row, with the kernel's label smoothing eps
+    // (docs/gradients.md). No plugin code yet: the plugin ABI passes one input.
+    {Op::cross_entropy, "cross_entropy",
+     "-sum_j q_j log softmax(z)_j and its gradient softmax(z) - q, q = (1 - eps) onehot(t) + eps / n, per row",
+     op_operands::x_and_target, op_operands::loss_and_gradient, OpParam::label_smoothing, Reference::dense, false, 0},
     // The forward output y and the backward pass given the upstream g, end
     // to end from the logits (docs/gradients.md).
     {Op::softmax_backward, "softmax_backward", "y = softmax(z) and dx = y (g - <g, y>), per row",

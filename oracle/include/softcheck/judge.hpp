@@ -162,8 +162,10 @@ class RowJudge {
   bool has_double_ = false, has_extended_ = false, has_dd_ = false;
   std::optional<ExactRow> exact_;
   std::optional<std::int64_t> target_;
-  std::optional<ExactCrossEntropy> cross_entropy_;
-  const ExactCrossEntropy& cross_entropy_exact();
+  // Per label smoothing (a judge may see kernels declaring different ones);
+  // a deque keeps the spans handed out valid as smoothings are added.
+  std::deque<std::pair<double, ExactCrossEntropy>> cross_entropy_;
+  const ExactCrossEntropy& cross_entropy_exact(double label_smoothing);
   std::span<const double> upstream_;
   bool has_upstream_ = false;
   std::optional<ExactGradient> softmax_gradient_, log_softmax_gradient_;

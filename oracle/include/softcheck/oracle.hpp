@@ -75,18 +75,26 @@ std::span<const Real> exact_values(const ExactRow& row, OutputKind kind);
 ExactRow exact_row(std::span<const double> x, double temperature = 1.0,
                    unsigned bits = default_bits);
 
-// The exact cross-entropy of a row against its class target
-// (docs/gradients.md): loss = -log p_t = -log_softmax_t (+inf where x_t =
-// -inf); gradient dL/dz_j = p_j - [j = t], with p_t - 1 formed as
-// -sum_{j != t} p_j (no cancellation); the scaled metric's scale s_j = p_j +
-// [j = t]. An ignored row (target == ignore_index) has loss, gradient and
-// scale exactly 0. `row` must have status ok and `target` be ignore_index or
-// in [0, n) (std::invalid_argument otherwise); every value carries `bits` bits.
+// The exact cross-entropy of a row against its class target t with label
+// smoothing eps in [0, 1] (docs/gradients.md): the target distribution
+// q = (1 - eps) onehot(t) + eps / n (PyTorch's label_smoothing), the loss
+// -sum_j q_j log p_j (+inf where an entry with q_j > 0 is masked: x_t = -inf,
+// or any -inf entry when eps > 0), the gradient dL/dz_j = p_j - q_j and the
+// scaled metric's scale s_j = p_j + q_j. With eps = 0, p_t - 1 is formed as
+// -sum_{j != t} p_j (no cancellation); with eps > 0 every value is formed
+// over the denominator n from exact sums of the row's `bits`-bit p_j and
+// log p_j (oracle.cpp): p_j - q_j may cancel, so a gradient entry is
+// accurate to a few 2^-bits of its scale s_j (as exact_backward's), the
+// loss (a sum of terms >= 0) relative to itself. An ignored row
+// (target == ignore_index) has loss, gradient and scale exactly 0. `row`
+// must have status ok, `target` be ignore_index or in [0, n) and eps in
+// [0, 1] (std::invalid_argument otherwise); every value carries `bits` bits.
 struct ExactCrossEntropy {
   Real loss;
   std::vector<Real> gradient, scale;
 };
-ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, unsigned bits = default_bits);
+ExactCrossEntropy exact_cross_entropy(const ExactRow& row, std::int64_t target, unsigned bits = default_bits,
+                                      double label_smoothing = 0);
 // An ignored row's (target ignore_index) values for a row of n entries,
 // whatever they hold (a fully masked row too): every value 0.
 ExactCrossEntropy ignored_cross_entropy(std::size_t n, unsigned bits = default_bits);
