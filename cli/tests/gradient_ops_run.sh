@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 check_all quick_suite_holds 0 "cross_entropy_f32" "cross_entropy:loss" "cross_entropy:dx" \
-  "cross_entropy_chunked_f64" "bf16_cross_entropy_f32acc" "every declared contract held" -- \
+  "cross_entropy_chunked_f64" "bf16_cross_entropy_f32acc" "cross_entropy_ls0p1_f32" "every declared contract held" -- \
   "$bin" run --op cross_entropy --jobs 2 --property-tests 0 --out "$tmp/ce"
 check_all quick_suite_report 0 -- python3 -c '
 import json, sys
@@ -25,7 +25,10 @@ r = json.load(open(sys.argv[1]))
 assert r["run"]["selection"]["ops"] == ["cross_entropy"], r["run"]["selection"]
 ks = r["kernels"]
 assert {k["op"] for k in ks} == {"cross_entropy"}, {k["op"] for k in ks}
-assert len(ks) == 18 and {k["output"] for k in ks} == {"loss", "dx"}, len(ks)
+assert len(ks) == 26 and {k["output"] for k in ks} == {"loss", "dx"}, len(ks)
+# The kernels declaring label smoothing 0.1 (docs/gradients.md) are judged
+# against the smoothed target: four of them, both outputs.
+assert len([k for k in ks if "_ls0p1_" in k["kernel"]]) == 8, [k["kernel"] for k in ks]
 for k in ks:
     assert k["status"] == "held" and k["contract"]["declared"], (k["kernel"], k["output"], k["status"])
     assert 0 < k["max_bound_ratio"] <= 1, (k["kernel"], k["max_bound_ratio"])
@@ -49,6 +52,13 @@ check_all careless_repro_replays 1 "CONTRACT VIOLATED" -- "$bin" "${repro[@]}" -
 # The exact values: x = [0, 0], target 0: loss log 2, gradient [-1/2, 1/2].
 check_all oracle_target 0 "loss 6.93147180559945309417e-01" "dx -5.00000000000000000000e-01 -0.5" \
   "dx 5.00000000000000000000e-01 0.5" -- "$bin" oracle --op cross_entropy --target 0 --digits 21 0 0
+# Label smoothing 0.1 on x = [0, 0], target 0: q = [0.95, 0.05], loss log 2, gradient [-0.45, 0.45].
+check_all oracle_label_smoothing 0 "loss 6.931e-01" "dx -4.500e-01 -0.45" "dx 4.500e-01 0.45" -- \
+  "$bin" oracle --op cross_entropy --target 0 --label-smoothing 0.1 --digits 4 0 0
+check_all oracle_label_smoothing_range 2 "--label-smoothing must be in [0, 1]" -- \
+  "$bin" oracle --op cross_entropy --target 0 --label-smoothing 1.5 0 0
+check_all oracle_label_smoothing_other_op 2 "--label-smoothing applies to --op cross_entropy only" -- \
+  "$bin" oracle --op softmax --label-smoothing 0.1 0 0
 check_all oracle_needs_target 2 "--op cross_entropy needs --target" -- "$bin" oracle --op cross_entropy 0 0
 check_all oracle_target_range 2 "outside [0, 2)" -- "$bin" oracle --op cross_entropy --target 2 0 0
 check_all oracle_target_other_op 2 "--target applies to --op cross_entropy only" -- \

@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 rc=0
 "$bin" run --peers --impl shifted_f32 --impl onednn_f32 --impl onednn_bf16 --impl onednn_f16 \
-  --impl xnnpack_f32 --impl xnnpack_f16 --impl torch_f32 --impl torch_bf16 --family benchdnn --family xnnpack_u90_100 --family fully_masked \
+  --impl xnnpack_f32 --impl xnnpack_f16 --impl torch_f32 --impl torch_bf16 --impl torch_ls0p1_f32 --family benchdnn --family xnnpack_u90_100 --family fully_masked \
   --family mask_neg_inf --family normal_s10 --size 8 --size 1000 --jobs 2 --out "$tmp" >"$tmp/out.txt" 2>&1 || rc=$?
 cat "$tmp/out.txt"
 if [[ $rc -ne 0 && $rc -ne 1 ]]; then
@@ -31,7 +31,7 @@ expected = [("onednn_f32", "softmax"), ("onednn_f32", "log_softmax"), ("onednn_b
             ("xnnpack_f16", "softmax"), ("torch_f32", "softmax"), ("torch_f32", "cross_entropy"),
             ("torch_f32", "softmax_backward"), ("torch_f32", "log_softmax_backward"), ("torch_bf16", "log_softmax"),
             ("onednn_f32", "softmax_backward"), ("onednn_f32", "log_softmax_backward"),
-            ("onednn_bf16", "softmax_backward")]
+            ("onednn_bf16", "softmax_backward"), ("torch_ls0p1_f32", "cross_entropy")]
 measured = 0
 for key in expected:
     k = rows.get(key)

@@ -19,10 +19,21 @@
 //   (a1, r1) (+) (a2, r2) = (a1, r1 + (1 + r2) exp(a2 - a1)) for a1 >= a2,
 // the smaller side's max term joining the rest. Every term is >= 0.
 //
+// Label smoothing eps (declared per kernel, OpParams::label_smoothing): the
+// target q = (1 - eps) onehot(t) + eps / n, and
+//   loss         log1p(rest) + sum_j q_j (a - z_j): the smoothed loss
+//                -sum_j q_j log p_j = lse - sum_j q_j z_j regrouped into
+//                terms >= 0 (no cancellation), the shifts a - z_j taken from
+//                x as (2 / T)(x_k / 2 - x_j / 2): a z_j = x_j / T that
+//                overflows (x = -DBL_MAX at T = 0.7) has p_j = 0 but a finite
+//                share of the loss;
+//   gradient     dx_j = p_j - q_j, q_t = (n - eps (n - 1)) / n by one fma.
+//
 // Masked-row policy zeros (PyTorch's ignore-style behaviour, FlashAttention-4's
 // O = 0): a fully masked row, like an ignored one (target ignore_index), gets
 // loss 0 and a gradient of 0.
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -89,9 +100,42 @@ void gradient_in_place(std::span<T> z_dx, const Normaliser<T>& s, std::size_t t)
   z_dx[t] = t == s.k ? -(s.rest / d) : z_dx[t] - T(1);
 }
 
-// One row: z (scaled logits) in z_dx, the gradient left there, the loss returned.
+// The smoothed target's two values for a row of n entries, each formed in
+// double and rounded once to T: eps / n off the target and
+// q_t = (n - eps (n - 1)) / n on it (the fma rounds once: no cancellation).
 template <class T>
-T cross_entropy_row(std::span<T> z_dx, std::int64_t target, std::size_t chunk) {
+struct SmoothedTarget {
+  T off, on;
+  SmoothedTarget(double eps, std::size_t n)
+      : off(static_cast<T>(eps / static_cast<double>(n))),
+        on(static_cast<T>(std::fma(-eps, static_cast<double>(n - 1), static_cast<double>(n)) /
+                          static_cast<double>(n))) {}
+};
+
+// The smoothed loss log1p(rest) + (2 / T) sum_j q_j (x_k / 2 - x_j / 2),
+// every term >= 0 (x_k: the maximum, k = s.k; the halves never overflow).
+template <class T>
+T smoothed_loss_from(const Normaliser<T>& s, std::span<const T> x, T temperature, std::size_t t, double eps) {
+  const SmoothedTarget<T> q(eps, x.size());
+  const T top = x[s.k] / 2;
+  T spread = 0;
+  for (std::size_t j = 0; j < x.size(); ++j) spread += (j == t ? q.on : q.off) * (top - x[j] / 2);
+  return log1p_of(s.rest) + spread * (T(2) / temperature);
+}
+
+// z -> dx in place: p_j - q_j.
+template <class T>
+void smoothed_gradient_in_place(std::span<T> z_dx, const Normaliser<T>& s, std::size_t t, double eps) {
+  const SmoothedTarget<T> q(eps, z_dx.size());
+  const T d = T(1) + s.rest;
+  for (std::size_t j = 0; j < z_dx.size(); ++j) z_dx[j] = exp_of(z_dx[j] - s.a) / d - (j == t ? q.on : q.off);
+}
+
+// One row: z (scaled logits) in z_dx, the gradient left there, the loss returned.
+// x: the row before scaling (the smoothed loss reads it), T the kernel's temperature.
+template <class T>
+T cross_entropy_row(std::span<const T> x, T temperature, std::span<T> z_dx, std::int64_t target, std::size_t chunk,
+                    double eps) {
   const auto zero_row = [&] {
     std::fill(z_dx.begin(), z_dx.end(), T(0));
     return T(0);
@@ -104,6 +148,11 @@ T cross_entropy_row(std::span<T> z_dx, std::int64_t target, std::size_t chunk) {
   const Normaliser<T> s = chunk == 0 ? normaliser<T>(z) : normaliser_chunked<T>(z, chunk);
   if (s.a == minus_inf<T>) return zero_row();  // fully masked: policy zeros
   const auto t = static_cast<std::size_t>(target);
+  if (eps > 0) {
+    const T loss = smoothed_loss_from(s, x, temperature, t, eps);
+    smoothed_gradient_in_place(z_dx, s, t, eps);
+    return loss;
+  }
   const T loss = loss_from(s, z[t]);
   gradient_in_place(z_dx, s, t);
   return loss;
@@ -111,8 +160,8 @@ T cross_entropy_row(std::span<T> z_dx, std::int64_t target, std::size_t chunk) {
 
 // Storage T (float, double) computed in T.
 template <class T>
-ComputeFn compute_in(std::size_t chunk) {
-  return [chunk](const OpCall& c) {
+ComputeFn compute_in(std::size_t chunk, double eps) {
+  return [chunk, eps](const OpCall& c) {
     if (c.op != Op::cross_entropy) throw std::invalid_argument("cross-entropy kernel called for " + std::string(name(c.op)));
     const T* x = static_cast<const T*>(c.in[0]);
     const auto* target = static_cast<const std::int64_t*>(c.in[1]);
@@ -122,16 +171,17 @@ ComputeFn compute_in(std::size_t chunk) {
     const auto n = static_cast<std::size_t>(c.cols);
     for (std::int64_t r = 0; r < c.rows; ++r) {
       const std::span<T> row(dx + r * c.cols, n);
-      scale_by_temperature<T>({x + r * c.cols, n}, temperature, row);
-      loss[r] = cross_entropy_row<T>(row, target[r], chunk);
+      const std::span<const T> x_row(x + r * c.cols, n);
+      scale_by_temperature<T>(x_row, temperature, row);
+      loss[r] = cross_entropy_row<T>(x_row, temperature, row, target[r], chunk, eps);
     }
   };
 }
 
 // 16-bit storage (f16, bf16) computed in f32: each row decoded (exact), the
 // f32 kernel, each output rounded once to the storage format.
-ComputeFn compute_16_in_f32(Format storage, std::size_t chunk) {
-  return [storage, chunk](const OpCall& c) {
+ComputeFn compute_16_in_f32(Format storage, std::size_t chunk, double eps) {
+  return [storage, chunk, eps](const OpCall& c) {
     if (c.op != Op::cross_entropy) throw std::invalid_argument("cross-entropy kernel called for " + std::string(name(c.op)));
     const auto* x = static_cast<const std::uint16_t*>(c.in[0]);
     const auto* target = static_cast<const std::int64_t*>(c.in[1]);
@@ -139,10 +189,13 @@ ComputeFn compute_16_in_f32(Format storage, std::size_t chunk) {
     auto* dx = static_cast<std::uint16_t*>(c.out[1]);
     const auto temperature = static_cast<float>(c.temperature);
     const auto n = static_cast<std::size_t>(c.cols);
-    std::vector<float> z(n);
+    std::vector<float> xs(n), z(n);
     for (std::int64_t r = 0; r < c.rows; ++r) {
-      for (std::size_t j = 0; j < n; ++j) z[j] = static_cast<float>(decode16(x[r * c.cols + j], storage)) / temperature;
-      loss[r] = encode16(cross_entropy_row<float>(z, target[r], chunk), storage);
+      for (std::size_t j = 0; j < n; ++j) {
+        xs[j] = static_cast<float>(decode16(x[r * c.cols + j], storage));
+        z[j] = xs[j] / temperature;
+      }
+      loss[r] = encode16(cross_entropy_row<float>(xs, temperature, z, target[r], chunk, eps), storage);
       for (std::size_t j = 0; j < n; ++j) dx[r * c.cols + j] = encode16(z[j], storage);
     }
   };
@@ -204,6 +257,23 @@ ComputeFn compute_16_in_f32(Format storage, std::size_t chunk) {
 // contract, plus the final rounding to the storage format (1, relative to
 // the value, which is at most s_j for the gradient).
 
+// Label smoothing eps > 0 (q as above, each value formed in double and
+// rounded once to T: <= 3u relative; eps >= 2^-64 keeps eps / n normal in
+// f32 for any row length the harness runs):
+//  - loss: log1p(rest) (n + 0.502 + R)u as above; the spread
+//    sum_j q_j (x_k / 2 - x_j / 2): the halves exact (subnormal halves lose
+//    at most denorm_min / 2, absolute, against a loss >= eps log 2), the
+//    subtraction u, q_j 3u, the product u, n - 1 additions of terms >= 0:
+//    (n + 4)u; times fl(2 / fl(T)) 3u: (n + 7)u; the final addition of two
+//    terms >= 0 u: K = n + 8 + R. Temperature: the spread comes from x, so
+//    only log1p(rest) = -log p_k sees fl(x / T)'s 2u|z_i|, moving it by
+//    sum_{i != k} p_i (dz_i - dz_k) <= 4uM (1 - p_k) <= 4uM log1p(rest)
+//    <= 4uM L. Declared: 9 + n + R, 6uM (the unsmoothed kernel's t).
+//  - gradient: p_j - q_j in one subtraction: |dp_j| + |dq_j| + u|p_j - q_j|
+//    <= (n + 1.004 + 2R)u p_j + 3u q_j + u s_j <= (n + 2.004 + 2R)u s_j with
+//    s_j = p_j + q_j: the two-pass gradient contract as it is, temperature
+//    4uM p_j <= 4uM s_j.
+
 // A two-pass bound carried to the chunked kernel (chunk C > 0): rest's error
 // raised by the merges' 5 + R + (3.502 / C) n, which enters the loss and the
 // gradient once each (see above). chunk 0 keeps the two-pass bound.
@@ -217,14 +287,24 @@ Contract with_chunk_merges(Contract two_pass, std::size_t chunk, std::string_vie
 }
 
 // chunk 0: the two-pass kernel; else the chunked one with chunks of `chunk`.
-Contract loss_contract(std::size_t chunk) {
+Contract loss_contract(std::size_t chunk, double eps) {
+  if (eps > 0)
+    return with_chunk_merges(declared_contract(9, 1, 1, 0, 6,
+                                               "log1p(rest) + (2 / T) sum_j q_j (x_k / 2 - x_j / 2), both >= 0: "
+                                               "n + 0.502 + R and n + 7, the sum 1: n + 8 + R; temperature 4uM"),
+                             chunk, "loss");
   return with_chunk_merges(declared_contract(2, 1, 1, 0, 6,
                                              "(a - z_t) + log1p(rest), both >= 0: rest (n - 1.498 + R)u relative, "
                                              "log1p's rounding 2u, the sum u: n + 1.502 + R; temperature 6uM"),
                            chunk, "loss");
 }
 
-Contract gradient_contract(std::size_t chunk) {
+Contract gradient_contract(std::size_t chunk, double eps) {
+  if (eps > 0)
+    return with_chunk_merges(declared_contract(3, 1, 2, 0, 4,
+                                               "scaled by s_j = p_j + q_j: p_j = e_j / D n + 1.004 + 2R, q_j 3, "
+                                               "p_j - q_j one rounding: n + 2.004 + 2R; temperature 4uM"),
+                             chunk, "gradient");
   return with_chunk_merges(declared_contract(3, 1, 2, 0, 4,
                                              "scaled by s_j = p_j + [j = t]: p_j = e_j / D n + 1.004 + 2R, -rest / D "
                                              "at a max target, p_t - 1 otherwise n + 2.004 + 2R; temperature 4uM"),
@@ -240,10 +320,30 @@ Contract in_16_bit(const Contract& c32, Format storage) {
                                ", plus the final rounding to " + std::string(name(storage)));
 }
 
-std::vector<OpDecl> declarations(std::size_t chunk) {
-  return {{.op = Op::cross_entropy,
-           .contract = loss_contract(chunk),
-           .further_contracts = {gradient_contract(chunk)}}};
+// The label smoothing a kernel may declare: 0, or [2^-64, 1] (the
+// contracts above need eps / n normal in f32).
+double checked_label_smoothing(double eps) {
+  if (!(eps == 0 || (eps >= 0x1p-64 && eps <= 1)))
+    throw std::invalid_argument("cross_entropy: label smoothing must be 0 or in [2^-64, 1]");
+  return eps;
+}
+
+std::vector<OpDecl> declarations(std::size_t chunk, double eps = 0) {
+  OpDecl d{.op = Op::cross_entropy,
+           .contract = loss_contract(chunk, eps),
+           .further_contracts = {gradient_contract(chunk, eps)}};
+  d.params.label_smoothing = checked_label_smoothing(eps);
+  return {d};
+}
+
+std::string shortest(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return {buf, r.ptr};
+}
+std::string smoothing_description(double eps) {
+  const std::string e = shortest(eps);
+  return eps == 0 ? "" : "; label smoothing " + e + ": against the target (1 - " + e + ") onehot(t) + " + e + " / n";
 }
 
 Kernel cross_entropy_kernel(std::string kernel_name, std::string algorithm, Format f, std::string description,
@@ -261,12 +361,12 @@ Kernel cross_entropy_kernel(std::string kernel_name, std::string algorithm, Form
 
 // The chunked kernel with chunks of `chunk` entries, computed in T.
 template <class T>
-Kernel chunked_kernel(std::string kernel_name, std::size_t chunk) {
+Kernel chunked_kernel(std::string kernel_name, std::size_t chunk, double eps = 0) {
   const std::string description = "the row in chunks of " + std::to_string(chunk) +
                                   ": (max, rest) per chunk, merged with the max term kept out; then the fused "
-                                  "loss and gradient";
-  return cross_entropy_kernel(std::move(kernel_name), "cross_entropy_chunked", format_of<T>(), description,
-                              declarations(chunk), compute_in<T>(chunk));
+                                  "loss and gradient" + smoothing_description(eps);
+  return cross_entropy_kernel(std::move(kernel_name), "cross_entropy_chunked" + smoothing_label(eps), format_of<T>(),
+                              description, declarations(chunk, eps), compute_in<T>(chunk, eps));
 }
 
 // ---------------------------------------------------------------- careless
@@ -301,15 +401,30 @@ void careless_rows(const OpCall& c) {
 
 }  // namespace
 
+std::string smoothing_label(double eps) {
+  if (eps == 0) return "";
+  std::string s = shortest(eps);
+  std::replace(s.begin(), s.end(), '.', 'p');  // names are identifiers (test names, JUnit): as threshold_softmax_t0p01
+  return "_ls" + s;
+}
+
 std::vector<Kernel> cross_entropy_kernels() {
   std::vector<Kernel> k;
   const std::string fused = "two passes over the row (max, then the rest of the sum without the max term), "
                             "loss (a - z_t) + log1p(rest), gradient exp(z - a) / (1 + rest) with p_t - 1 "
                             "formed without cancellation";
-  k.push_back(cross_entropy_kernel("cross_entropy_f32", "cross_entropy", Format::f32, fused, declarations(0),
-                                   compute_in<float>(0)));
-  k.push_back(cross_entropy_kernel("cross_entropy_f64", "cross_entropy", Format::f64, fused, declarations(0),
-                                   compute_in<double>(0)));
+  // Label smoothing as in training recipes (0.1, the common choice); each
+  // smoothed kernel declares it (OpParams::label_smoothing).
+  constexpr double smoothing = 0.1;
+  for (double eps : {0.0, smoothing}) {
+    const std::string ls = smoothing_label(eps);
+    k.push_back(cross_entropy_kernel("cross_entropy" + ls + "_f32", "cross_entropy" + ls, Format::f32,
+                                     fused + smoothing_description(eps), declarations(0, eps),
+                                     compute_in<float>(0, eps)));
+    k.push_back(cross_entropy_kernel("cross_entropy" + ls + "_f64", "cross_entropy" + ls, Format::f64,
+                                     fused + smoothing_description(eps), declarations(0, eps),
+                                     compute_in<double>(0, eps)));
+  }
   // Vocabulary-scale rows (up to 262,144 entries) read in chunks, as a
   // kernel that cannot hold the row does; 1024 entries per chunk.
   constexpr std::size_t chunk = 1024;
@@ -322,15 +437,20 @@ std::vector<Kernel> cross_entropy_kernels() {
   constexpr std::size_t short_chunk = 16;
   k.push_back(chunked_kernel<float>("cross_entropy_chunked16_f32", short_chunk));
   k.push_back(chunked_kernel<double>("cross_entropy_chunked16_f64", short_chunk));
-  for (Format storage : {Format::f16, Format::bf16}) {
-    std::vector<OpDecl> ops = declarations(0);
-    ops[0].contract = in_16_bit(ops[0].contract, storage);
-    ops[0].further_contracts[0] = in_16_bit(ops[0].further_contracts[0], storage);
-    const std::string fmt(name(storage));
-    k.push_back(cross_entropy_kernel(fmt + "_cross_entropy_f32acc", "cross_entropy", storage,
-                                     fmt + " logits, the f32 kernel inside, loss and gradient rounded once to " + fmt,
-                                     std::move(ops), compute_16_in_f32(storage, 0)));
-  }
+  k.push_back(chunked_kernel<double>("cross_entropy_chunked16" + smoothing_label(smoothing) + "_f64", short_chunk,
+                                     smoothing));
+  for (Format storage : {Format::f16, Format::bf16})
+    for (double eps : {0.0, smoothing}) {
+      if (eps != 0 && storage != Format::bf16) continue;  // one 16-bit smoothed kernel: bf16, training's format
+      std::vector<OpDecl> ops = declarations(0, eps);
+      ops[0].contract = in_16_bit(ops[0].contract, storage);
+      ops[0].further_contracts[0] = in_16_bit(ops[0].further_contracts[0], storage);
+      const std::string fmt(name(storage)), ls = smoothing_label(eps);
+      k.push_back(cross_entropy_kernel(
+          fmt + "_cross_entropy" + ls + "_f32acc", "cross_entropy" + ls, storage,
+          fmt + " logits, the f32 kernel inside, loss and gradient rounded once to " + fmt + smoothing_description(eps),
+          std::move(ops), compute_16_in_f32(storage, 0, eps)));
+    }
   Kernel careless = cross_entropy_kernel(
       "careless_cross_entropy_f32", "mutant of cross_entropy", Format::f32,
       "loss = -log(softmax(z)_t) with the softmax rounded first (the textbook mistake), claiming the fused "

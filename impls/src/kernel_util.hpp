@@ -258,6 +258,9 @@ KernelFamily threshold_softmax_family(double threshold);
 // The cross-entropy kernels (cross_entropy.cpp; the careless one test_only),
 // and the chunked one with another chunk size (tests).
 std::vector<Kernel> cross_entropy_kernels();
+// "_ls0p1" in the names of the cross-entropy kernels declaring label
+// smoothing 0.1 ("cross_entropy_ls0p1_f32"), "" for none.
+std::string smoothing_label(double eps);
 Kernel cross_entropy_chunked_kernel(std::size_t chunk);
 // softmax / log-softmax backward, naive and wide, f32 and f64 (softmax_backward.cpp).
 std::vector<Kernel> backward_kernels();

@@ -4,8 +4,10 @@
 //
 //   softmax, log_softmax      at::softmax / at::log_softmax over dim 1
 //   cross_entropy            at::cross_entropy_loss (reduction none,
-//                            ignore_index -100), and its gradient by autograd
-//                            (backward of the loss with ones)
+//                            ignore_index -100, label_smoothing 0), and its
+//                            gradient by autograd (backward of the loss with
+//                            ones); torch_ls0p1_<format>: cross_entropy alone
+//                            with label_smoothing 0.1
 //   softmax_backward         y = at::softmax, dx = at::_softmax_backward_data(g, y)
 //   log_softmax_backward     y = at::log_softmax, dx = at::_log_softmax_backward_data(g, y)
 //
@@ -24,11 +26,13 @@
 // declared nan.
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "kernel_util.hpp"
 #include "peer_util.hpp"
 #include "softcheck/kernel_failure.hpp"
 
@@ -48,14 +52,34 @@ std::string torch_promise(Format f) {
          "reported, judged by the floor and the reference rule where softcheck has a stable kernel";
 }
 
-Kernel describe_torch(Format f) {
+// Label smoothing as softcheck's smoothed kernels declare it (cross_entropy.cpp).
+constexpr double torch_smoothing = 0.1;
+
+// The torch kernel of format f: every op of torch_ops (label_smoothing 0),
+// or with label smoothing eps > 0 cross_entropy alone.
+Kernel describe_torch(Format f, double eps) {
   Kernel k;
-  k.name = "torch_" + std::string(name(f));
+  k.name = "torch" + kernels::smoothing_label(eps) + "_" + std::string(name(f));
   k.algorithm = "torch";
   k.format = f;
   k.masked_policy = MaskedRowPolicy::nan;  // softmax of an all -inf row is NaN
-  k.description = "PyTorch (libtorch 1.13, CPU, 1 thread): at::softmax / log_softmax, cross_entropy_loss with "
-                  "autograd, _softmax_backward_data / _log_softmax_backward_data; temperature x.div(T) in the dtype";
+  char eps_text[32];
+  std::snprintf(eps_text, sizeof eps_text, "%g", eps);
+  k.description = eps == 0 ? "PyTorch (libtorch 1.13, CPU, 1 thread): at::softmax / log_softmax, cross_entropy_loss "
+                             "with autograd, _softmax_backward_data / _log_softmax_backward_data; temperature "
+                             "x.div(T) in the dtype"
+                           : std::string("PyTorch (libtorch 1.13, CPU, 1 thread): cross_entropy_loss with label_smoothing ") +
+                                 eps_text +
+                                 " and autograd; temperature x.div(T) in the dtype";
+  for (Op op : torch_ops) {
+    if (eps != 0 && op != Op::cross_entropy) continue;
+    Contract none;
+    none.why = torch_promise(f);
+    OpDecl d{op, none};
+    for (std::size_t i = 1; i < spec(op).out.size(); ++i) d.further_contracts.push_back(none);
+    d.params.label_smoothing = op == Op::cross_entropy ? eps : 0;
+    k.ops.push_back(std::move(d));
+  }
   return k;
 }
 
@@ -75,7 +99,7 @@ std::string module_path() {
   return "";
 }
 
-using TorchCall = int (*)(int, const OpCall*, char*, std::size_t);
+using TorchCall = int (*)(int, double, const OpCall*, char*, std::size_t);
 
 // The module's entry point, loaded on the first call (thread-safe).
 TorchCall torch_call(const std::string& path) {
@@ -109,30 +133,25 @@ std::vector<Kernel> torch_kernels() {
 #if SOFTCHECK_HAVE_TORCH
   const std::string path = module_path();
 #endif
-  for (Format f : torch_formats) {
-    Kernel k = describe_torch(f);
-    for (Op op : torch_ops) {
-      Contract none;
-      none.why = torch_promise(f);
-      OpDecl d{op, none};
-      for (std::size_t i = 1; i < spec(op).out.size(); ++i) d.further_contracts.push_back(none);
-      k.ops.push_back(std::move(d));
-    }
+  for (double eps : {0.0, torch_smoothing}) {
+    for (Format f : torch_formats) {
+      Kernel k = describe_torch(f, eps);
 #if SOFTCHECK_HAVE_TORCH
-    if (path.empty()) {
-      mark_unavailable(k, "the PyTorch peer module libsoftcheck_torch_peer.so is neither in the build tree nor "
-                          "installed beside this softcheck");
-    } else {
-      k.compute = [f, path](const OpCall& c) {
-        char error[512] = "";
-        if (torch_call(path)(static_cast<int>(f), &c, error, sizeof error) != 0)
-          throw KernelFailure(std::string("torch: ") + error);
-      };
-    }
+      if (path.empty()) {
+        mark_unavailable(k, "the PyTorch peer module libsoftcheck_torch_peer.so is neither in the build tree nor "
+                            "installed beside this softcheck");
+      } else {
+        k.compute = [f, eps, path](const OpCall& c) {
+          char error[512] = "";
+          if (torch_call(path)(static_cast<int>(f), eps, &c, error, sizeof error) != 0)
+            throw KernelFailure(std::string("torch: ") + error);
+        };
+      }
 #else
-    mark_unavailable(k, "softcheck was built without libtorch (install libtorch-dev and reconfigure)");
+      mark_unavailable(k, "softcheck was built without libtorch (install libtorch-dev and reconfigure)");
 #endif
-    out.push_back(std::move(k));
+      out.push_back(std::move(k));
+    }
   }
   return out;
 }

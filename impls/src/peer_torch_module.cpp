@@ -51,7 +51,7 @@ void one_thread() {
   std::call_once(once, [] { at::set_num_threads(1); });
 }
 
-void torch_compute(Format f, const OpCall& c) {
+void torch_compute(Format f, double label_smoothing, const OpCall& c) {
   one_thread();
   at::Tensor z = tensor_of(c.in[0], f, c.rows, c.cols);
   if (c.temperature != 1) z = z.div(c.temperature);
@@ -62,7 +62,8 @@ void torch_compute(Format f, const OpCall& c) {
       at::Tensor logits = z.detach().requires_grad_(true);
       at::Tensor target = at::empty({c.rows}, at::TensorOptions().dtype(at::kLong));
       std::memcpy(target.data_ptr(), c.in[1], static_cast<std::size_t>(c.rows) * sizeof(std::int64_t));
-      at::Tensor loss = at::cross_entropy_loss(logits, target, {}, at::Reduction::None, ignore_index, 0.0);
+      at::Tensor loss = at::cross_entropy_loss(logits, target, {}, at::Reduction::None, ignore_index,
+                                                 label_smoothing);
       torch::autograd::backward({loss}, {at::ones_like(loss)});
       copy_out(loss.detach(), f, c.out[0]);
       copy_out(logits.grad(), f, c.out[1]);
@@ -94,13 +95,15 @@ extern "C" __attribute__((visibility("default"))) const char* softcheck_torch_ab
 }
 
 // The module's one entry point (peer_torch.cpp): the call `c` of a torch_*
-// kernel of format `format` (softcheck::Format's value). 0 on success; else
+// kernel of format `format` (softcheck::Format's value) declaring label
+// smoothing `label_smoothing` (cross_entropy; 0 otherwise). 0 on success; else
 // 1 and the error's first line in `error` (NUL-terminated, truncated to
 // error_size).
-extern "C" __attribute__((visibility("default"))) int softcheck_torch_call(int format, const softcheck::OpCall* c,
-                                                                           char* error, std::size_t error_size) {
+extern "C" __attribute__((visibility("default"))) int softcheck_torch_call(int format, double label_smoothing,
+                                                                           const softcheck::OpCall* c, char* error,
+                                                                           std::size_t error_size) {
   try {
-    softcheck::peers::torch_compute(static_cast<softcheck::Format>(format), *c);
+    softcheck::peers::torch_compute(static_cast<softcheck::Format>(format), label_smoothing, *c);
     return 0;
   } catch (const std::exception& e) {
     const std::string what = e.what();

@@ -29,7 +29,8 @@ std::vector<unsigned char> scaled_copy(Format f, const void* x, std::size_t coun
 // loads it must agree on: the op table's order and OpCall's layout. An
 // installed softcheck finding a rebuilt module of another version refuses it.
 inline std::string torch_module_abi() {
-  return op_names(",") + ";" + std::to_string(sizeof(OpCall)) + ";" + std::to_string(sizeof(Format));
+  return op_names(",") + ";" + std::to_string(sizeof(OpCall)) + ";" + std::to_string(sizeof(Format)) +
+         ";call(format,label_smoothing,call,error,size)";
 }
 
 // Sentence for the kernels' descriptions.

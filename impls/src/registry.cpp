@@ -108,7 +108,7 @@ const std::vector<Kernel>& peer_kernels() {
   return registry;
 }
 
-StableReference stable_reference_kernel(Format f, OutputKind kind) {
+StableReference stable_reference_kernel(Format f, OutputKind kind, const OpParams& params) {
   std::vector<std::string_view> candidates;
   switch (f) {
     case Format::f32: candidates = {"shifted_f32", "shifted_log1p_f32"}; break;
@@ -120,14 +120,16 @@ StableReference stable_reference_kernel(Format f, OutputKind kind) {
     if (const Kernel* k = find_in(builtin_kernels(), name); k != nullptr && k->available)
       for (const OpDecl& d : k->ops)
         if (!spec(d.op).several_outputs() && !is_sparse(d.op) && spec(d.op).out[0].kind == kind) return {k, &d};
-  // Gradients: the gradient kernels of the same format, any output.
-  const std::string fmt(name(f));
-  for (const std::string& n : {"cross_entropy_" + fmt, fmt + "_cross_entropy_f32acc", "softmax_backward_" + fmt,
+  // Gradients: the gradient kernels of the same format and parameter (label
+  // smoothing), any output.
+  const std::string fmt(name(f)), ls = kernels::smoothing_label(params.label_smoothing);
+  for (const std::string& n : {"cross_entropy" + ls + "_" + fmt, fmt + "_cross_entropy" + ls + "_f32acc",
+                               "softmax_backward_" + fmt,
                                fmt + "_softmax_backward_f32acc", "log_softmax_backward_" + fmt,
                                fmt + "_log_softmax_backward_f32acc"})
     if (const Kernel* k = find_in(gradient_kernels(), n); k != nullptr && k->available && k->format == f)
       for (const OpDecl& d : k->ops)
-        for (std::size_t o = 0; o < spec(d.op).out.size(); ++o)
+        for (std::size_t o = 0; o < spec(d.op).out.size() && d.params == params; ++o)
           if (is_gradient(kind) || kind == OutputKind::cross_entropy_loss)
             if (spec(d.op).out[o].kind == kind) return {k, &d, o};
   return {};

@@ -163,6 +163,35 @@ TEST(CrossEntropyKernels, CarelessLossIsCaught) {
   EXPECT_TRUE(holds(kernel("cross_entropy_f32"), x, 3, {0}));
 }
 
+// A kernel that declares label smoothing but computes the one-hot loss and
+// gradient is caught on every plain row (its loss misses eps (lse - mean z)
+// - eps (lse - z_t), its gradient eps / n); the smoothed kernel holds.
+TEST(CrossEntropyKernels, IgnoredLabelSmoothingIsCaught) {
+  const Kernel& smoothed = kernel("cross_entropy_ls0p1_f64");
+  ASSERT_EQ(smoothed.find(Op::cross_entropy)->params.label_smoothing, 0.1);
+  Kernel ignores = kernel("cross_entropy_f64");
+  ignores.ops = smoothed.ops;  // claims eps = 0.1 and its contracts
+  const std::vector<double> x = {0.5, -0.25, 2, 1};
+  EXPECT_FALSE(holds(ignores, x, 4, {3}));
+  EXPECT_TRUE(holds(smoothed, x, 4, {3}));
+  // And the other way: smoothing where none is declared.
+  Kernel smooths = smoothed;
+  smooths.ops = kernel("cross_entropy_f64").ops;
+  EXPECT_FALSE(holds(smooths, x, 4, {3}));
+}
+
+// The smoothed loss takes its shifts from x: an entry whose x / T overflows
+// the format (x = -max at T = 0.7) has p = 0 but a finite share eps / n of
+// the loss, which the kernel returns finite and within its contract.
+TEST(CrossEntropyKernels, SmoothedLossOfAnEntryBeyondTheFormatAfterScaling) {
+  for (const char* name : {"cross_entropy_ls0p1_f32", "cross_entropy_ls0p1_f64", "bf16_cross_entropy_ls0p1_f32acc"}) {
+    const Kernel& k = kernel(name);
+    const std::vector<double> x = {90, lowest(k.format)};
+    EXPECT_TRUE(std::isfinite(call(k, x, 2, {0}, 0.7).loss[0])) << name;
+    EXPECT_TRUE(holds(k, x, 2, {0}, 0.7)) << name;
+  }
+}
+
 TEST(CrossEntropyKernels, OperandCountsAndTargetsAreChecked) {
   const Kernel& k = kernel("cross_entropy_f64");
   const std::vector<double> x = {1, 2};

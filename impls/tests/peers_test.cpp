@@ -90,7 +90,8 @@ TEST(Peers, NamesInOrder) {
   std::vector<std::string> names;
   for (const Kernel& k : peer_kernels()) names.push_back(k.name);
   EXPECT_EQ(names, (std::vector<std::string>{"onednn_f32", "onednn_bf16", "onednn_f16", "xnnpack_f32", "xnnpack_f16",
-                                             "torch_f32", "torch_f64", "torch_bf16"}));
+                                             "torch_f32", "torch_f64", "torch_bf16", "torch_ls0p1_f32", "torch_ls0p1_f64",
+                                             "torch_ls0p1_bf16"}));
   EXPECT_EQ(find_kernel("onednn_f32"), &peer_kernels()[0]);
 }
 

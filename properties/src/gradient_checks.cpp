@@ -197,11 +197,15 @@ CaseResult check_upstream_shift(const Kernel& k, Op op, const Case& c) {
 //   softmax_backward:      y_i = 0 and dx_i = 0
 //   log_softmax_backward:  y_i = -inf and dx_i = g_i (g_i - 0 sum g)
 //   cross_entropy:         dx_i = 0 off the target (a masked target: dx_t = -1,
-//                          left to gradient_accuracy)
+//                          left to gradient_accuracy); with label smoothing
+//                          eps, dx_i = -eps / n off the target: a rounded
+//                          value, within 4u relative (as a policy's 1/n)
 CaseResult check_gradient_masked_entries(const Kernel& k, Op op, const Case& c) {
   if (auto na = gradient_scope(k, op, c, Scope::masked)) return *na;
   const std::vector<std::vector<double>> outs = run_case(k, op, c);
   const std::vector<double>& dx = outs[dx_output(op)];
+  const double eps = k.find(op)->params.label_smoothing, n = static_cast<double>(c.row.size());
+  const bool smoothed = eps > 0 && c.target != ignore_index;  // an ignored row's gradient is 0
   std::size_t wrong = 0, first = 0;
   std::string what;
   for (std::size_t i = 0; i < c.row.size(); ++i) {
@@ -218,8 +222,9 @@ CaseResult check_gradient_masked_entries(const Kernel& k, Op op, const Case& c) 
         expect = "y = -inf and dx = g = " + hex(c.upstream[i]);
         break;
       default:
-        ok = (c.target && *c.target == static_cast<std::int64_t>(i)) || dx[i] == 0;
-        expect = "dx = 0";
+        ok = (c.target && *c.target == static_cast<std::int64_t>(i)) ||
+             (smoothed ? std::fabs(-dx[i] * n / eps - 1) <= 4 * unit_roundoff(k.format) : dx[i] == 0);
+        expect = smoothed ? "dx = -eps / n = " + hex(-eps / n) + " within 4u" : "dx = 0";
         break;
     }
     if (!ok && wrong++ == 0) {
@@ -259,8 +264,11 @@ CaseResult check_gradient_fully_masked(const Kernel& k, Op op, const Case& c) {
 }
 
 // ---- ce_signs -----------------------------------------------------------------------
-// loss = -log p_t >= 0, dx_t = p_t - 1 <= 0, dx_j = p_j >= 0 (j != t); an
-// ignored row: loss and dx exactly 0. Exact (never NaN).
+// loss = -sum q log p >= 0, dx_t = p_t - 1 <= 0, dx_j = p_j >= 0 (j != t); an
+// ignored row: loss and dx exactly 0. Exact (never NaN). With label
+// smoothing eps the gradient p_j - q_j has no fixed sign; its lower end
+// -q_j (q_j = eps / n, q_t = 1 - eps + eps / n) is claimed within 4u
+// relative (q rounded to the format).
 CaseResult check_ce_signs(const Kernel& k, Op op, const Case& c) {
   if (op != Op::cross_entropy) return not_applicable("ce_signs is a cross_entropy property");
   if (auto na = gradient_scope(k, op, c, Scope::finite_or_masked)) return *na;
@@ -268,14 +276,20 @@ CaseResult check_ce_signs(const Kernel& k, Op op, const Case& c) {
   const double loss = outs[0][0];
   const std::vector<double>& dx = outs[1];
   const bool ignored = *c.target == ignore_index;
+  const double eps = k.find(op)->params.label_smoothing, n = static_cast<double>(dx.size());
   if (ignored ? loss != 0 : !(loss >= 0))
     return fail(1, 0, "entries", "loss " + hex(loss) + (ignored ? ", expected 0 (ignored row)" : " is not >= 0"));
   for (std::size_t j = 0; j < dx.size(); ++j) {
     const bool is_t = !ignored && static_cast<std::int64_t>(j) == *c.target;
-    const bool ok = ignored ? dx[j] == 0 : (is_t ? dx[j] <= 0 : dx[j] >= 0);
+    const double q = is_t ? 1 - eps + eps / n : eps / n, floor = -q * (1 + 4 * unit_roundoff(k.format));
+    const bool ok = ignored ? dx[j] == 0 : eps > 0 ? dx[j] >= floor : (is_t ? dx[j] <= 0 : dx[j] >= 0);
     if (!ok)
       return fail(1, 0, "entries",
-                  "dx" + at_index(j, dx[j]) + (ignored ? ", expected 0 (ignored row)" : is_t ? ", expected <= 0 (the target)" : ", expected >= 0"));
+                  "dx" + at_index(j, dx[j]) +
+                      (ignored ? ", expected 0 (ignored row)"
+                       : eps > 0 ? ", expected >= -q_j = " + hex(-q) + " (label smoothing " + hex(eps) + ")"
+                       : is_t    ? ", expected <= 0 (the target)"
+                                 : ", expected >= 0"));
   }
   return pass(0, 0, "entries", "signs hold");
 }
@@ -313,7 +327,8 @@ CaseResult check_ce_confident(const Kernel& k, Op op, const Case& c) {
 // The backward kernel against the forward's definition, not against the
 // oracle's gradient: the directional derivative of the exact forward,
 //   D = d/dh L(z + h v) at h = 0,
-//   L = lse(z) - z_t (cross_entropy), <g, softmax(z)>, <g, log_softmax(z)>,
+//   L = lse(z) - sum_j q_j z_j (cross_entropy, q the smoothed target),
+//   <g, softmax(z)>, <g, log_softmax(z)>,
 // by a central difference at 1200 bits with h = 2^-400 (truncation
 // <= 3 (1 + sum|g|) h^2, rounding <= (8n + 64) 2^-1200 A / h, A the size of
 // the terms), against <dx, v> formed exactly, v in {-1, 0, 1}^n from the case
@@ -323,6 +338,9 @@ CaseResult check_ce_confident(const Kernel& k, Op op, const Case& c) {
 CaseResult check_gradient_check(const Kernel& k, Op op, const Case& c) {
   if (auto na = gradient_scope(k, op, c, Scope::finite_or_masked)) return *na;
   if (masked_target(c)) return not_applicable("the loss is +inf at a masked target");
+  const double eps = k.find(op)->params.label_smoothing;
+  if (eps > 0 && std::find(c.row.begin(), c.row.end(), -INFINITY) != c.row.end())
+    return not_applicable("the loss is +inf with label smoothing and a masked entry");
   if (c.target == ignore_index) return not_applicable("ignored row: its exact zeros are gradient_accuracy's");
   const std::size_t o = dx_output(op);
   oracle::RowJudge rj = judge_of(k, c);
@@ -371,9 +389,11 @@ CaseResult check_gradient_check(const Kernel& k, Op op, const Case& c) {
         continue;
       }
       switch (op) {
-        case Op::cross_entropy:
-          if (static_cast<std::int64_t>(i) == *c.target) l = lse - w[i];
+        case Op::cross_entropy: {  // -sum_j q_j (w_j - lse), sum q = 1
+          const Real q = Real(eps) / Real(n) + (static_cast<std::int64_t>(i) == *c.target ? 1 - Real(eps) : Real(0));
+          l += q * (lse - w[i]);
           break;
+        }
         case Op::softmax_backward: l += Real(c.upstream[i]) * exp(w[i] - lse); break;
         default: l += Real(c.upstream[i]) * (w[i] - lse); break;
       }

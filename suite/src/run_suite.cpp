@@ -789,7 +789,7 @@ void choose_reference(Target& t, const ReferenceRuleSettings& rule) {
     t.reference_not_applied = "opted out: " + o->reason;
     return;
   }
-  const StableReference ref = stable_reference_kernel(t.kernel->format, t.operand().kind);
+  const StableReference ref = stable_reference_kernel(t.kernel->format, t.operand().kind, t.decl->params);
   if (ref.kernel == nullptr) {
     t.reference_not_applied = fmt::format("softcheck has no stable kernel for this output in {}", name(t.kernel->format));
     return;

@@ -197,13 +197,15 @@ const std::vector<Kernel>& gradient_kernels();
 // Gradients (docs/gradients.md): the two-pass cross-entropy kernels
 // (cross_entropy_f32 / _f64, bf16/f16_cross_entropy_f32acc) and the naive
 // backward kernels (softmax_backward_f32 / _f64, log_softmax_backward_f32 /
-// _f64), `output` naming which of the op's outputs serves.
+// _f64), `output` naming which of the op's outputs serves; for a
+// cross-entropy output the kernel declaring the same label smoothing
+// (`params`; cross_entropy_ls0p1_f32, ...).
 struct StableReference {
   const Kernel* kernel = nullptr;
   const OpDecl* decl = nullptr;
   std::size_t output = 0;  // index into spec(decl->op).out
 };
-StableReference stable_reference_kernel(Format f, OutputKind kind);
+StableReference stable_reference_kernel(Format f, OutputKind kind, const OpParams& params = {});
 // The sparse and sharpened kernels (sparsemax, entmax15, entmax_bisect_*,
 // topk_softmax_*, threshold_softmax_*; docs/sparse.md), in registration order.
 // Kept out of builtin_kernels(): the softmax paths (suite, properties, fuzzers,
