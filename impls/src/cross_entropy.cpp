@@ -286,29 +286,26 @@ Contract with_chunk_merges(Contract two_pass, std::size_t chunk, std::string_vie
                                std::to_string(chunk) + "; cross_entropy.cpp)");
 }
 
-// chunk 0: the two-pass kernel; else the chunked one with chunks of `chunk`.
+// chunk 0: the two-pass kernel; else the chunked one with chunks of `chunk`;
+// eps > 0: label smoothing.
 Contract loss_contract(std::size_t chunk, double eps) {
-  if (eps > 0)
-    return with_chunk_merges(declared_contract(9, 1, 1, 0, 6,
-                                               "log1p(rest) + (2 / T) sum_j q_j (x_k / 2 - x_j / 2), both >= 0: "
-                                               "n + 0.502 + R and n + 7, the sum 1: n + 8 + R; temperature 4uM"),
-                             chunk, "loss");
-  return with_chunk_merges(declared_contract(2, 1, 1, 0, 6,
-                                             "(a - z_t) + log1p(rest), both >= 0: rest (n - 1.498 + R)u relative, "
-                                             "log1p's rounding 2u, the sum u: n + 1.502 + R; temperature 6uM"),
-                           chunk, "loss");
+  const Contract two_pass =
+      eps > 0 ? declared_contract(9, 1, 1, 0, 6,
+                                  "log1p(rest) + (2 / T) sum_j q_j (x_k / 2 - x_j / 2), both >= 0: n + 0.502 + R "
+                                  "and n + 7, the sum 1: n + 8 + R; temperature 4uM")
+              : declared_contract(2, 1, 1, 0, 6,
+                                  "(a - z_t) + log1p(rest), both >= 0: rest (n - 1.498 + R)u relative, log1p's "
+                                  "rounding 2u, the sum u: n + 1.502 + R; temperature 6uM");
+  return with_chunk_merges(two_pass, chunk, "loss");
 }
 
 Contract gradient_contract(std::size_t chunk, double eps) {
-  if (eps > 0)
-    return with_chunk_merges(declared_contract(3, 1, 2, 0, 4,
-                                               "scaled by s_j = p_j + q_j: p_j = e_j / D n + 1.004 + 2R, q_j 3, "
-                                               "p_j - q_j one rounding: n + 2.004 + 2R; temperature 4uM"),
-                             chunk, "gradient");
-  return with_chunk_merges(declared_contract(3, 1, 2, 0, 4,
-                                             "scaled by s_j = p_j + [j = t]: p_j = e_j / D n + 1.004 + 2R, -rest / D "
-                                             "at a max target, p_t - 1 otherwise n + 2.004 + 2R; temperature 4uM"),
-                           chunk, "gradient");
+  const std::string terms = eps > 0 ? "s_j = p_j + q_j: p_j = e_j / D n + 1.004 + 2R, q_j 3, p_j - q_j one rounding"
+                                    : "s_j = p_j + [j = t]: p_j = e_j / D n + 1.004 + 2R, -rest / D at a max "
+                                      "target, p_t - 1 otherwise";
+  return with_chunk_merges(
+      declared_contract(3, 1, 2, 0, 4, "scaled by " + terms + ": n + 2.004 + 2R; temperature 4uM"), chunk,
+      "gradient");
 }
 
 // A contract of the f32 kernel carried to 16-bit storage: rho times its
