@@ -47,8 +47,17 @@ bool row_fits_format(std::span<const double> x, double temperature, Format f) {
   }
   if (!(hi >= lo)) return true;                                  // no finite entry
   if (!(zmax * (1 + 4 * u) <= max_finite(f))) return false;      // z itself overflows
-  const double margin = temperature == 1.0 ? 1.0 : 1 + 4 * u;   // halves: no overflow in double
-  return (hi / 2 - lo / 2) * margin <= max_finite(f) / 2 * (1 + u);  // rounds to at most max_finite
+  const double margin = temperature == 1.0 ? 1.0 : 1 + 4 * u;
+  // fl(max z - min z) is finite iff the exact shift is below max_finite plus
+  // half its ulp: max_finite's last bit is odd, so the tie rounds to inf
+  // (fuzz_nan_inf: x = [-2^127, 0x1.fffffep+126] in f32, shift 2^128 - 2^103,
+  // entropy NaN on a row the old bound max (1 + u) let in).
+  if (f == Format::f64) {  // max + half an ulp is no double: subtract as the kernel does
+    const double shift = hi - lo;
+    return std::isfinite(shift) && std::isfinite(shift * margin);
+  }
+  const double max = max_finite(f), threshold = max + std::ldexp(u, std::ilogb(max));  // exact in double
+  return (hi - lo) * margin < threshold;
 }
 
 RowShape row_shape(std::span<const double> x, double temperature, Format f) {

@@ -98,6 +98,14 @@ TEST(RowFitsFormat, ShiftsMustBeFiniteValues) {
   EXPECT_FALSE(row_fits_format(std::vector<double>{fmax / 2, -fmax * 0.75}, 1.0, Format::f32));
   EXPECT_FALSE(row_fits_format(std::vector<double>{1.0, -fmax}, 0.5, Format::f32));  // z itself overflows
   EXPECT_TRUE(row_fits_format(std::vector<double>{-INFINITY, -INFINITY}, 1.0, Format::f32));
+  // A shift of max_finite + half its ulp ties to inf (max's last bit is odd):
+  // out; one float ulp below it rounds to max_finite: in.
+  EXPECT_FALSE(row_fits_format(std::vector<double>{-0x1p127, 0x1.fffffep126}, 1.0, Format::f32));
+  EXPECT_TRUE(row_fits_format(std::vector<double>{-0x1p127, 0x1.fffffcp126}, 1.0, Format::f32));
+  EXPECT_FALSE(row_fits_format(std::vector<double>{-0x1p1023, 0x1.fffffffffffffp1022}, 1.0, Format::f64));
+  EXPECT_TRUE(row_fits_format(std::vector<double>{-0x1p1023, 0x1.ffffffffffffep1022}, 1.0, Format::f64));
+  EXPECT_FALSE(row_fits_format(std::vector<double>{-32768, 32752}, 1.0, Format::f16));  // 65520: the tie
+  EXPECT_TRUE(row_fits_format(std::vector<double>{-32768, 32736}, 1.0, Format::f16));   // 65504
 }
 
 TEST(RowShape, FiniteRow) {
