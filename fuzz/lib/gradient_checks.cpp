@@ -181,7 +181,9 @@ std::optional<Violation> check_gradient_differential(const FuzzCase& c, std::spa
       for (std::size_t i = 0; i < outputs.size(); ++i) {
         const std::span<const double> out = output_row(c, c.op, ys, i, r);
         const oracle::RowVerdict v = judge.judge(d, k->masked_policy, out, i);
-        if (v.holds()) continue;
+        // broken too: holds() alone passes a NaN/inf of a kernel without a
+        // contract (nothing to be within), which the floor forbids.
+        if (v.holds() && !v.broken) continue;
         // An all -inf row is gradient_fully_masked's (gradient_accuracy's scope
         // leaves it out).
         const char* property =
