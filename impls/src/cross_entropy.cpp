@@ -24,7 +24,7 @@
 //   loss         log1p(rest) + sum_j q_j (a - z_j): the smoothed loss
 //                -sum_j q_j log p_j = lse - sum_j q_j z_j regrouped into
 //                terms >= 0 (no cancellation), the shifts a - z_j taken from
-//                x as (2 / T)(x_k / 2 - x_j / 2): a z_j = x_j / T that
+//                x as (x_k - x_j) / T (smoothed_term): a z_j = x_j / T that
 //                overflows (x = -DBL_MAX at T = 0.7) has p_j = 0 but a finite
 //                share of the loss;
 //   gradient     dx_j = p_j - q_j, q_t = (n - eps (n - 1)) / n by one fma.
@@ -112,15 +112,27 @@ struct SmoothedTarget {
                           static_cast<double>(n))) {}
 };
 
-// The smoothed loss log1p(rest) + (2 / T) sum_j q_j (x_k / 2 - x_j / 2),
-// every term >= 0 (x_k: the maximum, k = s.k; the halves never overflow).
+// The smoothed loss log1p(rest) + sum_j q_j (x_k - x_j) / T, every term
+// >= 0 (x_k: the maximum, k = s.k), each shift taken so that nothing
+// overflows before the term does and nothing subnormal is scaled up:
+// d / T then q (d / T); where d / T overflows, (q d) / T; where d = x_k - x_j
+// overflows, (q (x_k / 2 - x_j / 2)) / T * 2.
+template <class T>
+T smoothed_term(T q, T x_k, T x_j, T temperature) {
+  const T d = x_k - x_j;
+  if (std::isfinite(d)) {
+    const T shift = d / temperature;
+    return std::isfinite(shift) ? q * shift : (q * d) / temperature;
+  }
+  return (q * (x_k / 2 - x_j / 2)) / temperature * 2;
+}
+
 template <class T>
 T smoothed_loss_from(const Normaliser<T>& s, std::span<const T> x, T temperature, std::size_t t, double eps) {
   const SmoothedTarget<T> q(eps, x.size());
-  const T top = x[s.k] / 2;
   T spread = 0;
-  for (std::size_t j = 0; j < x.size(); ++j) spread += (j == t ? q.on : q.off) * (top - x[j] / 2);
-  return log1p_of(s.rest) + spread * (T(2) / temperature);
+  for (std::size_t j = 0; j < x.size(); ++j) spread += smoothed_term(j == t ? q.on : q.off, x[s.k], x[j], temperature);
+  return log1p_of(s.rest) + spread;
 }
 
 // z -> dx in place: p_j - q_j.
@@ -261,14 +273,20 @@ ComputeFn compute_16_in_f32(Format storage, std::size_t chunk, double eps) {
 // rounded once to T: <= 3u relative; eps >= 2^-64 keeps eps / n normal in
 // f32 for any row length the harness runs):
 //  - loss: log1p(rest) (n + 0.502 + R)u as above; the spread
-//    sum_j q_j (x_k / 2 - x_j / 2): the halves exact (subnormal halves lose
-//    at most denorm_min / 2, absolute, against a loss >= eps log 2), the
-//    subtraction u, q_j 3u, the product u, n - 1 additions of terms >= 0:
-//    (n + 4)u; times fl(2 / fl(T)) 3u: (n + 7)u; the final addition of two
-//    terms >= 0 u: K = n + 8 + R. Temperature: the spread comes from x, so
-//    only log1p(rest) = -log p_k sees fl(x / T)'s 2u|z_i|, moving it by
-//    sum_{i != k} p_i (dz_i - dz_k) <= 4uM (1 - p_k) <= 4uM log1p(rest)
-//    <= 4uM L. Declared: 9 + n + R, 6uM (the unsmoothed kernel's t).
+//    sum_j q_j (x_k - x_j) / T: each term (smoothed_term) is one subtraction
+//    (or the exact halves and one), one division by fl(T), one product and
+//    q_j's 3u: 6u, plus fl(T)'s u; n - 1 additions of terms >= 0:
+//    (n + 6)u. A term below the normal range loses at most denorm_min / 2
+//    absolute and is never scaled up after (the division by T comes first
+//    wherever d / T is finite): n denorm_min against a loss >= eps log 2.
+//    The final addition of two terms >= 0 u: K = n + 7 + R. Temperature:
+//    the spread comes from x, so only log1p(rest) = -log p_k sees
+//    fl(x / T)'s 2u|z_i|, moving it by sum_{i != k} p_i (dz_i - dz_k)
+//    <= 4uM (1 - p_k) <= 4uM log1p(rest) <= 4uM L. Declared: 9 + n + R,
+//    6uM (the unsmoothed kernel's t). (A first form summed q_j (x_k/2 -
+//    x_j/2) and multiplied by 2 / T at the end: at T = 2^-126 the
+//    subnormal products' absolute errors came back times 2^127, 459 ulp
+//    over a bound of 319 on a 256-entry row.)
 //  - gradient: p_j - q_j in one subtraction: |dp_j| + |dq_j| + u|p_j - q_j|
 //    <= (n + 1.004 + 2R)u p_j + 3u q_j + u s_j <= (n + 2.004 + 2R)u s_j with
 //    s_j = p_j + q_j: the two-pass gradient contract as it is, temperature
@@ -291,8 +309,8 @@ Contract with_chunk_merges(Contract two_pass, std::size_t chunk, std::string_vie
 Contract loss_contract(std::size_t chunk, double eps) {
   const Contract two_pass =
       eps > 0 ? declared_contract(9, 1, 1, 0, 6,
-                                  "log1p(rest) + (2 / T) sum_j q_j (x_k / 2 - x_j / 2), both >= 0: n + 0.502 + R "
-                                  "and n + 7, the sum 1: n + 8 + R; temperature 4uM")
+                                  "log1p(rest) + sum_j q_j (x_k - x_j) / T, both >= 0: n + 0.502 + R and n + 6, "
+                                  "the sum 1: n + 7 + R; temperature 4uM")
               : declared_contract(2, 1, 1, 0, 6,
                                   "(a - z_t) + log1p(rest), both >= 0: rest (n - 1.498 + R)u relative, log1p's "
                                   "rounding 2u, the sum u: n + 1.502 + R; temperature 6uM");

@@ -192,6 +192,26 @@ TEST(CrossEntropyKernels, SmoothedLossOfAnEntryBeyondTheFormatAfterScaling) {
   }
 }
 
+// At T = 2^-126 the smoothed loss's terms q_j (x_k - x_j) must be divided
+// by T before the product can go subnormal: a row whose products q d_j
+// q d_j / 2 (d_j ~ 7.7 2^-126) each round down by almost half a subnormal
+// ulp cost 459 ulp against a bound of 319 when the loss summed
+// q (x_k / 2 - x_j / 2) and scaled the sum by 2 / T at the end.
+TEST(CrossEntropyKernels, SmoothedLossAtATinyTemperature) {
+  const Kernel& k = kernel("cross_entropy_ls0p1_f32");
+  const std::size_t n = 256;
+  const float q = static_cast<float>(0.1 / n), tiny = 0x1p-126f;
+  std::vector<double> x = {0};
+  for (std::int64_t m = 7 * (1 << 23); x.size() < n; ++m) {
+    const float d = std::ldexp(static_cast<float>(m), -149);  // a normal multiple of 2^-149 near 7.7 tiny
+    const double product = static_cast<double>(q) * (d / 2);  // exact: what a sum of q (x_k/2 - x_j/2) rounds
+    const double units = product / 0x1p-149;                  // in subnormal ulps
+    if (units - std::floor(units) > 0.45 && units - std::floor(units) < 0.5) x.push_back(-static_cast<double>(d));
+  }
+  ASSERT_GT(-x[1], 7 * tiny);
+  EXPECT_TRUE(holds(k, x, static_cast<std::int64_t>(n), {0}, tiny));
+}
+
 TEST(CrossEntropyKernels, OperandCountsAndTargetsAreChecked) {
   const Kernel& k = kernel("cross_entropy_f64");
   const std::vector<double> x = {1, 2};
