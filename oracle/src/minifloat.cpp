@@ -36,15 +36,16 @@ double round_to(const Real& v, const MiniFloat& f, Overflow overflow) {
   }
   double rounded = 0;
   {
-    // MPFR's values are m 2^e with m in [1/2, 1): the smallest subnormal
-    // 2^(min_exponent - man_bits) has e = min_exponent - man_bits + 1.
-    const MinExponentScope scope(f.min_exponent() - f.man_bits + 1);
+    // MPFR's documented pattern (mpfr_subnormalize): round to the format's
+    // precision in the full exponent range, then raise emin and let
+    // mpfr_check_range and mpfr_subnormalize finish from the ternary value
+    // (no double rounding). MPFR's values are m 2^e with m in [1/2, 1): the
+    // smallest subnormal 2^(min_exponent - man_bits) has e = min_exponent -
+    // man_bits + 1.
     Scratch t(f.man_bits + 1);
-    // mpfr_set keeps v's exponent when no rounding is needed: the range check
-    // is explicit (underflow: 0 up to min_subnormal / 2, ties to 0, then
-    // min_subnormal).
     int inexact = mpfr_set(t.v, raw(v), MPFR_RNDN);
-    inexact = mpfr_check_range(t.v, inexact, MPFR_RNDN);
+    const MinExponentScope scope(f.min_exponent() - f.man_bits + 1);
+    inexact = mpfr_check_range(t.v, inexact, MPFR_RNDN);  // underflow: 0 up to min_subnormal / 2 (ties to 0)
     mpfr_subnormalize(t.v, inexact, MPFR_RNDN);
     rounded = mpfr_get_d(t.v, MPFR_RNDN);  // at most 4 bits: exact
   }
