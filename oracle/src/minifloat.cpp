@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -53,6 +55,82 @@ double round_to(const Real& v, const MiniFloat& f, Overflow overflow) {
   if (std::fabs(rounded) <= max) return rounded;
   if (overflow == Overflow::saturate || f.specials == MiniSpecials::none) return std::copysign(max, rounded);
   return f.specials == MiniSpecials::ieee ? std::copysign(INFINITY, rounded) : NAN;
+}
+
+namespace {
+
+// The exact value of a double.
+Real exact(double v) {
+  Real r = detail::real_with_bits(53);
+  mpfr_set_d(raw(r), v, MPFR_RNDN);
+  return r;
+}
+
+// a / b with 256 bits (minifloat_oracle.hpp says why that decides the one
+// rounding after it).
+Real quotient(const Real& a, const Real& b) {
+  Real q = detail::real_with_bits(256);
+  mpfr_div(raw(q), raw(a), raw(b), MPFR_RNDN);
+  return q;
+}
+
+// The largest |v| as an MPFR number (exact: the comparison is MPFR's).
+Real max_magnitude(std::span<const double> values) {
+  Real amax = exact(0.0);
+  for (double v : values) {
+    const Real a = exact(v);
+    if (mpfr_cmpabs(raw(a), raw(amax)) > 0) mpfr_abs(raw(amax), raw(a), MPFR_RNDN);
+  }
+  return amax;
+}
+
+}  // namespace
+
+MxReference mx_reference(std::span<const double> block, const MiniFloat& element) {
+  detail::prepare_mpfr_thread();
+  if (block.empty() || block.size() > mx_block_size) throw std::invalid_argument("mx_reference: 1 to 32 values");
+  MxReference out;
+  out.elements.assign(block.size(), 0.0);
+  for (double v : block)
+    if (!std::isfinite(v)) return out;  // a NaN or infinite value: NaN scale
+  const Real amax = max_magnitude(block);
+  // MPFR's exponent e has amax = m 2^e, m in [1/2, 1): floor(log2 amax) = e - 1.
+  long shared = mpfr_zero_p(raw(amax)) != 0 ? e8m0_min_exponent
+                                           : static_cast<long>(mpfr_get_exp(raw(amax))) - 1 - element.max_exponent();
+  if (shared > e8m0_max_exponent) return out;  // NaN scale
+  if (shared < e8m0_min_exponent) shared = e8m0_min_exponent;
+  out.scale = static_cast<std::uint8_t>(shared + e8m0_bias);
+  for (std::size_t i = 0; i < block.size(); ++i) {
+    Real scaled = exact(block[i]);
+    mpfr_div_2si(raw(scaled), raw(scaled), shared, MPFR_RNDN);  // exact: a power of two
+    out.elements[i] = round_to(scaled, element, Overflow::saturate);
+  }
+  return out;
+}
+
+Nvfp4Reference nvfp4_reference(std::span<const double> values) {
+  detail::prepare_mpfr_thread();
+  for (double v : values)
+    if (!(std::fabs(v) <= FLT_MAX)) throw std::domain_error("nvfp4_reference: values must be finite, within f32's range");
+  Nvfp4Reference out;
+  out.tensor_scale = round_to(quotient(max_magnitude(values), exact(448.0 * 6.0)), Format::f32);
+  const Real st = exact(out.tensor_scale);
+  Real six_st = detail::real_with_bits(64);
+  mpfr_mul_ui(raw(six_st), raw(st), 6, MPFR_RNDN);  // exact
+  out.elements.resize(values.size());
+  for (std::size_t start = 0; start < values.size(); start += nvfp4_block_size) {
+    const auto block = values.subspan(start, std::min(nvfp4_block_size, values.size() - start));
+    const double sb = out.tensor_scale == 0 ? 0.0
+                                            : round_to(quotient(max_magnitude(block), six_st), fp8_e4m3,
+                                                       Overflow::saturate);
+    out.block_scales.push_back(sb);
+    Real scale = detail::real_with_bits(64);
+    mpfr_mul_d(raw(scale), raw(st), sb, MPFR_RNDN);  // exact: 24 + 4 bits
+    for (std::size_t i = 0; i < block.size(); ++i)
+      out.elements[start + i] = sb == 0 ? std::copysign(0.0, block[i])
+                                        : round_to(quotient(exact(block[i]), scale), fp4_e2m1, Overflow::saturate);
+  }
+  return out;
 }
 
 }  // namespace softcheck::oracle

@@ -4,7 +4,15 @@
 // exponent above, then the overflow rule of minifloat.hpp. The independent
 // reference for the storage layer's bit-level encode (tested exhaustively
 // against it: oracle/tests/minifloat_test.cpp).
+//
+// Also the references for the block formats built on them (MX, NVFP4):
+// the same rules as minifloat.hpp's mx_quantize and nvfp4_quantize, every
+// scale and element computed in MPFR and rounded once with round_to.
 #pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
 
 #include "softcheck/minifloat.hpp"
 #include "softcheck/oracle.hpp"
@@ -15,5 +23,31 @@ namespace softcheck::oracle {
 // +-max_finite, +-inf (E5M2) or NaN (E4M3) past the largest finite value
 // per `overflow`; NaN for a NaN v (std::domain_error for a format without NaN).
 double round_to(const Real& v, const MiniFloat& f, Overflow overflow);
+
+// An MX block (OCP MX v1.0, section 6.3, and the cases minifloat.hpp's
+// mx_quantize decides): the E8M0 code of the scale X and each element's value
+// P_i (not its pattern; NaN-scale blocks give 0). The exponent of max |V_i| is
+// MPFR's, V_i / X is exact in MPFR (a power of two), P_i = round_to(V_i / X,
+// element, saturate). 1..32 values (std::invalid_argument otherwise).
+struct MxReference {
+  std::uint8_t scale = e8m0_nan;
+  std::vector<double> elements;
+};
+MxReference mx_reference(std::span<const double> block, const MiniFloat& element);
+
+// NVFP4 per minifloat.hpp's recipe, in MPFR: s_t = round_to(amax / 2688, f32);
+// per block s_b = round_to(amax_b / (6 s_t), E4M3, saturate); then
+// P_i = round_to(V_i / (s_t s_b), E2M1, saturate); zero scales give +-0
+// elements. Each quotient is computed with 256 bits before its one rounding,
+// which decides it: a / b, for a of 53 bits and b of at most 28, is either a
+// rounding boundary m (at most 25 bits) or at least about 2^-56 of itself
+// away from it (a - m b is a nonzero multiple of a's or m b's last place), far
+// more than 256 bits resolve. The same domain as nvfp4_quantize.
+struct Nvfp4Reference {
+  double tensor_scale = 0;          // s_t (an f32 value)
+  std::vector<double> block_scales;  // s_b, one per block of 16
+  std::vector<double> elements;      // P_i
+};
+Nvfp4Reference nvfp4_reference(std::span<const double> values);
 
 }  // namespace softcheck::oracle
