@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
+#include <vector>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -96,11 +98,102 @@ RowShape row_shape(std::span<const double> x, double temperature, Format f) {
   return s;
 }
 
+namespace {
+
+// One attention row's scores in double, with a bound on each one's error:
+// z_j = dot_j s + x_j, s = 1 / (T sqrt(d)), dot_j = q . K_j summed in order.
+// |fl(dot_j) - dot_j| <= gamma_d sum_i |q_i K_ji| (Higham eq. 3.5), then s
+// (3 roundings), the product and the sum with x_j: err_j <= (d + 6) 2^-53
+// (A_j + |x_j|) over 1 - (d + 6) 2^-53, A_j = s sum_i |q_i K_ji|, which
+// itself carries (d + 4) 2^-53 relative (inflated below).
+struct AttentionScores {
+  std::vector<double> z, err, mass;  // per key: score (-inf masked), its error bound, A_j
+  double unscaled_mass = 0;          // max_j sum_i |q_i K_ji| over the unmasked keys
+};
+
+AttentionScores attention_scores(std::span<const double> x, std::span<const double> q, std::span<const double> K,
+                                 std::int64_t d, double temperature) {
+  const std::size_t n = x.size(), dim = static_cast<std::size_t>(d);
+  if (d < 1 || q.size() != dim || K.size() != n * dim)
+    throw std::invalid_argument("attention row: q must hold d values and K cols x d (d >= 1)");
+  const double s = 1 / (temperature * std::sqrt(static_cast<double>(d)));
+  const double rel = (static_cast<double>(d) + 6) * std::ldexp(1.0, -53);
+  const double grow = (1 + rel) / (1 - rel);
+  AttentionScores a;
+  a.z.assign(n, -std::numeric_limits<double>::infinity());
+  a.err.assign(n, 0);
+  a.mass.assign(n, 0);
+  for (std::size_t j = 0; j < n; ++j) {
+    if (!std::isfinite(x[j])) {
+      a.z[j] = x[j];  // -inf masked; +inf / NaN leave the row undefined
+      continue;
+    }
+    double dot = 0, abs_dot = 0;
+    for (std::size_t i = 0; i < dim; ++i) {
+      dot += q[i] * K[j * dim + i];
+      abs_dot += std::fabs(q[i] * K[j * dim + i]);
+    }
+    a.unscaled_mass = std::max(a.unscaled_mass, abs_dot * grow);
+    a.mass[j] = abs_dot * s * grow;
+    a.z[j] = dot * s + x[j];
+    a.err[j] = rel * (a.mass[j] + std::fabs(x[j])) * grow;
+  }
+  return a;
+}
+
+}  // namespace
+
+RowShape attention_row_shape(std::span<const double> x, std::span<const double> q, std::span<const double> K,
+                             std::int64_t d, double temperature, Format f) {
+  const AttentionScores a = attention_scores(x, q, K, d, temperature);
+  RowShape s;
+  s.n = static_cast<double>(x.size());
+  s.h = static_cast<double>(d);
+  s.temperature_is_one = temperature == 1.0;
+  double hi = -std::numeric_limits<double>::infinity();  // of the largest score's upper end
+  for (std::size_t j = 0; j < x.size(); ++j)
+    if (std::isfinite(a.z[j])) hi = std::max(hi, a.z[j] + a.err[j]);
+  if (!std::isfinite(hi)) return s;
+  // Contributing: exactly within the cut-off of the exact max; with the
+  // errors, every key whose upper end is within the cut-off of hi (more keys
+  // only enlarge R, M and D).
+  const double cutoff = contributing_cutoff(f);
+  double lo = hi, m = 0, mass = 0;
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    if (!std::isfinite(a.z[j]) || hi - (a.z[j] + a.err[j]) > cutoff) continue;
+    lo = std::min(lo, a.z[j] - a.err[j]);
+    m = std::max(m, std::fabs(a.z[j]) + a.err[j]);
+    mass = std::max(mass, a.mass[j]);
+  }
+  const double slack = std::ldexp(1.0, -50);
+  s.M = m * (1 + slack);
+  s.R = (hi - lo) * (1 + slack) + slack * s.M;
+  s.D = mass * (1 + slack);
+  return s;
+}
+
+bool attention_row_fits_format(std::span<const double> x, std::span<const double> q, std::span<const double> K,
+                               std::int64_t d, double temperature, Format f) {
+  const AttentionScores a = attention_scores(x, q, K, d, temperature);
+  // Twice the largest magnitude for a kernel that folds log2(e) into the
+  // scale (FlashAttention's exp2), and 4u for the roundings on the way.
+  const double limit = max_finite(f) / (2 * (1 + 4 * unit_roundoff(f)));
+  double hi = -std::numeric_limits<double>::infinity(), lo = std::numeric_limits<double>::infinity();
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    if (!std::isfinite(a.z[j])) continue;
+    if (!(a.mass[j] + std::fabs(x[j]) <= limit)) return false;
+    hi = std::max(hi, a.z[j] + a.err[j]);
+    lo = std::min(lo, a.z[j] - a.err[j]);
+  }
+  if (!(a.unscaled_mass <= limit)) return false;
+  return !(hi >= lo) || hi - lo <= limit;
+}
+
 double Contract::bound_ulps(const RowShape& s, Format f) const {
   constexpr double inf = std::numeric_limits<double>::infinity();
   if (!declared) return inf;
   const double m_coefficient = d + (s.temperature_is_one ? 0.0 : t);
-  const double K = a + b * s.n + c * s.R + m_coefficient * s.M;
+  const double K = a + b * s.n + c * s.R + m_coefficient * s.M + (hd * s.h + dot) * s.D;
   const double u = unit_roundoff(f);
   if (!(K * u < 1)) return inf;  // also NaN K
   return K / (1 - K * u);       // Higham's gamma_K in units of u
@@ -109,8 +202,9 @@ double Contract::bound_ulps(const RowShape& s, Format f) const {
 std::string Contract::formula(const std::function<std::string(double, std::string_view)>& term) const {
   if (!declared) return "none";
   // The constant is written when non-zero or when it is the only term.
-  std::string out = a != 0 || (b == 0 && c == 0 && d == 0 && t == 0) ? term(a, "") : "";
-  const std::pair<double, std::string_view> terms[] = {{b, "n"}, {c, "R"}, {d, "M"}, {t, "M[T!=1]"}};
+  std::string out = a != 0 || (b == 0 && c == 0 && d == 0 && t == 0 && hd == 0 && dot == 0) ? term(a, "") : "";
+  const std::pair<double, std::string_view> terms[] = {{b, "n"}, {c, "R"}, {d, "M"}, {t, "M[T!=1]"},
+                                                       {hd, "h*D"}, {dot, "D"}};
   for (const auto& [v, var] : terms)
     if (v != 0) out += (out.empty() ? "" : " + ") + term(v, var);
   return out;

@@ -149,10 +149,112 @@ const std::vector<InputFamily>& input_families() {
   return all;
 }
 
+namespace {
+
+// The bias rows of attention (REFERENCE.md, "FlashAttention tiling" and the
+// masked-row rules): what the kernels' masks and biases do to one query's
+// scores. Every row keeps at least its query's own key visible unless the
+// family is about masking.
+void no_bias(std::span<double> row, Format, Rng&) { std::fill(row.begin(), row.end(), 0.0); }
+
+// An attention sink (Xiao et al. 2023): one key, the first, 10 to 20 above the rest.
+void sink_bias(std::span<double> row, Format, Rng& rng) {
+  std::fill(row.begin(), row.end(), 0.0);
+  row[0] = rng.uniform(10.0, 20.0);
+}
+
+// Each key masked with probability 1/2 (a fully masked row at small n too).
+void random_mask(std::span<double> row, Format, Rng& rng) {
+  for (double& v : row) v = rng.below(2) == 0 ? -INFINITY : 0.0;
+}
+
+// The query at position p (uniform) sees keys 0..p: the keys after it masked.
+void causal_mask(std::span<double> row, Format, Rng& rng) {
+  const std::size_t p = rng.below(row.size());
+  for (std::size_t j = 0; j < row.size(); ++j) row[j] = j <= p ? 0.0 : -INFINITY;
+}
+
+// A sliding window of w = max(1, n / 4) keys ending at the query's position.
+void sliding_window_mask(std::span<double> row, Format, Rng& rng) {
+  const std::size_t n = row.size(), p = rng.below(n), w = std::max<std::size_t>(1, n / 4);
+  for (std::size_t j = 0; j < n; ++j) row[j] = j <= p && p - j < w ? 0.0 : -INFINITY;
+}
+
+// -inf runs that align exactly with tile boundaries (16 and 64 keys: the
+// tile sizes of the flash kernels): the first tile masked (a running max of
+// -inf when the next tile arrives: -inf - -inf = NaN in a careless
+// rescale), the last, partial tile masked, and each other tile of 16 masked
+// with probability 1/2.
+void tile_aligned_mask(std::span<double> row, Format, Rng& rng) {
+  const std::size_t n = row.size(), tile = rng.below(2) == 0 ? 16 : 64;
+  for (std::size_t start = 0; start < n; start += 16) {
+    const bool masked = start < tile || start + 16 > n || rng.below(2) == 0;
+    for (std::size_t j = start; j < std::min(n, start + 16); ++j) row[j] = masked ? -INFINITY : 0.0;
+  }
+}
+
+void all_masked(std::span<double> row, Format, Rng&) { std::fill(row.begin(), row.end(), -INFINITY); }
+
+// ALiBi (Press et al. 2022) on a causal row: bias -m (p - j) for the keys
+// j <= p, slope m = 2^-k, k in 1..8 (the slopes of an 8-head model).
+void alibi_causal(std::span<double> row, Format, Rng& rng) {
+  const std::size_t p = rng.below(row.size());
+  const double slope = std::ldexp(1.0, -1 - static_cast<int>(rng.below(8)));
+  for (std::size_t j = 0; j < row.size(); ++j)
+    row[j] = j <= p ? -slope * static_cast<double>(p - j) : -INFINITY;
+}
+
+// Biases of every magnitude, 2^k for k in [0, 100] with a random sign: the
+// scores' shifts span the exponent range, most of p underflows.
+void wide_bias(std::span<double> row, Format, Rng& rng) {
+  for (double& v : row) v = (rng.below(2) == 0 ? 1.0 : -1.0) * std::ldexp(rng.uniform(1.0, 2.0), static_cast<int>(rng.below(101)));
+}
+
+}  // namespace
+
+const std::vector<InputFamily>& attention_input_families() {
+  static const std::vector<InputFamily> families = {
+      {"attn_gaussian_d64", "q, K, V ~ N(0, 1), d = 64, no mask", 0, no_bias, 64},
+      {"attn_gaussian_d128", "q, K, V ~ N(0, 1), d = 128, no mask", 0, no_bias, 128},
+      {"attn_gaussian_d256", "q, K, V ~ N(0, 1), d = 256, no mask", 0, no_bias, 256},
+      {"attn_peaked_d64", "q, K ~ N(0, 16), d = 64: scores of standard deviation 16, p near one-hot", 0, no_bias, 64, 4},
+      {"attn_sink_d128", "an attention sink: key 0 with a bias 10 to 20 above the rest, d = 128", 0, sink_bias, 128},
+      {"attn_random_mask_d64", "each key masked with probability 1/2, d = 64", 0, random_mask, 64},
+      {"attn_causal_d64", "causal: the keys after the query's position masked, d = 64", 0, causal_mask, 64},
+      {"attn_window_d64", "a sliding window of n/4 keys ending at the query's position, d = 64", 0,
+       sliding_window_mask, 64},
+      {"attn_tile_mask_d64", "-inf runs aligned with 16- and 64-key tiles, the first and last tile masked, d = 64", 0,
+       tile_aligned_mask, 64},
+      {"attn_alibi_d64", "ALiBi slopes 2^-1..2^-8 on a causal row, d = 64", 0, alibi_causal, 64},
+      {"attn_wide_bias_d64", "biases +-2^k, k in [0, 100]: shifts across the exponent range, d = 64", 0, wide_bias,
+       64},
+      {"attn_fully_masked_d64", "every key masked: the kernel's masked-row policy, d = 64", 0, all_masked, 64},
+  };
+  return families;
+}
+
 const InputFamily* find_input_family(std::string_view name) {
-  for (const InputFamily& f : input_families())
-    if (f.name == name) return &f;
+  for (const auto* list : {&input_families(), &attention_input_families()})
+    for (const InputFamily& f : *list)
+      if (f.name == name) return &f;
   return nullptr;
+}
+
+AttentionOperands fill_attention_operands(const InputFamily& fam, Format f, std::int64_t rows, std::int64_t cols,
+                                          std::uint64_t seed) {
+  AttentionOperands a;
+  a.head_dim = fam.head_dim;
+  const auto d = static_cast<std::size_t>(fam.head_dim);
+  Rng rng(hash_mix(seed, std::string_view("attention operands")));
+  const auto draw = [&](std::vector<double>& v, std::size_t count, double sigma) {
+    v.resize(count);
+    for (double& e : v) e = round_to_format(rng.normal(0.0, sigma), f);
+  };
+  const auto r = static_cast<std::size_t>(rows), n = static_cast<std::size_t>(cols);
+  draw(a.q, r * d, fam.qk_sigma);
+  draw(a.K, r * n * d, fam.qk_sigma);
+  draw(a.V, r * n * d, 1.0);
+  return a;
 }
 
 std::vector<double> fill_rows(const InputFamily& fam, Format f, std::int64_t rows, std::int64_t cols,

@@ -29,6 +29,9 @@ void Kernel::call(const OpCall& c) const {
   if (c.in.size() != spec(c.op).in.size() || c.out.size() != spec(c.op).out.size())
     throw std::invalid_argument(std::string(softcheck::name(c.op)) + " takes " + std::to_string(spec(c.op).in.size()) +
                                 " input(s) and " + std::to_string(spec(c.op).out.size()) + " output(s)");
+  if (has_head_dim(c.op) != (c.head_dim > 0) || c.head_dim < 0)
+    throw std::invalid_argument(std::string(softcheck::name(c.op)) +
+                                (has_head_dim(c.op) ? " needs a head dimension >= 1" : " takes no head dimension"));
   compute(c);
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "softcheck/kernel.hpp"
 #include "softcheck/op.hpp"
@@ -134,6 +135,75 @@ TEST(OpTable, RunPassesEveryOutputOfAnOpWithSeveral) {
   EXPECT_THROW(k.run(Op::softmax_lse, x, y, 2, 2, 1.0), std::invalid_argument);
   void* const one[] = {y};
   EXPECT_THROW(k.run(Op::softmax_lse, x, one, 2, 2, 1.0), std::invalid_argument);
+}
+
+// Attention: q a head vector, K and V n x d, O d values, lse one; the
+// masked-row values; a call must carry the head dimension.
+TEST(OpTable, AttentionOperandsHaveTheHeadDimension) {
+  const OpSpec& a = spec(Op::attention);
+  ASSERT_EQ(a.in.size(), 4u);
+  EXPECT_TRUE(has_head_dim(Op::attention));
+  EXPECT_FALSE(has_head_dim(Op::cross_entropy));
+  EXPECT_EQ(output_cols(a.in[1], 10, 64), 64);   // q
+  EXPECT_EQ(output_cols(a.in[2], 10, 64), 640);  // K
+  EXPECT_EQ(output_cols(a.out[0], 10, 64), 64);  // O
+  EXPECT_EQ(output_cols(a.out[1], 10, 64), 1);   // lse
+  EXPECT_EQ(a.out[0].metric, Metric::scaled);
+  EXPECT_EQ(masked_row_value(OutputKind::attention_output, MaskedRowPolicy::zeros, 5), 0.0);
+  EXPECT_TRUE(std::isnan(masked_row_value(OutputKind::attention_output, MaskedRowPolicy::nan, 5)));
+  // The uniform p's O is the mean of V, no constant: never accepted.
+  EXPECT_FALSE(is_masked_row_value(0.2, OutputKind::attention_output, MaskedRowPolicy::uniform, 5, 1e-7));
+  EXPECT_FALSE(is_masked_row_value(0.0, OutputKind::attention_output, MaskedRowPolicy::uniform, 5, 1e-7));
+
+  Kernel k;
+  k.name = "attention_probe";
+  OpDecl decl;
+  decl.op = Op::attention;
+  k.ops = {decl};
+  std::int64_t seen_head_dim = -1;
+  k.compute = [&](const OpCall& c) { seen_head_dim = c.head_dim; };
+  double x = 0, q = 0, K = 0, V = 0, O = 0, lse = 0;
+  const void* const in[] = {&x, &q, &K, &V};
+  void* const out[] = {&O, &lse};
+  EXPECT_THROW(k.call({Op::attention, in, out, 1, 1, 1.0}), std::invalid_argument);  // no head dimension
+  k.call({Op::attention, in, out, 1, 1, 1.0, 1});
+  EXPECT_EQ(seen_head_dim, 1);
+}
+
+// The attention row's shape (kernel.hpp): scores z_j = q . K_j / (T sqrt d)
+// + x_j stand for z; D = max_j sum_i |q_i K_ji| / (T sqrt d), h = d; each
+// figure an upper bound within a few 2^-50 of the exact one.
+TEST(RowShape, AttentionRowShapeFromTheScores) {
+  // d = 4, T = 1: sqrt(d) = 2. q = [1, -1, 2, 0.5].
+  const std::vector<double> q = {1, -1, 2, 0.5};
+  const std::vector<double> K = {1, 1, 1, 1,     // dot 2.5,  mass 4.5
+                                 -2, 0, 0, 0,    // dot -2,   mass 2
+                                 100, 0, 0, 0};  // masked below
+  const std::vector<double> x = {0, 3, -INFINITY};
+  const RowShape s = attention_row_shape(x, q, K, 4, 1.0, Format::f64);
+  // z = [1.25, -1 + 3 = 2]; R = 0.75, M = 2, D = 4.5 / 2 = 2.25.
+  EXPECT_EQ(s.n, 3);
+  EXPECT_EQ(s.h, 4);
+  EXPECT_NEAR(s.R, 0.75, 1e-13);
+  EXPECT_GE(s.R, 0.75);
+  EXPECT_NEAR(s.M, 2, 1e-13);
+  EXPECT_GE(s.M, 2);
+  EXPECT_NEAR(s.D, 2.25, 1e-13);
+  EXPECT_GE(s.D, 2.25);
+  EXPECT_TRUE(s.temperature_is_one);
+  // The contract's attention terms: hd h D + dot D.
+  Contract c;
+  c.declared = true;
+  c.hd = 2;
+  c.dot = 10;
+  EXPECT_EQ(c.formula(), "2*h*D + 10*D");
+  EXPECT_NEAR(c.bound_ulps(s, Format::f64), (2 * 4 + 10) * 2.25, 1e-9);
+  // Fits f32; biases beyond half of f32's range do not (the exp2 fold doubles them).
+  EXPECT_TRUE(attention_row_fits_format(x, q, K, 4, 1.0, Format::f32));
+  const std::vector<double> wide = {0, 3e38, -INFINITY};
+  EXPECT_FALSE(attention_row_fits_format(wide, q, K, 4, 1.0, Format::f32));
+  EXPECT_TRUE(attention_row_fits_format(wide, q, K, 4, 1.0, Format::f64));
+  EXPECT_THROW(attention_row_shape(x, q, K, 3, 1.0, Format::f64), std::invalid_argument);  // K is not n x d
 }
 
 }  // namespace

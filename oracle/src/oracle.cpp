@@ -248,6 +248,7 @@ std::span<const Real> exact_values(const ExactRow& row, OutputKind kind) {
     case OutputKind::cross_entropy_gradient: break;  // need the target: exact_cross_entropy
     case OutputKind::softmax_gradient:
     case OutputKind::log_softmax_gradient: break;  // need g: exact_backward
+    case OutputKind::attention_output: break;      // needs q, K, V: exact_attention
     case OutputKind::none: break;
   }
   throw std::invalid_argument("exact_values: not an output kind");

@@ -39,10 +39,34 @@ struct InputFamily {
   std::int64_t fixed_cols = 0;  // > 0: the family is one fixed row of that length
   // Fills one row; values are then rounded to the format by fill_rows.
   void (*fill)(std::span<double> row, Format f, Rng& rng) = nullptr;
+  // > 0: an attention family (attention_input_families): the row is the
+  // additive score bias of one query (0, -inf for a masked key, a sink or
+  // ALiBi bias) and q, K, V have this head dimension (fill_attention_operands).
+  std::int64_t head_dim = 0;
+  // The standard deviation of q's and K's entries (V's is 1).
+  int qk_sigma = 1;
+
+  bool attention() const { return head_dim > 0; }
 };
 
+// The softmax families (every op but attention).
 const std::vector<InputFamily>& input_families();
+// The attention families (docs/attention.md): the mask and bias patterns of
+// attention rows, each with its head dimension.
+const std::vector<InputFamily>& attention_input_families();
+// Searches both lists.
 const InputFamily* find_input_family(std::string_view name);
+
+// q (rows x d), K and V (rows x cols x d, key-major) of an attention family
+// (d = fam.head_dim), N(0, qk_sigma^2) for q and K and N(0, 1) for V, in
+// format f, deterministic in `seed` (a stream of its own: the bias rows
+// fill_rows draws from the same seed do not change with it).
+struct AttentionOperands {
+  std::vector<double> q, K, V;
+  std::int64_t head_dim = 0;
+};
+AttentionOperands fill_attention_operands(const InputFamily& fam, Format f, std::int64_t rows, std::int64_t cols,
+                                          std::uint64_t seed);
 
 // rows x cols values of family `fam` in format `f`, deterministic in `seed`.
 std::vector<double> fill_rows(const InputFamily& fam, Format f, std::int64_t rows, std::int64_t cols,

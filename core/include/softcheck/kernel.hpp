@@ -27,10 +27,30 @@ struct RowShape {
   double n = 0;  // row length (cols)
   double R = 0;  // range of the contributing finite z: z_max - min z_i
   double M = 0;  // largest |z_i| over the contributing entries
+  // Attention rows (attention_row_shape): the head dimension d and the
+  // largest dot-product mass D = max_j sum_i |q_i K_ji| / (T sqrt(d)) over
+  // the contributing keys; the error of a computed score is a multiple of
+  // u D per product and sum (Higham, Accuracy and Stability, eq. 3.5:
+  // |fl(q . k) - q . k| <= gamma_d sum_i |q_i k_i|). 0 for other rows.
+  double h = 0;
+  double D = 0;
   bool temperature_is_one = true;
 };
 
 RowShape row_shape(std::span<const double> x, double temperature, Format f);
+
+// The shape of one attention row: the scores z_j = (q . K_j) / (T sqrt(d)) +
+// x_j (x the bias row, -inf masked) stand for z in n, R and M; h = d and D
+// as above. q holds d values, K cols x d (key-major). Computed in double
+// with a relative slack that keeps every figure an upper bound of the exact
+// one (as row_shape).
+RowShape attention_row_shape(std::span<const double> x, std::span<const double> q, std::span<const double> K,
+                             std::int64_t d, double temperature, Format f);
+// True when a kernel of format f can hold its intermediates on this
+// attention row: every score's terms s |q_i K_ji| summed, the scores and
+// their shifts from the max are finite values of f (with 4u of margin).
+bool attention_row_fits_format(std::span<const double> x, std::span<const double> q, std::span<const double> K,
+                               std::int64_t d, double temperature, Format f);
 
 // True when a kernel of format f can represent its own intermediates on this
 // row: z = x / T and the shifts z_i - max z of the finite entries are finite
@@ -47,13 +67,16 @@ bool temperature_fits_format(double temperature, Format f);
 // Accuracy contract: the largest componentwise ULP error (in the output format)
 // the kernel promises on a row with finite entries (-inf masks allowed):
 //   K = a + b*n + c*R + (d + t*[temperature != 1]) * M   (first order, in units of u)
+//       + hd*h*D + dot*D                                 (attention rows only)
 //   bound = K / (1 - K*u)                                (Higham's gamma_K, covers
 //                                                         the second-order terms)
-// t accounts for rounding fl(x/temperature) (and of the temperature itself).
+// t accounts for rounding fl(x/temperature) (and of the temperature itself);
+// hd and dot for the scores' dot products (RowShape::h, D).
 // Each kernel derives its coefficients next to its code from REFERENCE.md.
 struct Contract {
   bool declared = false;  // false: "none" (a baseline reported, never gated)
   double a = 0, b = 0, c = 0, d = 0, t = 0;
+  double hd = 0, dot = 0;  // of h*D and D (attention)
   std::string why;  // derivation or, when none, why there is no useful bound
 
   double bound_ulps(const RowShape& s, Format f) const;  // +inf when K*u >= 1
@@ -64,12 +87,15 @@ struct Contract {
 };
 
 // One call of a kernel on `rows` rows of `cols` inputs (rows, cols >= 1,
-// guaranteed by the caller). in[i] and out[i] point to the op's operands in
+// guaranteed by the caller; head_dim >= 1 for an op with a head dimension,
+// has_head_dim(op), else 0). in[i] and out[i] point to the op's operands in
 // op-table order (spec(op).in / .out), each in the kernel's `format` (double
 // for f64, float for f32, uint16 bit patterns for f16/bf16) and row-major:
 // a row operand holds rows x cols elements, a scalar operand one per row.
 // A class-index input (InputKind::class_index) holds one std::int64_t per
-// row, whatever the format: in [0, cols), or ignore_index.
+// row, whatever the format: in [0, cols), or ignore_index. A head operand
+// holds rows x head_dim elements, a keys operand rows x cols x head_dim
+// (output_cols).
 struct OpCall {
   Op op;
   std::span<const void* const> in;
@@ -77,6 +103,7 @@ struct OpCall {
   std::int64_t rows;
   std::int64_t cols;
   double temperature;
+  std::int64_t head_dim = 0;
 };
 using ComputeFn = std::function<void(const OpCall&)>;
 
@@ -206,6 +233,16 @@ struct StableReference {
   std::size_t output = 0;  // index into spec(decl->op).out
 };
 StableReference stable_reference_kernel(Format f, OutputKind kind, const OpParams& params = {});
+// The attention kernels (docs/attention.md), in registration order, the
+// test-only broken ones included (Kernel::test_only: a flash kernel that
+// forgets to rescale O, one that rounds P to bf16 before P.V). Kept out of
+// builtin_kernels() like gradient_kernels(); `run --attention` or `--op
+// attention` takes them.
+const std::vector<Kernel>& attention_kernels();
+// The reference rule's kernel for output `output` of an attention kernel in
+// format f: attention_naive (three passes, the max subtracted: the textbook
+// algorithm); {nullptr, nullptr} when there is none.
+StableReference stable_attention_reference(Format f, std::size_t output);
 // The sparse and sharpened kernels (sparsemax, entmax15, entmax_bisect_*,
 // topk_softmax_*, threshold_softmax_*; docs/sparse.md), in registration order.
 // Kept out of builtin_kernels(): the softmax paths (suite, properties, fuzzers,

@@ -31,12 +31,17 @@ enum class Op : std::uint8_t {
   cross_entropy,
   softmax_backward,
   log_softmax_backward,
+  attention,
 };
 
 // Shape of one operand of a call on `rows` rows of `cols` inputs.
+// An attention op's row is one query against `cols` keys of head dimension
+// d (OpCall::head_dim).
 enum class OperandShape : std::uint8_t {
   row,     // rows x cols elements, row-major
   scalar,  // one element per row
+  head,    // rows x d elements: a query or an output vector per row
+  keys,    // rows x cols x d elements: per row, `cols` key (or value) vectors of d, key-major
 };
 
 // What an op's output is. It fixes the output range, the values of a fully
@@ -64,6 +69,12 @@ enum class OutputKind : std::uint8_t {
   // under every policy, so its exact gradient is 0 (NaN under nan).
   softmax_gradient,
   log_softmax_gradient,
+  // Attention's output vector O = sum_j p_j V_j, p = softmax(z) over the
+  // scores z_j = (q . K_j) / (T sqrt(d)) + x_j (docs/attention.md). Its
+  // components can cancel (V has both signs), so it is measured in
+  // Metric::scaled with s_i = sum_j p_j |V_ji|: the error of every algorithm
+  // is a multiple of u s_i.
+  attention_output,
 };
 
 // What an input operand holds: the row of logits x (scaled by the
@@ -74,6 +85,9 @@ enum class InputKind : std::uint8_t {
   logits,
   class_index,
   upstream_gradient,  // a row in the kernel's format: dL/dy of the op's forward output
+  query,              // attention: the query q, d values per row (OperandShape::head)
+  keys,               // attention: the keys K_j, cols x d values per row (OperandShape::keys)
+  values,             // attention: the values V_j, cols x d values per row (OperandShape::keys)
 };
 
 // The output kinds that are gradients (measured in Metric::scaled).
@@ -82,9 +96,13 @@ constexpr bool is_gradient(OutputKind k) {
          k == OutputKind::log_softmax_gradient;
 }
 
-// The scale s of a gradient's scaled metric, in words (reports, docs).
+// The output kinds measured in Metric::scaled (the oracle gives their scale).
+constexpr bool has_scale(OutputKind k) { return is_gradient(k) || k == OutputKind::attention_output; }
+
+// The scale s of an output's scaled metric, in words (reports, docs).
 constexpr std::string_view scale_formula(OutputKind k) {
   switch (k) {
+    case OutputKind::attention_output: return "s_i = sum_j p_j |V_ji|";
     case OutputKind::cross_entropy_gradient: return "s_j = p_j + [j = t]";
     case OutputKind::softmax_gradient: return "s_i = y_i (|g_i| + sum_j y_j |g_j|)";
     case OutputKind::log_softmax_gradient: return "s_i = |g_i| + p_i sum_j |g_j|";
@@ -239,6 +257,16 @@ inline constexpr Operand probabilities_and_gradient[] = {
 inline constexpr Operand log_probabilities_and_gradient[] = {
     {"y", OperandShape::row, OutputKind::log_probabilities},
     {"dx", OperandShape::row, OutputKind::log_softmax_gradient, Metric::scaled}};
+// Attention: the row of logits is the additive score bias (0 for a plain
+// key, -inf for a masked one, an ALiBi or sink bias), then q, K and V.
+inline constexpr Operand bias = {"bias", OperandShape::row, OutputKind::none, Metric::ulp, false, InputKind::logits};
+inline constexpr Operand bias_q_k_v[] = {
+    bias,
+    {"q", OperandShape::head, OutputKind::none, Metric::ulp, false, InputKind::query},
+    {"K", OperandShape::keys, OutputKind::none, Metric::ulp, false, InputKind::keys},
+    {"V", OperandShape::keys, OutputKind::none, Metric::ulp, false, InputKind::values}};
+inline constexpr Operand attention_output_and_lse[] = {
+    {"O", OperandShape::head, OutputKind::attention_output, Metric::scaled}, lse_value};
 inline constexpr Operand loss_and_gradient[] = {
     {"loss", OperandShape::scalar, OutputKind::cross_entropy_loss, Metric::ulp},
     {"dx", OperandShape::row, OutputKind::cross_entropy_gradient, Metric::scaled}};
@@ -285,6 +313,11 @@ inline constexpr OpSpec op_table[] = {
     {Op::log_softmax_backward, "log_softmax_backward", "y = log_softmax(z) and dx = g - softmax(z) sum g, per row",
      op_operands::x_and_upstream, op_operands::log_probabilities_and_gradient, OpParam::none, Reference::dense, false,
      0},
+    // One query row of attention, with the lse of its scores (what a tiled
+    // or split-KV kernel hands on; docs/attention.md).
+    {Op::attention, "attention",
+     "O = sum_j p_j V_j and lse(z), p = softmax(z), z_j = (q . K_j) / (T sqrt(d)) + bias_j, per query",
+     op_operands::bias_q_k_v, op_operands::attention_output_and_lse, OpParam::none, Reference::dense, false, 0},
 };
 
 inline constexpr std::size_t op_count = std::size(op_table);
@@ -293,13 +326,27 @@ constexpr const OpSpec& spec(Op op) { return op_table[static_cast<std::size_t>(o
 constexpr std::string_view name(Op op) { return spec(op).name; }
 constexpr bool is_sparse(Op op) { return spec(op).sparse(); }
 
-// Values per row of `cols` inputs of output operand o: cols for a row, 1 for
-// one value per row.
-constexpr std::int64_t output_cols(const Operand& o, std::int64_t cols) {
-  return o.shape == OperandShape::scalar ? 1 : cols;
+// Values per row of `cols` inputs of operand o: cols for a row, 1 for one
+// value per row, d = head_dim for a head vector, cols x d for keys.
+constexpr std::int64_t output_cols(const Operand& o, std::int64_t cols, std::int64_t head_dim = 0) {
+  switch (o.shape) {
+    case OperandShape::row: return cols;
+    case OperandShape::scalar: return 1;
+    case OperandShape::head: return head_dim;
+    case OperandShape::keys: return cols * head_dim;
+  }
+  return cols;
 }
 // The same for the op's first output.
-constexpr std::int64_t output_cols(Op op, std::int64_t cols) { return output_cols(spec(op).out[0], cols); }
+constexpr std::int64_t output_cols(Op op, std::int64_t cols, std::int64_t head_dim = 0) {
+  return output_cols(spec(op).out[0], cols, head_dim);
+}
+// Whether op's operands have a head dimension (attention).
+constexpr bool has_head_dim(Op op) {
+  for (const Operand& o : spec(op).in)
+    if (o.shape == OperandShape::head || o.shape == OperandShape::keys) return true;
+  return false;
+}
 
 // The entmax alpha of a kernel's op: fixed by the op (sparsemax 2, entmax15
 // 1.5), the kernel's parameter for entmax, 0 for an op outside the family.
@@ -363,6 +410,10 @@ inline double masked_row_value(OutputKind kind, MaskedRowPolicy p, double n) {
     case OutputKind::cross_entropy_gradient: return uniform ? 1 / n : 0.0;
     case OutputKind::softmax_gradient:
     case OutputKind::log_softmax_gradient: return 0.0;  // the derivative of a constant row
+    // O of a query with no visible key: 0 (FlashAttention). The uniform
+    // p's O is the mean of V, no constant: no attention kernel can declare
+    // uniform (is_masked_row_value never accepts it).
+    case OutputKind::attention_output: return uniform ? NAN : 0.0;
     case OutputKind::none: break;
   }
   return NAN;
@@ -378,6 +429,7 @@ inline double masked_entry_value(OutputKind kind) { return kind == OutputKind::l
 // kernel's format, within 4u (relative; for the logs relative to max(1, log n)).
 inline bool is_masked_row_value(double v, OutputKind kind, MaskedRowPolicy p, double n, double u) {
   if (kind == OutputKind::log_sum_exp && v == -INFINITY) return true;
+  if (kind == OutputKind::attention_output && p == MaskedRowPolicy::uniform) return false;
   const double target = masked_row_value(kind, p, n);
   if (std::isnan(target)) return std::isnan(v);
   if (target == 0 || std::isinf(target)) return v == target;
@@ -411,6 +463,17 @@ constexpr bool well_formed() {
     if (o.in[0].input != InputKind::logits || o.in[0].shape != OperandShape::row) return false;
     for (const Operand& i : o.in)
       if ((i.input == InputKind::class_index) != (i.shape == OperandShape::scalar)) return false;
+    // Attention's operands: q a head vector, K and V keys, all or none.
+    for (const Operand& i : o.in)
+      if ((i.input == InputKind::query) != (i.shape == OperandShape::head) ||
+          (i.input == InputKind::keys || i.input == InputKind::values) != (i.shape == OperandShape::keys))
+        return false;
+    if (o.takes(InputKind::query) != o.takes(InputKind::keys) || o.takes(InputKind::keys) != o.takes(InputKind::values))
+      return false;
+    for (const Operand& out : o.out)
+      if ((out.kind == OutputKind::attention_output) != (out.shape == OperandShape::head) ||
+          (out.kind == OutputKind::attention_output && !o.takes(InputKind::values)))
+        return false;
     // A gradient is the gradient of its op's inputs: its op takes what it needs.
     for (const Operand& out : o.out) {
       if (out.kind == OutputKind::cross_entropy_gradient && !o.takes(InputKind::class_index)) return false;
@@ -431,8 +494,8 @@ constexpr bool well_formed() {
       if (out.kind == OutputKind::none || out.input != InputKind::none) return false;
       // Absolute error is for scalar outputs whose value can be 0 (lse, entropy).
       if (out.metric == Metric::absolute && out.shape != OperandShape::scalar) return false;
-      // The scaled error is for gradients (the oracle gives their scale).
-      if ((out.metric == Metric::scaled) != is_gradient(out.kind)) return false;
+      // The scaled error is for gradients and attention's O (the oracle gives their scale).
+      if ((out.metric == Metric::scaled) != has_scale(out.kind)) return false;
       // Normwise error is for dense probability rows.
       if (out.normwise && (out.kind != OutputKind::probabilities || o.reference != Reference::dense)) return false;
       // Row outputs are probabilities, their logs or a gradient; scalars lse,
@@ -440,6 +503,7 @@ constexpr bool well_formed() {
       const bool row_kind =
           out.kind == OutputKind::probabilities || out.kind == OutputKind::log_probabilities || is_gradient(out.kind);
       if (row_kind != (out.shape == OperandShape::row)) return false;
+      if (out.shape == OperandShape::keys) return false;
     }
   }
   return true;
