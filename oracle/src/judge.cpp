@@ -23,13 +23,20 @@ long double wide(const R& g) {
 }
 long double wide(const DD& g) { return static_cast<long double>(g.hi) + g.lo; }
 
-void set_bound(const Contract& c, std::span<const double> x, double temperature, Format f, RowVerdict& v) {
-  v.bound = c.bound_ulps(row_shape(x, temperature, f), f);
+}  // namespace
+
+RowShape RowJudge::shape_for(const OpDecl& d) const {
+  if (!has_head_dim(d.op)) return row_shape(x_, temperature_, format_);
+  if (head_dim_ == 0) throw std::logic_error("RowJudge: an attention output judged before set_attention");
+  return attention_row_shape(x_, q_, K_, head_dim_, temperature_, format_);
+}
+
+void RowJudge::set_bound(const OpDecl& d, std::size_t output, RowVerdict& v) const {
+  const Contract& c = d.contract_of(output);
+  v.bound = c.bound_ulps(shape_for(d), format_);
   v.broken = v.error.nonfinite > 0 || v.error.special_mismatch > 0;
   v.within = !c.declared || (!v.broken && v.error.max_ulp <= v.bound);
 }
-
-}  // namespace
 
 std::string_view name(Tier t) {
   switch (t) {
@@ -60,6 +67,26 @@ void RowJudge::set_row(std::span<const double> x, double temperature) {
   has_upstream_ = false;
   softmax_gradient_.reset();
   log_softmax_gradient_.reset();
+  head_dim_ = 0;
+  attention_.reset();
+}
+
+void RowJudge::set_attention(std::span<const double> q, std::span<const double> K, std::span<const double> V,
+                             std::int64_t d) {
+  const auto n = x_.size(), dim = static_cast<std::size_t>(d);
+  if (d < 1 || q.size() != dim || K.size() != n * dim || V.size() != n * dim)
+    throw std::invalid_argument("RowJudge::set_attention: q must hold d values, K and V cols x d (d >= 1)");
+  q_ = q;
+  K_ = K;
+  V_ = V;
+  head_dim_ = d;
+  attention_.reset();
+}
+
+const ExactAttention& RowJudge::attention_exact() {
+  if (head_dim_ == 0) throw std::logic_error("RowJudge: an attention output judged before set_attention");
+  if (!attention_) attention_ = exact_attention(x_, q_, K_, V_, head_dim_, temperature_, opt_.bits);
+  return *attention_;
 }
 
 void RowJudge::set_upstream(std::span<const double> g) {
@@ -118,6 +145,7 @@ bool is_cross_entropy(OutputKind k) {
 
 std::span<const Real> RowJudge::exact_output(const OpDecl& d, std::size_t output) {
   const OutputKind kind = spec(d.op).out[output].kind;
+  if (has_head_dim(d.op)) return exact_values(attention_exact(), kind);
   if (is_cross_entropy(kind)) return exact_values(cross_entropy_exact(d.params.label_smoothing), kind);
   if (is_gradient(kind)) return gradient_exact(kind).value;
   return exact_values(exact(), kind);
@@ -126,12 +154,14 @@ std::span<const Real> RowJudge::exact_output(const OpDecl& d, std::size_t output
 std::span<const Real> RowJudge::exact_scale(const OpDecl& d, std::size_t output) {
   const OutputKind kind = spec(d.op).out[output].kind;
   if (spec(d.op).out[output].metric != Metric::scaled) return {};
+  if (kind == OutputKind::attention_output) return attention_exact().scale;
   if (kind == OutputKind::cross_entropy_gradient) return cross_entropy_exact(d.params.label_smoothing).scale;
   return gradient_exact(kind).scale;
 }
 
 bool RowJudge::used_mpfr() const {
   if (exact_ && exact_->status == RowStatus::ok) return true;
+  if (attention_ && attention_->status == RowStatus::ok) return true;
   return std::any_of(sparse_.begin(), sparse_.end(), [](const auto& s) { return s.second.status == RowStatus::ok; });
 }
 
@@ -203,6 +233,7 @@ const ExactRow& RowJudge::exact() {
 // An op without a fast tier starts with MPFR: no fast row is computed just
 // for the status (every tier classifies the row by the same rules).
 RowStatus RowJudge::status_for(const OpDecl& d, std::size_t output) {
+  if (has_head_dim(d.op)) return attention_exact().status;  // q, K and V can leave a row undefined too
   if (!exact_ && !has_dd_ && !has_double_ && !(opt_.tiered && has_fast_tier(d, output))) return exact().status;
   return status();
 }
@@ -252,7 +283,7 @@ bool RowJudge::decide_fast(const OpDecl& d, std::size_t output, std::span<const 
   v.error = fe.error;
   v.uncertainty = fe.max_ulp_err;
   const Contract& c = d.contract_of(output);
-  set_bound(c, x_, temperature_, format_, v);
+  set_bound(d, output, v);
   if (c.declared && !v.broken && v.error.max_ulp - v.uncertainty <= v.bound &&
       v.error.max_ulp + v.uncertainty > v.bound)
     return false;  // the verdict sits inside the uncertainty
@@ -289,7 +320,7 @@ void RowJudge::measure_exactly(const OpDecl& d, std::size_t output, std::span<co
       }
     }
   }
-  set_bound(d.contract_of(output), x_, temperature_, format_, v);
+  set_bound(d, output, v);
   v.tier = Tier::mpfr;
 }
 

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "softcheck/attention_oracle.hpp"
 #include "softcheck/fast_oracle.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/metrics.hpp"
@@ -108,6 +109,11 @@ class RowJudge {
   // The row's upstream gradient, for the backward ops (one entry per entry of
   // the row; set after set_row, which forgets it; the caller keeps it alive).
   void set_upstream(std::span<const double> g);
+  // The row's q, K and V of head dimension d, for the attention op (the row
+  // set_row gave is the score bias; set after set_row, which forgets them;
+  // the caller keeps them alive). Its row shape is attention_row_shape's.
+  void set_attention(std::span<const double> q, std::span<const double> K, std::span<const double> V,
+                     std::int64_t d);
 
   // The verdict for `y`, output `output` of op d.op (spec(d.op).out[output]:
   // a row or one value for this input row), of a kernel with masked-row
@@ -170,6 +176,13 @@ class RowJudge {
   bool has_upstream_ = false;
   std::optional<ExactGradient> softmax_gradient_, log_softmax_gradient_;
   const ExactGradient& gradient_exact(OutputKind kind);
+  std::span<const double> q_, K_, V_;
+  std::int64_t head_dim_ = 0;
+  std::optional<ExactAttention> attention_;
+  const ExactAttention& attention_exact();
+  // The contract's row shape: row_shape, or attention_row_shape for op d.op.
+  RowShape shape_for(const OpDecl& d) const;
+  void set_bound(const OpDecl& d, std::size_t output, RowVerdict& v) const;
   // By op and parameters; a deque, so that the references sparse_exact
   // returns stay valid when another sparse op's row is added.
   std::deque<std::pair<OpDecl, SparseRow>> sparse_;

@@ -1,0 +1,47 @@
+// The exact attention row (docs/attention.md): one query q against n keys K_j
+// and values V_j of head dimension d, with an additive bias row x (-inf masks
+// a key):
+//   z_j = (q . K_j) / (T sqrt(d)) + x_j,   p = softmax(z),
+//   O   = sum_j p_j V_j,   lse = log sum_j exp(z_j),
+// computed in MPFR from the exact binary values of the inputs (the shape of
+// exact_row: no shortcuts).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "softcheck/oracle.hpp"
+
+namespace softcheck::oracle {
+
+struct ExactAttention {
+  RowStatus status = RowStatus::ok;
+  std::vector<Real> output;  // O_i, d values (empty unless status ok)
+  // The scaled metric's scale of O_i, s_i = sum_j p_j |V_ji| (op.hpp,
+  // OutputKind::attention_output); empty unless status ok.
+  std::vector<Real> scale;
+  Real lse;  // -inf when every key is masked, NaN when undefined
+};
+
+// x: n bias entries; q: d values; K and V: n x d values, key-major (K[j * d + i]).
+// Status: undefined when x holds +inf or NaN, or q (even with every key
+// masked), or the K or V row of an unmasked key holds a non-finite value
+// (the K and V of a masked key, x_j = -inf, are never read: they may hold
+// anything); all_masked when every x_j is -inf; ok otherwise.
+// Accuracy: computed in a working precision that grows with the exponents
+// of the scores' terms (attention.cpp), then rounded once to `bits`: O_i
+// within 2^-bits (1 + 2^-58) of s_i (its components can cancel; the metric
+// is relative to s_i), s_i within 2^-bits (1 + 2^-58) of itself, lse within
+// 2^-bits (1 + 2^-57) of max(1, |lse|), for any finite inputs. Every Real
+// returned carries exactly `bits` bits. Throws std::invalid_argument for
+// d < 1, an empty x, spans of the wrong length, a temperature not finite
+// and > 0, or bits outside [1, 2^24]. Thread-safe.
+ExactAttention exact_attention(std::span<const double> x, std::span<const double> q, std::span<const double> K,
+                               std::span<const double> V, std::int64_t d, double temperature = 1.0,
+                               unsigned bits = default_bits);
+
+// O (kind attention_output) or the lse (log_sum_exp).
+std::span<const Real> exact_values(const ExactAttention& a, OutputKind kind);
+
+}  // namespace softcheck::oracle
