@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 
+#include "attention.hpp"
 #include "cross_entropy_simd.hpp"
 #include "kernel_util.hpp"
 #include "lowp.hpp"
@@ -97,6 +98,22 @@ const std::vector<Kernel>& gradient_kernels() {
   return registry;
 }
 
+const std::vector<Kernel>& attention_kernels() {
+  static const std::vector<Kernel> registry = [] {
+    std::vector<Kernel> k = kernels::make_attention_kernels();
+    for (Kernel& m : kernels::make_attention_mutants()) k.push_back(std::move(m));
+    return k;
+  }();
+  return registry;
+}
+
+StableReference stable_attention_reference(Format f, std::size_t output) {
+  const Kernel* k = find_in(attention_kernels(), "attention_naive_" + std::string(name(f)));
+  if (k == nullptr || !k->available) return {};
+  const OpDecl* d = k->find(Op::attention);
+  return d != nullptr && output < spec(Op::attention).out.size() ? StableReference{k, d, output} : StableReference{};
+}
+
 // Other libraries' kernels (peer_*.cpp), listed whether or not they were built in.
 const std::vector<Kernel>& peer_kernels() {
   static const std::vector<Kernel> registry = [] {
@@ -139,6 +156,7 @@ const Kernel* find_kernel(std::string_view name) {
   if (const Kernel* k = find_in(builtin_kernels(), name)) return k;
   if (const Kernel* k = find_in(peer_kernels(), name)) return k;
   if (const Kernel* k = find_in(gradient_kernels(), name)) return k;
+  if (const Kernel* k = find_in(attention_kernels(), name)) return k;
   return find_in(mutant_kernels(), name);
 }
 
