@@ -33,6 +33,10 @@ nlohmann::ordered_json kernel_json(const Kernel& k) {
                            {"formula", c.declared ? c.formula() : "none"},
                            {"a", c.a}, {"b", c.b}, {"c", c.c}, {"d", c.d}, {"t", c.t},
                            {"why", c.why}};
+      if (c.hd != 0 || c.dot != 0) {  // the attention terms (kernel.hpp)
+        entry["contract"]["hd"] = c.hd;
+        entry["contract"]["dot"] = c.dot;
+      }
       ops.push_back(std::move(entry));
     }
   return {{"name", k.name},
@@ -139,9 +143,12 @@ void print_table(const std::vector<const Kernel*>& ks) {
 }
 
 void print_families() {
-  for (const InputFamily& f : input_families()) {
-    const std::vector<std::string> lines = wrap_words(f.description, terminal_width - 23);
-    for (std::size_t i = 0; i < lines.size(); ++i) fmt::print("{:<22} {}\n", i == 0 ? f.name : "", lines[i]);
+  for (const auto* list : {&input_families(), &attention_input_families()}) {
+    if (list == &attention_input_families()) fmt::print("\nattention (`run --attention`; the row is the score bias):\n");
+    for (const InputFamily& f : *list) {
+      const std::vector<std::string> lines = wrap_words(f.description, terminal_width - 23);
+      for (std::size_t i = 0; i < lines.size(); ++i) fmt::print("{:<22} {}\n", i == 0 ? f.name : "", lines[i]);
+    }
   }
 }
 
@@ -154,6 +161,7 @@ Command add_list(CLI::App& app) {
   auto mutants = std::make_shared<bool>(false);
   auto sparse = std::make_shared<bool>(false);
   auto gradients = std::make_shared<bool>(false);
+  auto attention = std::make_shared<bool>(false);
   auto wide = std::make_shared<bool>(false);
   sub->add_flag("--json", *json, "Machine-readable output");
   sub->add_flag("--wide", *wide,
@@ -165,6 +173,8 @@ Command add_list(CLI::App& app) {
   sub->add_flag("--gradients", *gradients,
                 "Include the gradient kernels (cross-entropy loss and gradient; docs/gradients.md; with --mutants "
                 "the careless one too)");
+  sub->add_flag("--attention", *attention,
+                "Include the attention kernels (docs/attention.md; with --mutants the broken flash kernels too)");
   auto plugins = std::make_shared<PluginArgs>();
   add_plugin_options(*sub, *plugins);
   return [=] {
@@ -173,6 +183,9 @@ Command add_list(CLI::App& app) {
         nlohmann::ordered_json a = nlohmann::ordered_json::array();
         for (const InputFamily& f : input_families())
           a.push_back({{"name", f.name}, {"description", f.description}, {"fixed_cols", f.fixed_cols}});
+        for (const InputFamily& f : attention_input_families())
+          a.push_back({{"name", f.name}, {"description", f.description}, {"fixed_cols", f.fixed_cols},
+                       {"head_dim", f.head_dim}});
         fmt::print("{}\n", a.dump(2));
       } else {
         print_families();
@@ -185,6 +198,9 @@ Command add_list(CLI::App& app) {
       for (const Kernel& k : sparse_kernels()) ks.push_back(&k);
     if (*gradients)
       for (const Kernel& k : gradient_kernels())
+        if (!k.test_only || *mutants) ks.push_back(&k);
+    if (*attention)
+      for (const Kernel& k : attention_kernels())
         if (!k.test_only || *mutants) ks.push_back(&k);
     if (*mutants)
       for (const Kernel& k : mutant_kernels()) ks.push_back(&k);

@@ -153,6 +153,12 @@ Command add_oracle(CLI::App& app) {
       throw std::invalid_argument(fmt::format("--temperature must be finite and > 0, got {}", a->temperature));
     std::vector<double> x;
     for (const std::string& s : a->values) x.push_back(parse_value(s, f));
+    // q, K and V have no command-line form yet: attention's exact values come
+    // with `run --attention` (worst cases) and oracle::exact_attention.
+    if (has_head_dim(op))
+      throw std::invalid_argument(fmt::format("--op {} takes q, K and V, which `softcheck oracle` cannot read yet; "
+                                              "`softcheck run --attention` measures it",
+                                              name(op)));
     // The class target: required by the ops that take one, refused by the others.
     // The other inputs (op table): required by the ops that take them, refused by the others.
     const auto users = [](InputKind k) {

@@ -34,6 +34,7 @@ struct RunArgs {
   bool peers = false;
   bool sparse = false;
   bool gradients = false;
+  bool attention = false;
   std::vector<std::string> ops;
   int property_tests = 10;
   PluginArgs plugins;
@@ -131,6 +132,9 @@ Command add_run(CLI::App& app) {
   sub->add_flag("--gradients", a->gradients,
                 "With no --impl: also run the gradient kernels (cross-entropy loss and gradient; "
                 "docs/gradients.md); --impl may name one either way");
+  sub->add_flag("--attention", a->attention,
+                "With no --impl: also run the attention kernels over the attention families (docs/attention.md); "
+                "--impl may name one either way");
   sub->add_option("--op", a->ops,
                   "Only this op (repeatable: " + softcheck::op_names() +
                       "); with no --impl, every kernel that provides it (sparse and gradient kernels included)")
@@ -172,7 +176,7 @@ Command add_run(CLI::App& app) {
     const bool by_op = !a->ops.empty() && a->impls.empty();
     std::vector<const Kernel*> kernels =
         kernel_set.select(a->impls, a->peers, /*with_sparse=*/a->sparse || !a->impls.empty() || by_op,
-                          /*with_gradients=*/a->gradients || by_op);
+                          /*with_gradients=*/a->gradients || by_op, /*with_attention=*/a->attention || by_op);
     const auto provides_an_op = [&](const Kernel* k) {
       return std::any_of(a->ops.begin(), a->ops.end(), [&](const std::string& op) { return k->find(*parse_op(op)); });
     };
@@ -183,7 +187,7 @@ Command add_run(CLI::App& app) {
         if (!provides_an_op(k))
           throw std::invalid_argument(fmt::format("kernel {} provides none of the ops given with --op", k->name));
     if (!a->ops.empty() && kernels.empty())
-      throw std::invalid_argument("no kernel provides the ops given with --op (see `softcheck list --gradients --sparse`)");
+      throw std::invalid_argument("no kernel provides the ops given with --op (see `softcheck list --gradients --sparse --attention`)");
     warn_kernels_without_ops(kernels);
     RunOptions opt;
     opt.selection = {a->suite, a->families, a->sizes, a->temperatures, a->ops};

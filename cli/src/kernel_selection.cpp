@@ -65,7 +65,7 @@ const Kernel* KernelSet::find(std::string_view name) const {
 }
 
 std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& names, bool with_peers,
-                                             bool with_sparse, bool with_gradients) const {
+                                             bool with_sparse, bool with_gradients, bool with_attention) const {
   if (names.empty()) {
     std::vector<const Kernel*> ks = all();
     if (!with_peers)
@@ -77,6 +77,9 @@ std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& nam
       for (const Kernel& k : sparse_kernels()) ks.push_back(&k);
     if (with_gradients)
       for (const Kernel& k : gradient_kernels())
+        if (!k.test_only) ks.push_back(&k);
+    if (with_attention)
+      for (const Kernel& k : attention_kernels())
         if (!k.test_only) ks.push_back(&k);
     return ks;
   }

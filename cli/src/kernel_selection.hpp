@@ -44,8 +44,10 @@ class KernelSet {
   // (`run`, `check` and `repro` take them; `sweep` and the fuzzers do not).
   // with_gradients: with no names, the gradient kernels (gradient_kernels(),
   // the test-only one left out) are added; they can always be named.
+  // with_attention: the same for the attention kernels (attention_kernels()).
   std::vector<const Kernel*> select(const std::vector<std::string>& names, bool with_peers = false,
-                                    bool with_sparse = false, bool with_gradients = false) const;
+                                    bool with_sparse = false, bool with_gradients = false,
+                                    bool with_attention = false) const;
 
  private:
   std::vector<Plugin> plugins_;

@@ -17,6 +17,7 @@
 #include <set>
 #include <tuple>
 
+#include "softcheck/input_families.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/report.hpp"
 
@@ -238,7 +239,21 @@ void check_header(const Node& doc, const char* expected_schema) {
 
 constexpr std::int64_t int_max = std::numeric_limits<std::int64_t>::max();
 
-WorstCase read_worst(const Node& k, const std::string& who) {
+// The values per row of entry s's output on a row of `cols` inputs of
+// `family`: cols, or for a head-shaped output (attention's O) the head
+// dimension its attention family fixes (0 when the family is unknown).
+std::int64_t output_values(const KernelSummary& s, const std::string& family, std::int64_t cols) {
+  const std::optional<Op> op = parse_op(s.op);
+  if (!op) return cols;
+  for (const Operand& o : spec(*op).out)
+    if (o.shape == OperandShape::head && (o.name == s.output || (!spec(*op).several_outputs() && s.output.empty()))) {
+      const InputFamily* f = find_input_family(family);
+      return f != nullptr ? f->head_dim : 0;
+    }
+  return cols;
+}
+
+WorstCase read_worst(const Node& k, const KernelSummary& s, const std::string& who) {
   WorstCase w;
   if (k.raw("worst").is_null()) return w;
   const Node n = k.child("worst");
@@ -247,7 +262,9 @@ WorstCase read_worst(const Node& k, const std::string& who) {
   w.cols = n.integer_in("cols", 1, int_max, who);
   w.temperature = n.positive("temperature", who);
   w.row = n.integer_in("row", 0, int_max, who);
-  w.element = n.integer_in("element", 0, w.cols - 1, who);
+  const std::int64_t values = output_values(s, w.family, w.cols);
+  if (values < 1) n.fail("family", "'" + w.family + "' is no attention family, as " + s.label() + " needs" + who);
+  w.element = n.integer_in("element", 0, values - 1, who);
   w.got = n.value_or_name("got");
   w.exact = n.str("exact");
   w.ulp = n.non_negative("ulp", who);
@@ -449,7 +466,7 @@ KernelSummary read_kernel(const Node& k) {
     k.fail("floor", std::to_string(s.floor_violations) + " floor rows with " + std::to_string(s.rows) + " rows and " +
                         std::to_string(s.nonfinite) + " NaN/inf outputs");
   read_errors(k, s, who);
-  s.worst = read_worst(k, who);
+  s.worst = read_worst(k, s, who);
   s.distribution = read_distribution(k, who);
   k.each("by_family", [&](const Node& n) { s.by_family.push_back(read_family(n, who)); });
   if (k.has("cells")) {

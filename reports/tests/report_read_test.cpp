@@ -498,3 +498,25 @@ TEST(ReportRead, DistributionCellsAndReferenceRuleAreChecked) {
             }),
             "(no error)");
 }
+
+// Attention's O has d values per row (the family's head dimension), not
+// cols: the worst element is checked against d, and its family must be an
+// attention family.
+TEST(ReportRead, AttentionWorstElementIsWithinTheHeadDimension) {
+  const auto as_attention = [](Json& d, const char* family, int element) {
+    Json& k = d["kernels"][0];
+    k["op"] = "attention";
+    k["output"] = "O";
+    k["worst"]["family"] = family;
+    k["worst"]["element"] = element;
+  };
+  const std::string text = to_json(softcheck::testing::sample());
+  Json doc = Json::parse(text);
+  as_attention(doc, "attn_gaussian_d64", 40);  // cols is 8, d is 64
+  const softcheck::Report r = softcheck::from_json(doc.dump());
+  EXPECT_EQ(r.kernels[0].worst.element, 40);
+  EXPECT_NE(error_after([&](Json& d) { as_attention(d, "attn_gaussian_d64", 64); }).find("kernels[0].worst.element: 64 is out of range"),
+            std::string::npos);
+  EXPECT_NE(error_after([&](Json& d) { as_attention(d, "normal_s1", 0); }).find("is no attention family"),
+            std::string::npos);
+}

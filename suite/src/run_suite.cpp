@@ -51,7 +51,7 @@ constexpr std::int64_t max_cols = 1 << 20;
 
 }  // namespace
 
-std::vector<SuiteCase> build_suite(const SuiteSelection& sel) {
+std::vector<SuiteCase> build_suite(const SuiteSelection& sel, bool softmax_ops, bool attention_ops) {
   SuiteShape shape = shape_of(sel.suite);
   for (std::int64_t n : sel.sizes)
     if (n < 1 || n > max_cols)
@@ -66,7 +66,10 @@ std::vector<SuiteCase> build_suite(const SuiteSelection& sel) {
 
   std::vector<const InputFamily*> fams;
   if (sel.families.empty()) {
-    for (const InputFamily& f : input_families()) fams.push_back(&f);
+    if (softmax_ops)
+      for (const InputFamily& f : input_families()) fams.push_back(&f);
+    if (attention_ops)
+      for (const InputFamily& f : attention_input_families()) fams.push_back(&f);
   } else {
     for (const std::string& name : sel.families) {
       const InputFamily* f = find_input_family(name);
@@ -86,6 +89,7 @@ std::vector<SuiteCase> build_suite(const SuiteSelection& sel) {
         // The quick suite runs its longest rows (the oracle's bulk) at T = 1
         // only, to stay under a minute on 2 cores; `full` runs every pair.
         if (sel.sizes.empty() && sel.suite == "quick" && n == shape.sizes.back() && t != 1.0) continue;
+        if (sel.sizes.empty() && fam->attention() && n * fam->head_dim > attention_max_elements) continue;
         cases.push_back({fam, n, t, std::clamp<std::int64_t>(shape.elements_per_case / n, 1, shape.max_rows)});
       }
     }
@@ -433,6 +437,10 @@ void record_failure(Accum& a, const Target& t, const SuiteCase& c, const double*
   keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, 0, x, opt);
 }
 
+// The head dimension of op's operands on case c: its attention family's, 0
+// for an op without one.
+std::int64_t head_dim(Op op, const SuiteCase& c) { return has_head_dim(op) ? c.family->head_dim : 0; }
+
 // Zeroed buffers for every output of op (op table: rows x cols values for a
 // row output, one per row for a scalar one) in format f, and their pointers.
 void allocate_outputs(Op op, const SuiteCase& c, Format f, std::vector<std::vector<unsigned char>>& buffers,
@@ -441,7 +449,8 @@ void allocate_outputs(Op op, const SuiteCase& c, Format f, std::vector<std::vect
   buffers.assign(outs.size(), {});
   pointers.clear();
   for (std::size_t o = 0; o < outs.size(); ++o) {
-    buffers[o].resize(static_cast<std::size_t>(c.rows * output_cols(outs[o], c.cols)) * element_size(f));
+    buffers[o].resize(static_cast<std::size_t>(c.rows * output_cols(outs[o], c.cols, head_dim(op, c))) *
+                      element_size(f));
     pointers.push_back(buffers[o].data());
   }
 }
@@ -463,6 +472,8 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   std::vector<std::int64_t> class_targets;
   std::vector<double> upstream;
   std::vector<unsigned char> upstream_in;
+  AttentionOperands attention;
+  std::vector<unsigned char> q_in, k_in, v_in;
   for (const Target& t : targets)
     for (const Operand& in : spec(t.decl->op).in) {
       if (in.input == InputKind::class_index && class_targets.empty())
@@ -471,13 +482,28 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
         upstream = fill_upstream_gradients(f, c.rows, c.cols, seed);
         upstream_in = pack(upstream, f);
       }
+      if (in.input == InputKind::query && attention.q.empty()) {
+        attention = fill_attention_operands(*c.family, f, c.rows, c.cols, seed);
+        q_in = pack(attention.q, f);
+        k_in = pack(attention.K, f);
+        v_in = pack(attention.V, f);
+      }
     }
   const auto inputs_of = [&](Op op) {
     std::vector<const void*> in;
-    for (const Operand& o : spec(op).in)
-      in.push_back(o.input == InputKind::class_index         ? static_cast<const void*>(class_targets.data())
-                   : o.input == InputKind::upstream_gradient ? static_cast<const void*>(upstream_in.data())
-                                                             : static_cast<const void*>(xin.data()));
+    for (const Operand& o : spec(op).in) {
+      const void* p = xin.data();
+      switch (o.input) {
+        case InputKind::class_index: p = class_targets.data(); break;
+        case InputKind::upstream_gradient: p = upstream_in.data(); break;
+        case InputKind::query: p = q_in.data(); break;
+        case InputKind::keys: p = k_in.data(); break;
+        case InputKind::values: p = v_in.data(); break;
+        case InputKind::logits:
+        case InputKind::none: break;
+      }
+      in.push_back(p);
+    }
     return in;
   };
   std::vector<std::vector<double>> outputs, forward_of;
@@ -499,7 +525,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
       try {
         const std::vector<const void*> in = inputs_of(t.decl->op);
-        t.kernel->call({t.decl->op, in, out_ptr, c.rows, c.cols, c.temperature});
+        t.kernel->call({t.decl->op, in, out_ptr, c.rows, c.cols, c.temperature, head_dim(t.decl->op, c)});
       } catch (const KernelFailure& e) {
         call_failure = e.what();
       }
@@ -507,7 +533,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     }
     failures[i] = call_failure;
     call_seconds[i] = last_call;
-    out_cols.push_back(output_cols(t.operand(), c.cols));
+    out_cols.push_back(output_cols(t.operand(), c.cols, head_dim(t.decl->op, c)));
     outputs.push_back(unpack(call_out[t.output], f, static_cast<std::size_t>(c.rows * out_cols.back())));
     // A backward's dx is also judged given the call's own forward output y
     // (its output 0: the conditional mode).
@@ -542,7 +568,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       run.kernel = t.reference;
       run.decl = t.reference_decl;
       run.output = t.reference_output;
-      run.cols = output_cols(spec(t.reference_decl->op).out[run.output], c.cols);
+      run.cols = output_cols(spec(t.reference_decl->op).out[run.output], c.cols, head_dim(t.reference_decl->op, c));
       const auto same = std::find_if(targets.begin(), targets.end(), [&](const Target& o) {
         return o.kernel == t.reference && o.decl == t.reference_decl && o.output == run.output;
       });
@@ -555,7 +581,8 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
         std::vector<void*> out_ptr;
         allocate_outputs(t.reference_decl->op, c, f, out, out_ptr);
         const std::vector<const void*> in = inputs_of(t.reference_decl->op);
-        t.reference->call({t.reference_decl->op, in, out_ptr, c.rows, c.cols, c.temperature});
+        t.reference->call(
+            {t.reference_decl->op, in, out_ptr, c.rows, c.cols, c.temperature, head_dim(t.reference_decl->op, c)});
         run.own = unpack(out[run.output], f, static_cast<std::size_t>(c.rows * run.cols));
       }
       references.push_back(std::move(run));
@@ -590,6 +617,12 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     judge.set_row(row, c.temperature);
     if (!class_targets.empty()) judge.set_target(class_targets[static_cast<std::size_t>(r)]);
     if (!upstream.empty()) judge.set_upstream({upstream.data() + r * c.cols, static_cast<std::size_t>(c.cols)});
+    if (!attention.q.empty()) {
+      const auto d = static_cast<std::size_t>(attention.head_dim), n = static_cast<std::size_t>(c.cols);
+      const auto row_at = static_cast<std::size_t>(r);
+      judge.set_attention({attention.q.data() + row_at * d, d}, {attention.K.data() + row_at * n * d, n * d},
+                          {attention.V.data() + row_at * n * d, n * d}, attention.head_dim);
+    }
     for (ReferenceRun& ref : references) ref.judged = false;
     bool undefined = false;
     for (std::size_t i : judged) {
@@ -789,7 +822,10 @@ void choose_reference(Target& t, const ReferenceRuleSettings& rule) {
     t.reference_not_applied = "opted out: " + o->reason;
     return;
   }
-  const StableReference ref = stable_reference_kernel(t.kernel->format, t.operand().kind, t.decl->params);
+  // An attention output's reference is an attention kernel (its lse is no row's lse).
+  const StableReference ref = has_head_dim(t.decl->op)
+                                  ? stable_attention_reference(t.kernel->format, t.output)
+                                  : stable_reference_kernel(t.kernel->format, t.operand().kind, t.decl->params);
   if (ref.kernel == nullptr) {
     t.reference_not_applied = fmt::format("softcheck has no stable kernel for this output in {}", name(t.kernel->format));
     return;
@@ -805,6 +841,9 @@ void choose_reference(Target& t, const ReferenceRuleSettings& rule) {
 constexpr std::int64_t sparse_max_cols = 4096;
 
 bool runs_case(const OpDecl& d, const SuiteCase& c) {
+  // An attention family's row is a score bias with q, K and V beside it;
+  // the other ops take rows of logits.
+  if (has_head_dim(d.op) != c.family->attention()) return false;
   if (!is_sparse(d.op)) return true;
   const auto longest = oracle::needs_bisection(d.op, d.params) ? oracle::bisection_max_cols : sparse_max_cols;
   return c.cols <= static_cast<std::int64_t>(longest);
@@ -839,7 +878,6 @@ void check_reference_rule(const ReferenceRuleSettings& rule) {
 }
 
 Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& opt) {
-  const std::vector<SuiteCase> cases = build_suite(opt.selection);
   check_temperatures(kernels, opt.selection);
   check_reference_rule(opt.reference_rule);
 
@@ -857,6 +895,12 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
         targets.push_back(std::move(t));
       }
     }
+  const bool attention_ops =
+      std::any_of(targets.begin(), targets.end(), [](const Target& t) { return has_head_dim(t.decl->op); });
+  const bool softmax_ops =
+      targets.empty() ||
+      std::any_of(targets.begin(), targets.end(), [](const Target& t) { return !has_head_dim(t.decl->op); });
+  const std::vector<SuiteCase> cases = build_suite(opt.selection, softmax_ops, attention_ops);
 
   // Work items: (format, case) for every format that has an available kernel.
   std::vector<Format> formats;
@@ -948,6 +992,8 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
     report.oracle.mpfr_rows += r.mpfr_rows;
   }
   for (const SuiteCase& c : cases) {
+    // A family no op here takes (an attention family named beside softmax kernels only) is not in the report.
+    if (c.family->attention() ? !attention_ops : !softmax_ops) continue;
     if (std::find(report.families.begin(), report.families.end(), c.family->name) == report.families.end())
       report.families.push_back(c.family->name);
     if (c.family->fixed_cols == 0 && std::find(report.sizes.begin(), report.sizes.end(), c.cols) == report.sizes.end())

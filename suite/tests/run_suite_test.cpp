@@ -486,3 +486,64 @@ TEST(RunSuite, ReferenceRuleJudgesGradientsWithoutAContract) {
     EXPECT_EQ(s.status, broken ? "violated" : "no_contract") << s.kernel << ":" << s.output;
   }
 }
+
+// Attention (q, K, V beside the bias row): every attention kernel holds
+// both its contracts (O in u s, lse in u) on the attention families, the
+// broken flash kernels are caught on O, the softmax families are not run
+// for it (nor the attention families for a softmax kernel), and the report
+// is the same for any --jobs.
+TEST(RunSuite, AttentionKernelsHoldAndTheBrokenOnesAreCaught) {
+  RunOptions opt = small_run({"attn_gaussian_d64", "attn_sink_d128", "attn_tile_mask_d64", "attn_causal_d64",
+                              "attn_wide_bias_d64", "attn_fully_masked_d64"},
+                             {1, 17, 128, 300});
+  std::vector<const Kernel*> ks;
+  for (const Kernel& k : attention_kernels()) ks.push_back(&k);
+  const Report r = run_suite(ks, opt);
+  ASSERT_EQ(r.kernels.size(), 2 * attention_kernels().size());
+  std::size_t caught = 0;
+  for (const KernelSummary& s : r.kernels) {
+    EXPECT_EQ(s.op, "attention");
+    EXPECT_TRUE(s.output == "O" || s.output == "lse") << s.output;
+    EXPECT_GT(s.rows, 0u) << s.kernel;
+    EXPECT_GT(s.policy_rows, 0u) << s.kernel;  // the fully masked family reached the policy check
+    const Kernel* k = find_kernel(s.kernel);
+    ASSERT_NE(k, nullptr) << s.kernel;
+    if (k->test_only) {
+      if (s.output == "O" && s.status == "violated") ++caught;
+      continue;
+    }
+    EXPECT_EQ(s.status, "held") << s.kernel << ":" << s.output << " worst " << s.worst.repro;
+    EXPECT_GT(s.max_bound_ratio, 0.0) << s.kernel << ":" << s.output;  // measured, not vacuous
+  }
+  const auto mutants = std::count_if(attention_kernels().begin(), attention_kernels().end(),
+                                     [](const Kernel& k) { return k.test_only; });
+  EXPECT_GE(mutants, 2);
+  EXPECT_EQ(caught, static_cast<std::size_t>(mutants));
+  EXPECT_EQ(r.families.size(), 6u);  // the attention families only
+  opt.jobs = 2;
+  const Report again = run_suite(ks, opt);
+  ASSERT_EQ(again.kernels.size(), r.kernels.size());
+  for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+    EXPECT_EQ(again.kernels[i].max_ulp, r.kernels[i].max_ulp) << r.kernels[i].kernel;
+    EXPECT_EQ(again.kernels[i].worst.repro, r.kernels[i].worst.repro) << r.kernels[i].kernel;
+  }
+}
+
+TEST(RunSuite, AttentionAndSoftmaxFamiliesGoToTheirOwnOps) {
+  RunOptions opt = small_run({"normal_s1", "attn_gaussian_d64"}, {8});
+  const Report softmax_only = run_suite(kernels({"shifted_f32"}), opt);
+  EXPECT_EQ(softmax_only.families, std::vector<std::string>{"normal_s1"});
+  for (const KernelSummary& s : softmax_only.kernels)
+    for (const FamilySummary& f : s.by_family) EXPECT_EQ(f.family, "normal_s1");
+  const Report both = run_suite(kernels({"shifted_f32", "attention_naive_f32"}), opt);
+  for (const KernelSummary& s : both.kernels)
+    for (const FamilySummary& f : s.by_family)
+      EXPECT_EQ(f.family, s.op == "attention" ? "attn_gaussian_d64" : "normal_s1") << s.kernel;
+  // With no family named, an attention kernel runs the attention families only.
+  const std::vector<SuiteCase> cases = build_suite({"quick", {}, {}, {}, {}}, false, true);
+  ASSERT_FALSE(cases.empty());
+  for (const SuiteCase& c : cases) {
+    EXPECT_TRUE(c.family->attention()) << c.family->name;
+    EXPECT_LE(c.cols * c.family->head_dim, attention_max_elements) << c.family->name;
+  }
+}

@@ -31,8 +31,14 @@ struct SuiteSelection {
 };
 
 // Throws std::invalid_argument for an unknown suite or family, or a size or
-// temperature out of range.
-std::vector<SuiteCase> build_suite(const SuiteSelection& sel);
+// temperature out of range. With no family selected, the softmax families
+// (input_families) when `softmax_ops`, the attention families
+// (attention_input_families) when `attention_ops`: run_suite asks for
+// those its kernels' ops take. An attention family's rows stop at
+// attention_max_elements keys x head dimension unless --size asks for more
+// (each row costs the MPFR oracle that many products).
+std::vector<SuiteCase> build_suite(const SuiteSelection& sel, bool softmax_ops = true, bool attention_ops = false);
+inline constexpr std::int64_t attention_max_elements = std::int64_t{1} << 22;
 
 // Throws std::invalid_argument when a temperature of `sel` is not a normal
 // value of some available kernel's format (temperature_fits_format: a

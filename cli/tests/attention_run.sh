@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Attention rows (docs/attention.md): `run --op attention` on the quick
+# suite's attention families runs every attention kernel, both outputs (O,
+# lse) hold their contracts and the run exits 0; each broken flash kernel
+# (forgets to rescale O, rounds P to bf16 before P.V) violates its O
+# contract and exits 1 with a repro line that replays the failure; the gate
+# reruns an attention baseline and passes; `list --families` shows the
+# attention families; `oracle --op attention` says it cannot read q, K, V.
+#   attention_run.sh SOFTCHECK
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+check_all quick_suite_holds 0 "attention_naive_f32" "attention:O" "attention:lse" "attention_flash_bc64_f64" \
+  "every declared contract held" -- \
+  "$bin" run --op attention --jobs 2 --property-tests 0 --out "$tmp/attn"
+check_all quick_suite_report 0 -- python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["run"]["selection"]["ops"] == ["attention"], r["run"]["selection"]
+assert all(f.startswith("attn_") for f in r["run"]["families"]), r["run"]["families"]
+assert len(r["run"]["families"]) == 12, r["run"]["families"]
+ks = r["kernels"]
+assert {k["op"] for k in ks} == {"attention"} and {k["output"] for k in ks} == {"O", "lse"}, ks
+assert len(ks) >= 8, len(ks)
+for k in ks:
+    assert k["status"] == "held" and k["contract"]["declared"], (k["kernel"], k["output"], k["status"])
+    assert 0 < k["max_bound_ratio"] <= 1, (k["kernel"], k["output"], k["max_bound_ratio"])
+    assert k["policy_violations"] == 0 and k["policy_rows"] > 0, k["kernel"]
+assert r["verdict"] == "held"
+' "$tmp/attn/report.json"
+
+for broken in attention_flash_no_rescale_f32 attention_flash_p_bf16_f32; do
+  check_all "${broken}_fails" 1 "$broken" "CONTRACT VIOLATED" -- \
+    "$bin" run --impl "$broken" --jobs 2 --property-tests 0 --family attn_sink_d128 --family attn_peaked_d64 \
+    --out "$tmp/$broken"
+  check_all "${broken}_counted" 0 -- python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+o = [k for k in r["kernels"] if k["output"] == "O"][0]
+assert o["status"] == "violated" and o["contract_violations"] > 0, o["status"]
+assert o["worst"]["repro"].startswith("softcheck run --impl " + sys.argv[3] + " "), o["worst"]["repro"]
+open(sys.argv[2], "w").write(o["worst"]["repro"].replace("softcheck ", "", 1))
+' "$tmp/$broken/report.json" "$tmp/repro_args" "$broken"
+  read -r -a repro < "$tmp/repro_args"
+  check_all "${broken}_repro_replays" 1 "CONTRACT VIOLATED" -- "$bin" "${repro[@]}" --property-tests 0 \
+    --out "$tmp/replay_$broken"
+done
+
+check_all gate_reruns_attention 0 "gate: passed" -- \
+  "$bin" gate --baseline "$tmp/attn/report.json" --jobs 2
+check_all families_listed 0 "attn_sink_d128" "attn_tile_mask_d64" -- "$bin" list --families
+check_all kernels_listed 0 "attention_flash_bc16_f32" -- "$bin" list --attention
+check_all oracle_refuses 2 "cannot read yet" -- "$bin" oracle --op attention 0 0
+
+finish attention_run
