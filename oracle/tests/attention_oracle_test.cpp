@@ -19,6 +19,7 @@
 
 #include "softcheck/attention_oracle.hpp"
 #include "softcheck/oracle.hpp"
+#include "mpfr_scratch.hpp"
 
 namespace softcheck::oracle {
 namespace {
@@ -26,17 +27,8 @@ namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-mpfr_srcptr raw(const Real& r) { return r.backend().data(); }
-
-// An MPFR variable with its own precision, for independent computations.
-struct Mp {
-  mpfr_t v;
-  explicit Mp(mpfr_prec_t bits) { mpfr_init2(v, bits); }
-  Mp(mpfr_prec_t bits, double d) : Mp(bits) { mpfr_set_d(v, d, MPFR_RNDN); }
-  ~Mp() { mpfr_clear(v); }
-  Mp(const Mp&) = delete;
-  Mp& operator=(const Mp&) = delete;
-};
+using testing::Mp;
+using testing::raw;
 
 // |a - b| <= 2^e s. The difference is rounded at 4096 bits, far finer than
 // any 2^e s checked here.

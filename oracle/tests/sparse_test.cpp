@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "softcheck/sparse_oracle.hpp"
+#include "mpfr_scratch.hpp"
 
 namespace {
 
@@ -26,13 +27,8 @@ using namespace softcheck::oracle;
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-mpfr_srcptr raw(const Real& r) { return r.backend().data(); }
-
-struct Mp {
-  mpfr_t v;
-  explicit Mp(mpfr_prec_t bits) { mpfr_init2(v, bits); }
-  ~Mp() { mpfr_clear(v); }
-};
+using softcheck::oracle::testing::Mp;
+using softcheck::oracle::testing::raw;
 
 double to_d(const Real& r) { return mpfr_get_d(raw(r), MPFR_RNDN); }
 

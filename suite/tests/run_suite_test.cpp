@@ -23,6 +23,18 @@ RunOptions small_run(std::vector<std::string> fams, std::vector<std::int64_t> si
   return opt;
 }
 
+// Same seed, same report, any --jobs: the run of `opt` with 2 jobs against
+// its report `r` (run with opt.jobs).
+void expect_same_report_with_two_jobs(const std::vector<const Kernel*>& ks, RunOptions opt, const Report& r) {
+  opt.jobs = 2;
+  const Report again = run_suite(ks, opt);
+  ASSERT_EQ(again.kernels.size(), r.kernels.size());
+  for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+    EXPECT_EQ(again.kernels[i].max_ulp, r.kernels[i].max_ulp) << r.kernels[i].kernel;
+    EXPECT_EQ(again.kernels[i].worst.repro, r.kernels[i].worst.repro) << r.kernels[i].kernel;
+  }
+}
+
 std::vector<const Kernel*> kernels(std::initializer_list<const char*> names) {
   std::vector<const Kernel*> ks;
   for (const char* n : names) {
@@ -439,14 +451,7 @@ TEST(RunSuite, GradientKernelsHoldAndTheCarelessOneIsCaught) {
     EXPECT_GT(s.max_bound_ratio, 0.0) << s.kernel << ":" << s.output;  // measured, not vacuous
   }
   EXPECT_EQ(entries, 2 * gradient_kernels().size());
-  // Same seed, same report, any --jobs.
-  opt.jobs = 2;
-  const Report again = run_suite(ks, opt);
-  ASSERT_EQ(again.kernels.size(), r.kernels.size());
-  for (std::size_t i = 0; i < r.kernels.size(); ++i) {
-    EXPECT_EQ(again.kernels[i].max_ulp, r.kernels[i].max_ulp) << r.kernels[i].kernel;
-    EXPECT_EQ(again.kernels[i].worst.repro, r.kernels[i].worst.repro) << r.kernels[i].kernel;
-  }
+  expect_same_report_with_two_jobs(ks, opt, r);
 }
 
 TEST(RunSuite, OpSelectionKeepsTheNamedOpsOnly) {
@@ -520,13 +525,7 @@ TEST(RunSuite, AttentionKernelsHoldAndTheBrokenOnesAreCaught) {
   EXPECT_GE(mutants, 2);
   EXPECT_EQ(caught, static_cast<std::size_t>(mutants));
   EXPECT_EQ(r.families.size(), 6u);  // the attention families only
-  opt.jobs = 2;
-  const Report again = run_suite(ks, opt);
-  ASSERT_EQ(again.kernels.size(), r.kernels.size());
-  for (std::size_t i = 0; i < r.kernels.size(); ++i) {
-    EXPECT_EQ(again.kernels[i].max_ulp, r.kernels[i].max_ulp) << r.kernels[i].kernel;
-    EXPECT_EQ(again.kernels[i].worst.repro, r.kernels[i].worst.repro) << r.kernels[i].kernel;
-  }
+  expect_same_report_with_two_jobs(ks, opt, r);
 }
 
 TEST(RunSuite, AttentionAndSoftmaxFamiliesGoToTheirOwnOps) {
