@@ -102,23 +102,28 @@ namespace {
 
 // One attention row's scores in double, with a bound on each one's error:
 // z_j = dot_j s + x_j, s = 1 / (T sqrt(d)), dot_j = q . K_j summed in order.
-// |fl(dot_j) - dot_j| <= gamma_d sum_i |q_i K_ji| (Higham eq. 3.5), then s
-// (3 roundings), the product and the sum with x_j: err_j <= (d + 6) 2^-53
-// (A_j + |x_j|) over 1 - (d + 6) 2^-53, A_j = s sum_i |q_i K_ji|, which
-// itself carries (d + 4) 2^-53 relative (inflated below).
+// With underflow a product carries |error| <= u |q_i K_ji| + 2^emin u
+// (Higham, Accuracy and Stability, eq. 2.8 and 3.5), so the mass a score's
+// error is a multiple of is A_j = s sum_i (|q_i K_ji| + 2^emin(f)) with f's
+// smallest normal 2^emin (>= double's: it covers this computation too). In
+// double: |fl(dot_j) - dot_j| <= gamma_d sum_i (|q_i K_ji| + 2^-1022), then
+// s (3 roundings), the product and the sum with x_j: err_j <= (d + 6) 2^-53
+// (A_j + |x_j|) over 1 - (d + 6) 2^-53; A_j itself carries (d + 4) 2^-53
+// relative (inflated below).
 struct AttentionScores {
   std::vector<double> z, err, mass;  // per key: score (-inf masked), its error bound, A_j
   double unscaled_mass = 0;          // max_j sum_i |q_i K_ji| over the unmasked keys
 };
 
 AttentionScores attention_scores(std::span<const double> x, std::span<const double> q, std::span<const double> K,
-                                 std::int64_t d, double temperature) {
+                                 std::int64_t d, double temperature, Format f) {
   const std::size_t n = x.size(), dim = static_cast<std::size_t>(d);
   if (d < 1 || q.size() != dim || K.size() != n * dim)
     throw std::invalid_argument("attention row: q must hold d values and K cols x d (d >= 1)");
   const double s = 1 / (temperature * std::sqrt(static_cast<double>(d)));
   const double rel = (static_cast<double>(d) + 6) * std::ldexp(1.0, -53);
   const double grow = (1 + rel) / (1 - rel);
+  const double floor = std::ldexp(1.0, info(f).emin);  // f's smallest normal
   AttentionScores a;
   a.z.assign(n, -std::numeric_limits<double>::infinity());
   a.err.assign(n, 0);
@@ -131,7 +136,7 @@ AttentionScores attention_scores(std::span<const double> x, std::span<const doub
     double dot = 0, abs_dot = 0;
     for (std::size_t i = 0; i < dim; ++i) {
       dot += q[i] * K[j * dim + i];
-      abs_dot += std::fabs(q[i] * K[j * dim + i]);
+      abs_dot += std::fabs(q[i] * K[j * dim + i]) + floor;
     }
     a.unscaled_mass = std::max(a.unscaled_mass, abs_dot * grow);
     a.mass[j] = abs_dot * s * grow;
@@ -145,22 +150,35 @@ AttentionScores attention_scores(std::span<const double> x, std::span<const doub
 
 RowShape attention_row_shape(std::span<const double> x, std::span<const double> q, std::span<const double> K,
                              std::int64_t d, double temperature, Format f) {
-  const AttentionScores a = attention_scores(x, q, K, d, temperature);
+  const AttentionScores a = attention_scores(x, q, K, d, temperature, f);
   RowShape s;
   s.n = static_cast<double>(x.size());
   s.h = static_cast<double>(d);
   s.temperature_is_one = temperature == 1.0;
-  double hi = -std::numeric_limits<double>::infinity();  // of the largest score's upper end
-  for (std::size_t j = 0; j < x.size(); ++j)
-    if (std::isfinite(a.z[j])) hi = std::max(hi, a.z[j] + a.err[j]);
-  if (!std::isfinite(hi)) return s;
-  // Contributing: exactly within the cut-off of the exact max; with the
-  // errors, every key whose upper end is within the cut-off of hi (more keys
-  // only enlarge R, M and D).
-  const double cutoff = contributing_cutoff(f);
-  double lo = hi, m = 0, mass = 0;
+  // Which keys contribute is decided by the scores a kernel of format f
+  // computes, not the exact ones: a key the kernel lifts to near its max
+  // weighs in O however far below the exact max it is. Each kernel's score
+  // error is within (h + 8) u_f (A_j + |x_j|) (docs/attention.md: the
+  // kernels' derivations give (h + 6) A_j + 2 |z_j|); a key contributes
+  // unless even its highest computed score sits the cut-off below the
+  // lowest computed max. The others' p_j underflow, and the scale's
+  // resolution (exact_attention) covers what they still carry.
+  const double uf = unit_roundoff(f) * (1 + std::ldexp(1.0, -40));
+  std::vector<double> reach(x.size(), 0);  // the double and the kernel's error of z_j
+  double max_low = -std::numeric_limits<double>::infinity();
   for (std::size_t j = 0; j < x.size(); ++j) {
-    if (!std::isfinite(a.z[j]) || hi - (a.z[j] + a.err[j]) > cutoff) continue;
+    if (!std::isfinite(a.z[j])) continue;
+    reach[j] = a.err[j] + (s.h + 8) * uf * (a.mass[j] + std::fabs(x[j]));
+    max_low = std::max(max_low, a.z[j] - reach[j]);
+  }
+  if (!std::isfinite(max_low)) return s;
+  const double cutoff = contributing_cutoff(f);
+  double hi = -std::numeric_limits<double>::infinity(), lo = std::numeric_limits<double>::infinity(), m = 0,
+         mass = 0;
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    if (!std::isfinite(a.z[j]) || a.z[j] + reach[j] < max_low - cutoff) continue;
+    // R and M of the exact scores: their double errors only.
+    hi = std::max(hi, a.z[j] + a.err[j]);
     lo = std::min(lo, a.z[j] - a.err[j]);
     m = std::max(m, std::fabs(a.z[j]) + a.err[j]);
     mass = std::max(mass, a.mass[j]);
@@ -174,7 +192,7 @@ RowShape attention_row_shape(std::span<const double> x, std::span<const double> 
 
 bool attention_row_fits_format(std::span<const double> x, std::span<const double> q, std::span<const double> K,
                                std::int64_t d, double temperature, Format f) {
-  const AttentionScores a = attention_scores(x, q, K, d, temperature);
+  const AttentionScores a = attention_scores(x, q, K, d, temperature, f);
   // Twice the largest magnitude for a kernel that folds log2(e) into the
   // scale (FlashAttention's exp2), and 4u for the roundings on the way.
   const double limit = max_finite(f) / (2 * (1 + 4 * unit_roundoff(f)));

@@ -206,5 +206,21 @@ TEST(RowShape, AttentionRowShapeFromTheScores) {
   EXPECT_THROW(attention_row_shape(x, q, K, 3, 1.0, Format::f64), std::invalid_argument);  // K is not n x d
 }
 
+// A key far below the max whose score an f32 kernel can lift to the top
+// counts in f32's shape (its dot product cancels from 2^40: f32's error is
+// 2^17), not in f64's, which computes it to within 2^-12: exact z = -800,
+// below f64's cut-off of about 746 (kernel.hpp).
+TEST(RowShape, KeysAKernelCanLiftCountInItsFormat) {
+  const std::vector<double> q = {1, 1, 1, 1}, x = {0, 0};
+  const std::vector<double> K = {0, 0, 0, 0, 0x1p40, 65537, -0x1p40, -67137};
+  EXPECT_GE(attention_row_shape(x, q, K, 4, 1.0, Format::f32).D, 0x1p39);
+  EXPECT_LE(attention_row_shape(x, q, K, 4, 1.0, Format::f64).D, 1e-300);
+  // Products below the smallest normal count at 2^emin each: D >= d 2^-126 s in f32.
+  const std::vector<double> tiny_q = {0x1p-75, 0x1p-75, 0x1p-75, 0x1p-75};
+  const std::vector<double> tiny_k = {0x1p-75, 0x1p-75, 0x1p-75, 0x1p-75};
+  const RowShape s = attention_row_shape(std::vector<double>{0}, tiny_q, tiny_k, 4, 0x1p-126, Format::f32);
+  EXPECT_GE(s.D, 4 * 0x1p-126 * 0x1p126 / 2);
+}
+
 }  // namespace
 }  // namespace softcheck

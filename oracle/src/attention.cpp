@@ -110,7 +110,10 @@ std::vector<mpfr_ptr> pointers(std::vector<Real>& v) {
 //   O_i = (sum_j e_j V_ji) / l,  s_i = (sum_j e_j |V_ji|) / l
 // over the unmasked keys only; every returned value is rounded once to `bits`.
 ExactAttention exact_attention(std::span<const double> x, std::span<const double> q, std::span<const double> K,
-                               std::span<const double> V, std::int64_t d, double temperature, unsigned bits) {
+                               std::span<const double> V, std::int64_t d, double temperature, unsigned bits,
+                               double resolution) {
+  if (!(resolution >= 0) || !std::isfinite(resolution))
+    throw std::invalid_argument("exact_attention: resolution must be finite and >= 0");
   if (d < 1) throw std::invalid_argument("exact_attention: d must be >= 1");
   detail::check_arguments(x, temperature, bits, "exact_attention");
   const auto dim = static_cast<std::size_t>(d);
@@ -169,6 +172,19 @@ ExactAttention exact_attention(std::span<const double> x, std::span<const double
   weighted.reserve(keys.size());
   for (std::size_t t = 0; t < keys.size(); ++t) weighted.push_back(real_with_bits(w + 53));
   const std::vector<mpfr_ptr> weighted_ptr = pointers(weighted);
+  // The scale's weights: max(e_j, resolution l), i.e. p_j floored at the
+  // resolution (exact: resolution is a double, l has w bits).
+  Scratch floor_weight(w + 53), resolution_mass(w + 64);
+  mpfr_mul_d(floor_weight.v, l.v, resolution, MPFR_RNDN);
+  std::vector<Real> scale_weight;
+  scale_weight.reserve(keys.size());
+  for (const Real& et : e) {
+    scale_weight.push_back(real_with_bits(w + 53));
+    mpfr_max(raw(scale_weight.back()), raw(et), floor_weight.v, MPFR_RNDN);
+  }
+  // n_unmasked x resolution, added to every s_i.
+  mpfr_set_d(resolution_mass.v, resolution, MPFR_RNDN);
+  mpfr_mul_ui(resolution_mass.v, resolution_mass.v, static_cast<unsigned long>(keys.size()), MPFR_RNDN);
   a.output.reserve(dim);
   a.scale.reserve(dim);
   for (std::size_t i = 0; i < dim; ++i) {
@@ -177,10 +193,14 @@ ExactAttention exact_attention(std::span<const double> x, std::span<const double
     mpfr_sum(sum.v, weighted_ptr.data(), weighted_ptr.size(), MPFR_RNDN);
     a.output.push_back(real_with_bits(bits));
     mpfr_div(raw(a.output.back()), sum.v, l.v, MPFR_RNDN);
-    for (Real& v : weighted) mpfr_abs(raw(v), raw(v), MPFR_RNDN);
+    for (std::size_t t = 0; t < keys.size(); ++t) {
+      mpfr_mul_d(raw(weighted[t]), raw(scale_weight[t]), V[keys[t] * dim + i], MPFR_RNDN);
+      mpfr_abs(raw(weighted[t]), raw(weighted[t]), MPFR_RNDN);
+    }
     mpfr_sum(sum.v, weighted_ptr.data(), weighted_ptr.size(), MPFR_RNDN);
+    mpfr_div(sum.v, sum.v, l.v, MPFR_RNDN);
     a.scale.push_back(real_with_bits(bits));
-    mpfr_div(raw(a.scale.back()), sum.v, l.v, MPFR_RNDN);
+    mpfr_add(raw(a.scale.back()), sum.v, resolution_mass.v, MPFR_RNDN);
   }
   return a;
 }

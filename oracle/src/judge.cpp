@@ -85,7 +85,10 @@ void RowJudge::set_attention(std::span<const double> q, std::span<const double> 
 
 const ExactAttention& RowJudge::attention_exact() {
   if (head_dim_ == 0) throw std::logic_error("RowJudge: an attention output judged before set_attention");
-  if (!attention_) attention_ = exact_attention(x_, q_, K_, V_, head_dim_, temperature_, opt_.bits);
+  // The scale at the format's resolution (attention_oracle.hpp).
+  if (!attention_)
+    attention_ = exact_attention(x_, q_, K_, V_, head_dim_, temperature_, opt_.bits,
+                                 denorm_min(format_) / unit_roundoff(format_));
   return *attention_;
 }
 

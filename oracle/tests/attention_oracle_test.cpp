@@ -198,6 +198,25 @@ TEST(ExactAttention, ValuesAllOnesConserveMass) {
   }
 }
 
+// The scale at a resolution rho: s_i = sum_j (max(p_j, rho) |V_ji| + rho)
+// over the unmasked keys. Two visible keys with p = (1 - e^-1000, e^-1000),
+// V = (1, -2), one masked key: s = p_0 + 2 rho + 2 rho = 1 + 4 rho (to
+// 2^-1400), O unchanged (p_0 - 2 p_1).
+TEST(ExactAttention, ResolutionFloorsTheScale) {
+  const double rho = 0x1p-20;
+  const std::vector<double> x = {0, -1000, -inf}, q = {0}, K = {0, 0, 0}, V = {1, -2, 5};
+  const ExactAttention plain = exact_attention(x, q, K, V, 1);
+  const ExactAttention floored = exact_attention(x, q, K, V, 1, 1.0, default_bits, rho);
+  ASSERT_EQ(floored.status, RowStatus::ok);
+  Mp expected(300, 1.0);
+  mpfr_add_d(expected.v, expected.v, 4 * rho, MPFR_RNDN);
+  EXPECT_TRUE(relatively_within(raw(floored.scale[0]), expected.v, -250));
+  EXPECT_TRUE(relatively_within(raw(plain.scale[0]), Mp(8, 1.0).v, -250));
+  EXPECT_EQ(mpfr_cmp(raw(floored.output[0]), raw(plain.output[0])), 0);
+  EXPECT_THROW(exact_attention(x, q, K, V, 1, 1.0, default_bits, -1.0), std::invalid_argument);
+  EXPECT_THROW(exact_attention(x, q, K, V, 1, 1.0, default_bits, NAN), std::invalid_argument);
+}
+
 // d = 2: the scores carry 1 / (T sqrt(2)). q = (1, 0), K_0 = (1, 0), K_1 = 0
 // give z = (1 / (T sqrt 2), 0); V = I reads off p = (1, e^-a) / (1 + e^-a)
 // with a = 1 / (T sqrt 2), and lse = log(1 + e^a).

@@ -28,10 +28,12 @@ struct RowShape {
   double R = 0;  // range of the contributing finite z: z_max - min z_i
   double M = 0;  // largest |z_i| over the contributing entries
   // Attention rows (attention_row_shape): the head dimension d and the
-  // largest dot-product mass D = max_j sum_i |q_i K_ji| / (T sqrt(d)) over
-  // the contributing keys; the error of a computed score is a multiple of
-  // u D per product and sum (Higham, Accuracy and Stability, eq. 3.5:
-  // |fl(q . k) - q . k| <= gamma_d sum_i |q_i k_i|). 0 for other rows.
+  // largest dot-product mass D = max_j sum_i (|q_i K_ji| + 2^emin) /
+  // (T sqrt(d)) over the contributing keys, 2^emin the format's smallest
+  // normal; the error of a computed score is a multiple of u D per product
+  // and sum (Higham, Accuracy and Stability, eq. 3.5, |fl(q . k) - q . k| <=
+  // gamma_d sum_i |q_i k_i|, with each product's underflow, up to u 2^emin).
+  // 0 for other rows.
   double h = 0;
   double D = 0;
   bool temperature_is_one = true;
@@ -41,7 +43,10 @@ RowShape row_shape(std::span<const double> x, double temperature, Format f);
 
 // The shape of one attention row: the scores z_j = (q . K_j) / (T sqrt(d)) +
 // x_j (x the bias row, -inf masked) stand for z in n, R and M; h = d and D
-// as above. q holds d values, K cols x d (key-major). Computed in double
+// as above. A key contributes unless a kernel of format f, computing its
+// score and the max within (h + 8) u (D_j + |x_j|) each, puts it below the
+// cut-off: which keys count depends on the kernel's format, not only on
+// the exact scores. q holds d values, K cols x d (key-major). Computed in double
 // with a relative slack that keeps every figure an upper bound of the exact
 // one (as row_shape).
 RowShape attention_row_shape(std::span<const double> x, std::span<const double> q, std::span<const double> K,

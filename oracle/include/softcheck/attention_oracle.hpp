@@ -37,9 +37,18 @@ struct ExactAttention {
 // returned carries exactly `bits` bits. Throws std::invalid_argument for
 // d < 1, an empty x, spans of the wrong length, a temperature not finite
 // and > 0, or bits outside [1, 2^24]. Thread-safe.
+//
+// `resolution` (rho >= 0): the scale becomes
+//   s_i = sum_j (max(p_j, rho) |V_ji| + rho)   over the unmasked keys,
+// the scaled metric's floor for what underflows in a format (as
+// exact_backward's resolution; the judge passes rho = denorm_min / u of
+// the kernel's format): a p_j, a rescale factor or a product p_j V_ji that
+// underflows carries an absolute error up to denorm_min, which is u rho,
+// not u p_j |V_ji| (REFERENCE.md; found by constructing rows whose p_j is
+// subnormal and V_j near the format's max). 0 gives the exact scale.
 ExactAttention exact_attention(std::span<const double> x, std::span<const double> q, std::span<const double> K,
                                std::span<const double> V, std::int64_t d, double temperature = 1.0,
-                               unsigned bits = default_bits);
+                               unsigned bits = default_bits, double resolution = 0);
 
 // O (kind attention_output) or the lse (log_sum_exp).
 std::span<const Real> exact_values(const ExactAttention& a, OutputKind kind);
