@@ -116,7 +116,7 @@ struct AttentionScores {
 };
 
 AttentionScores attention_scores(std::span<const double> x, std::span<const double> q, std::span<const double> K,
-                                 std::int64_t d, double temperature, Format f) {
+                                 std::int64_t d, double temperature, Format f, double softcap) {
   const std::size_t n = x.size(), dim = static_cast<std::size_t>(d);
   if (d < 1 || q.size() != dim || K.size() != n * dim)
     throw std::invalid_argument("attention row: q must hold d values and K cols x d (d >= 1)");
@@ -140,8 +140,12 @@ AttentionScores attention_scores(std::span<const double> x, std::span<const doub
     }
     a.unscaled_mass = std::max(a.unscaled_mass, abs_dot * grow);
     a.mass[j] = abs_dot * s * grow;
-    a.z[j] = dot * s + x[j];
-    a.err[j] = rel * (a.mass[j] + std::fabs(x[j])) * grow;
+    const double y = dot * s;
+    // The softcap c tanh(y / c) passes y's error on times sech^2 <= 1 and
+    // adds its own three roundings (y / c, tanh within 2 ulp, times c) of a
+    // value at most |y| <= A_j: 8 2^-53 A_j more.
+    a.z[j] = (softcap > 0 ? softcap * std::tanh(y / softcap) : y) + x[j];
+    a.err[j] = (rel * (a.mass[j] + std::fabs(x[j])) + (softcap > 0 ? 8 * std::ldexp(a.mass[j], -53) : 0)) * grow;
   }
   return a;
 }
@@ -149,8 +153,8 @@ AttentionScores attention_scores(std::span<const double> x, std::span<const doub
 }  // namespace
 
 RowShape attention_row_shape(std::span<const double> x, std::span<const double> q, std::span<const double> K,
-                             std::int64_t d, double temperature, Format f) {
-  const AttentionScores a = attention_scores(x, q, K, d, temperature, f);
+                             std::int64_t d, double temperature, Format f, double softcap) {
+  const AttentionScores a = attention_scores(x, q, K, d, temperature, f, softcap);
   RowShape s;
   s.n = static_cast<double>(x.size());
   s.h = static_cast<double>(d);
@@ -191,8 +195,8 @@ RowShape attention_row_shape(std::span<const double> x, std::span<const double> 
 }
 
 bool attention_row_fits_format(std::span<const double> x, std::span<const double> q, std::span<const double> K,
-                               std::int64_t d, double temperature, Format f) {
-  const AttentionScores a = attention_scores(x, q, K, d, temperature, f);
+                               std::int64_t d, double temperature, Format f, double softcap) {
+  const AttentionScores a = attention_scores(x, q, K, d, temperature, f, softcap);
   // Twice the largest magnitude for a kernel that folds log2(e) into the
   // scale (FlashAttention's exp2), and 4u for the roundings on the way.
   const double limit = max_finite(f) / (2 * (1 + 4 * unit_roundoff(f)));

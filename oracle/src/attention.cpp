@@ -111,9 +111,11 @@ std::vector<mpfr_ptr> pointers(std::vector<Real>& v) {
 // over the unmasked keys only; every returned value is rounded once to `bits`.
 ExactAttention exact_attention(std::span<const double> x, std::span<const double> q, std::span<const double> K,
                                std::span<const double> V, std::int64_t d, double temperature, unsigned bits,
-                               double resolution) {
+                               double resolution, double softcap) {
   if (!(resolution >= 0) || !std::isfinite(resolution))
     throw std::invalid_argument("exact_attention: resolution must be finite and >= 0");
+  if (!(softcap >= 0) || !std::isfinite(softcap))
+    throw std::invalid_argument("exact_attention: softcap must be finite and >= 0");
   if (d < 1) throw std::invalid_argument("exact_attention: d must be >= 1");
   detail::check_arguments(x, temperature, bits, "exact_attention");
   const auto dim = static_cast<std::size_t>(d);
@@ -151,6 +153,11 @@ ExactAttention exact_attention(std::span<const double> x, std::span<const double
     Real& z = e.back();
     mpfr_sum(raw(z), product_ptr.data(), dim, MPFR_RNDN);
     mpfr_div(raw(z), raw(z), root_scale.v, MPFR_RNDN);
+    if (softcap > 0) {  // c tanh(y / c): |result| <= |y| < 2^E, tanh's slope <= 1 keeps the error
+      mpfr_div_d(raw(z), raw(z), softcap, MPFR_RNDN);
+      mpfr_tanh(raw(z), raw(z), MPFR_RNDN);
+      mpfr_mul_d(raw(z), raw(z), softcap, MPFR_RNDN);
+    }
     mpfr_add_d(raw(z), raw(z), x[j], MPFR_RNDN);
   }
   const auto max_score = std::max_element(e.begin(), e.end());

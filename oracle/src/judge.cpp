@@ -28,7 +28,7 @@ long double wide(const DD& g) { return static_cast<long double>(g.hi) + g.lo; }
 RowShape RowJudge::shape_for(const OpDecl& d) const {
   if (!has_head_dim(d.op)) return row_shape(x_, temperature_, format_);
   if (head_dim_ == 0) throw std::logic_error("RowJudge: an attention output judged before set_attention");
-  return attention_row_shape(x_, q_, K_, head_dim_, temperature_, format_);
+  return attention_row_shape(x_, q_, K_, head_dim_, temperature_, format_, d.params.softcap);
 }
 
 void RowJudge::set_bound(const OpDecl& d, std::size_t output, RowVerdict& v) const {
@@ -68,7 +68,7 @@ void RowJudge::set_row(std::span<const double> x, double temperature) {
   softmax_gradient_.reset();
   log_softmax_gradient_.reset();
   head_dim_ = 0;
-  attention_.reset();
+  attention_.clear();
 }
 
 void RowJudge::set_attention(std::span<const double> q, std::span<const double> K, std::span<const double> V,
@@ -80,16 +80,17 @@ void RowJudge::set_attention(std::span<const double> q, std::span<const double> 
   K_ = K;
   V_ = V;
   head_dim_ = d;
-  attention_.reset();
+  attention_.clear();
 }
 
-const ExactAttention& RowJudge::attention_exact() {
+const ExactAttention& RowJudge::attention_exact(double softcap) {
   if (head_dim_ == 0) throw std::logic_error("RowJudge: an attention output judged before set_attention");
+  for (const auto& [c, a] : attention_)
+    if (c == softcap) return a;
   // The scale at the format's resolution (attention_oracle.hpp).
-  if (!attention_)
-    attention_ = exact_attention(x_, q_, K_, V_, head_dim_, temperature_, opt_.bits,
-                                 denorm_min(format_) / unit_roundoff(format_));
-  return *attention_;
+  attention_.emplace_back(softcap, exact_attention(x_, q_, K_, V_, head_dim_, temperature_, opt_.bits,
+                                                   denorm_min(format_) / unit_roundoff(format_), softcap));
+  return attention_.back().second;
 }
 
 void RowJudge::set_upstream(std::span<const double> g) {
@@ -148,7 +149,7 @@ bool is_cross_entropy(OutputKind k) {
 
 std::span<const Real> RowJudge::exact_output(const OpDecl& d, std::size_t output) {
   const OutputKind kind = spec(d.op).out[output].kind;
-  if (has_head_dim(d.op)) return exact_values(attention_exact(), kind);
+  if (has_head_dim(d.op)) return exact_values(attention_exact(d.params.softcap), kind);
   if (is_cross_entropy(kind)) return exact_values(cross_entropy_exact(d.params.label_smoothing), kind);
   if (is_gradient(kind)) return gradient_exact(kind).value;
   return exact_values(exact(), kind);
@@ -157,14 +158,15 @@ std::span<const Real> RowJudge::exact_output(const OpDecl& d, std::size_t output
 std::span<const Real> RowJudge::exact_scale(const OpDecl& d, std::size_t output) {
   const OutputKind kind = spec(d.op).out[output].kind;
   if (spec(d.op).out[output].metric != Metric::scaled) return {};
-  if (kind == OutputKind::attention_output) return attention_exact().scale;
+  if (kind == OutputKind::attention_output) return attention_exact(d.params.softcap).scale;
   if (kind == OutputKind::cross_entropy_gradient) return cross_entropy_exact(d.params.label_smoothing).scale;
   return gradient_exact(kind).scale;
 }
 
 bool RowJudge::used_mpfr() const {
   if (exact_ && exact_->status == RowStatus::ok) return true;
-  if (attention_ && attention_->status == RowStatus::ok) return true;
+  if (std::any_of(attention_.begin(), attention_.end(), [](const auto& a) { return a.second.status == RowStatus::ok; }))
+    return true;
   return std::any_of(sparse_.begin(), sparse_.end(), [](const auto& s) { return s.second.status == RowStatus::ok; });
 }
 
@@ -236,7 +238,8 @@ const ExactRow& RowJudge::exact() {
 // An op without a fast tier starts with MPFR: no fast row is computed just
 // for the status (every tier classifies the row by the same rules).
 RowStatus RowJudge::status_for(const OpDecl& d, std::size_t output) {
-  if (has_head_dim(d.op)) return attention_exact().status;  // q, K and V can leave a row undefined too
+  // q, K and V can leave a row undefined too.
+  if (has_head_dim(d.op)) return attention_exact(d.params.softcap).status;
   if (!exact_ && !has_dd_ && !has_double_ && !(opt_.tiered && has_fast_tier(d, output))) return exact().status;
   return status();
 }

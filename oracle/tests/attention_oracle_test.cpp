@@ -217,6 +217,34 @@ TEST(ExactAttention, ResolutionFloorsTheScale) {
   EXPECT_THROW(exact_attention(x, q, K, V, 1, 1.0, default_bits, NAN), std::invalid_argument);
 }
 
+// The softcap acts before the bias and the mask: d = 1, q = 1, K = (3, 0,
+// 7), c = 2, the third key masked: z = (2 tanh(1.5), 0), lse =
+// log(e^(2 tanh 1.5) + 1), p_0 read off O with V = (1, 0, 9). Without the
+// cap the masked key stays out too.
+TEST(ExactAttention, SoftcapActsBeforeTheMask) {
+  const std::vector<double> x = {0, 0, -inf}, q = {1}, K = {3, 0, 7}, V = {1, 0, 9};
+  const ExactAttention a = exact_attention(x, q, K, V, 1, 1.0, default_bits, 0, 2.0);
+  ASSERT_EQ(a.status, RowStatus::ok);
+  Mp z(1200), e(1200), denom(1200), p0(1200), lse(1200);
+  mpfr_set_d(z.v, 1.5, MPFR_RNDN);
+  mpfr_tanh(z.v, z.v, MPFR_RNDN);
+  mpfr_mul_ui(z.v, z.v, 2, MPFR_RNDN);
+  mpfr_exp(e.v, z.v, MPFR_RNDN);
+  mpfr_add_ui(denom.v, e.v, 1, MPFR_RNDN);
+  mpfr_div(p0.v, e.v, denom.v, MPFR_RNDN);
+  mpfr_log(lse.v, denom.v, MPFR_RNDN);
+  EXPECT_TRUE(relatively_within(raw(a.output[0]), p0.v, -250));
+  EXPECT_TRUE(lse_within(raw(a.lse), lse.v, -250));
+  EXPECT_THROW(exact_attention(x, q, K, V, 1, 1.0, default_bits, 0, -1.0), std::invalid_argument);
+  // No cap: z = (3, 0), p_0 = e^3 / (e^3 + 1).
+  const ExactAttention plain = exact_attention(x, q, K, V, 1);
+  mpfr_set_d(z.v, 3, MPFR_RNDN);
+  mpfr_exp(e.v, z.v, MPFR_RNDN);
+  mpfr_add_ui(denom.v, e.v, 1, MPFR_RNDN);
+  mpfr_div(p0.v, e.v, denom.v, MPFR_RNDN);
+  EXPECT_TRUE(relatively_within(raw(plain.output[0]), p0.v, -250));
+}
+
 // d = 2: the scores carry 1 / (T sqrt(2)). q = (1, 0), K_0 = (1, 0), K_1 = 0
 // give z = (1 / (T sqrt 2), 0); V = I reads off p = (1, e^-a) / (1 + e^-a)
 // with a = 1 / (T sqrt 2), and lse = log(1 + e^a).

@@ -168,23 +168,27 @@ class OperandList {
 };
 
 // The op's parameter beyond the temperature (OpParams field), if any.
-enum class OpParam : std::uint8_t { none, alpha, k, threshold, label_smoothing };
+enum class OpParam : std::uint8_t { none, alpha, k, threshold, label_smoothing, softcap };
 
 // The parameter of a parametrised op, fixed per kernel (OpDecl::params):
 // entmax: alpha > 1; topk_softmax: k >= 1; threshold_softmax: threshold in
 // [0, 1]; cross_entropy: label smoothing eps in [0, 1], the target
 // q = (1 - eps) onehot(t) + eps / n (PyTorch's label_smoothing;
-// docs/gradients.md). Unused fields stay 0.
+// docs/gradients.md); attention: the tanh softcap c > 0 of the scores,
+// c tanh(y / c) applied before the bias and mask (Gemma 2, Grok; 0: none;
+// docs/attention.md). Unused fields stay 0.
 struct OpParams {
   double alpha = 0;
   std::int64_t k = 0;
   double threshold = 0;
   double label_smoothing = 0;
+  double softcap = 0;
 
   // Written out: nvcc's front end (the CUDA kernels include this header)
   // rejects a defaulted comparison.
   constexpr bool operator==(const OpParams& o) const {
-    return alpha == o.alpha && k == o.k && threshold == o.threshold && label_smoothing == o.label_smoothing;
+    return alpha == o.alpha && k == o.k && threshold == o.threshold && label_smoothing == o.label_smoothing &&
+           softcap == o.softcap;
   }
 };
 
@@ -316,8 +320,9 @@ inline constexpr OpSpec op_table[] = {
     // One query row of attention, with the lse of its scores (what a tiled
     // or split-KV kernel hands on; docs/attention.md).
     {Op::attention, "attention",
-     "O = sum_j p_j V_j and lse(z), p = softmax(z), z_j = (q . K_j) / (T sqrt(d)) + bias_j, per query",
-     op_operands::bias_q_k_v, op_operands::attention_output_and_lse, OpParam::none, Reference::dense, false, 0},
+     "O = sum_j p_j V_j and lse(z), p = softmax(z), z_j = cap((q . K_j) / (T sqrt(d))) + bias_j, per query "
+     "(cap(y) = c tanh(y / c) with the kernel's softcap c, y without one)",
+     op_operands::bias_q_k_v, op_operands::attention_output_and_lse, OpParam::softcap, Reference::dense, false, 0},
 };
 
 inline constexpr std::size_t op_count = std::size(op_table);

@@ -24,6 +24,9 @@ struct ExactAttention {
   Real lse;  // -inf when every key is masked, NaN when undefined
 };
 
+// With a softcap c > 0 (OpParams::softcap; Gemma 2, Grok) the scores are
+// z_j = c tanh(y_j / c) + x_j, y_j = (q . K_j) / (T sqrt(d)): the cap acts
+// before the bias and the mask, so a masked key stays at -inf.
 // x: n bias entries; q: d values; K and V: n x d values, key-major (K[j * d + i]).
 // Status: undefined when x holds +inf or NaN, or q (even with every key
 // masked), or the K or V row of an unmasked key holds a non-finite value
@@ -48,7 +51,7 @@ struct ExactAttention {
 // subnormal and V_j near the format's max). 0 gives the exact scale.
 ExactAttention exact_attention(std::span<const double> x, std::span<const double> q, std::span<const double> K,
                                std::span<const double> V, std::int64_t d, double temperature = 1.0,
-                               unsigned bits = default_bits, double resolution = 0);
+                               unsigned bits = default_bits, double resolution = 0, double softcap = 0);
 
 // O (kind attention_output) or the lse (log_sum_exp).
 std::span<const Real> exact_values(const ExactAttention& a, OutputKind kind);
