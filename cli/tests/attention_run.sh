@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Attention rows (docs/attention.md): `run --op attention` on the quick
-# suite's attention families runs every attention kernel, both outputs (O,
+# Attention rows (docs/attention.md): `run --op attention` on attention
+# families runs every attention kernel, both outputs (O,
 # lse) hold their contracts and the run exits 0; each broken flash kernel
 # (forgets to rescale O, rounds P to bf16 before P.V) violates its O
 # contract and exits 1 with a repro line that replays the failure; the gate
@@ -13,22 +13,31 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# Four families at three sizes keep CI short; the whole quick suite's
+# figures are in docs/measurements.md ("Attention").
 check_all quick_suite_holds 0 "attention_naive_f32" "attention:O" "attention:lse" "attention_flash_bc64_f64" \
   "every declared contract held" -- \
-  "$bin" run --op attention --jobs 2 --property-tests 0 --out "$tmp/attn"
+  "$bin" run --op attention --jobs 2 --property-tests 0 --family attn_sink_d128 --family attn_tile_mask_d64 \
+  --family attn_wide_bias_d64 --family attn_fully_masked_d64 --size 1 --size 31 --size 1000 --out "$tmp/attn"
 check_all quick_suite_report 0 -- python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["run"]["selection"]["ops"] == ["attention"], r["run"]["selection"]
-assert all(f.startswith("attn_") for f in r["run"]["families"]), r["run"]["families"]
-assert len(r["run"]["families"]) == 12, r["run"]["families"]
+assert r["run"]["families"] == ["attn_sink_d128", "attn_tile_mask_d64", "attn_wide_bias_d64",
+                               "attn_fully_masked_d64"], r["run"]["families"]
 ks = r["kernels"]
 assert {k["op"] for k in ks} == {"attention"} and {k["output"] for k in ks} == {"O", "lse"}, ks
-assert len(ks) >= 8, len(ks)
+assert len(ks) == 26, len(ks)
+# attention_flash_pf16_f32: O has no finite bound (P in f16 underflows
+# under a dominant key): measured, not gated (its reference-rule opt-out).
 for k in ks:
+    if (k["kernel"], k["output"]) == ("attention_flash_pf16_f32", "O"):
+        assert k["status"] == "no_contract" and not k["contract"]["declared"], k["status"]
+        continue
     assert k["status"] == "held" and k["contract"]["declared"], (k["kernel"], k["output"], k["status"])
     assert 0 < k["max_bound_ratio"] <= 1, (k["kernel"], k["output"], k["max_bound_ratio"])
     assert k["policy_violations"] == 0 and k["policy_rows"] > 0, k["kernel"]
+assert {k["format"] for k in ks} == {"f32", "f64", "f16", "bf16"}, {k["format"] for k in ks}
 assert r["verdict"] == "held"
 ' "$tmp/attn/report.json"
 

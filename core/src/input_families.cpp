@@ -205,9 +205,13 @@ void alibi_causal(std::span<double> row, Format, Rng& rng) {
 }
 
 // Biases of every magnitude, 2^k for k in [0, 100] with a random sign: the
-// scores' shifts span the exponent range, most of p underflows.
-void wide_bias(std::span<double> row, Format, Rng& rng) {
-  for (double& v : row) v = (rng.below(2) == 0 ? 1.0 : -1.0) * std::ldexp(rng.uniform(1.0, 2.0), static_cast<int>(rng.below(101)));
+// scores' shifts span the exponent range, most of p underflows. k stops
+// below the format's largest binade (f16: 2^14), so the row fits the format
+// with the scores' spread (attention_row_fits_format's factor 2).
+void wide_bias(std::span<double> row, Format f, Rng& rng) {
+  const auto top = static_cast<std::uint64_t>(std::min(100, info(f).emax - 3));
+  for (double& v : row)
+    v = (rng.below(2) == 0 ? 1.0 : -1.0) * std::ldexp(rng.uniform(1.0, 2.0), static_cast<int>(rng.below(top + 1)));
 }
 
 }  // namespace

@@ -19,10 +19,22 @@
 //          alpha = exp2(m_old - m_new); at the end O / l and
 //          lse = (m + log2 l) ln 2. Policy zeros: a row with no visible key
 //          gets O = 0 and lse = -inf (FlashAttention-4's rule).
+//   split  flash-decoding (FlashAttention-2's split-KV forward): the keys
+//          in 4 contiguous splits, each through the flash loop to its
+//          normalised O_s and lse_s, then the combine: lse = L + log sum_s
+//          exp(lse_s - L) (online_state.hpp's merge folded in split order),
+//          O = sum_s exp(lse_s - lse) O_s. Policy zeros.
+//   P rounded  the flash loop with P = exp2(z' - m) rounded to bf16 or f16
+//          before P.V, l summing the unrounded P (FlashAttention-2's cast of
+//          P to the input type for the second GEMM) or, renormalised, the
+//          rounded one.
+//   16-bit storage  f16 / bf16 q, K, V, bias, O and lse (uint16 patterns,
+//          storage.hpp) around the f32 flash loop, each output rounded once.
 //
 // The K and V of a masked key are never read (they may hold anything; the
 // oracle does not read them either). Every operation is in the element type
-// (float for _f32, double for _f64) under the project's -ffp-contract=off;
+// (float for _f32 and the 16-bit kernels, double for _f64) under the
+// project's -ffp-contract=off;
 // the one fused multiply-add is flash's score, written as std::fma. The
 // contracts are derived below the kernels, next to the code that declares
 // them.
@@ -34,6 +46,7 @@
 #include <cstdint>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -44,6 +57,7 @@
 #include "kernel_util.hpp"
 #include "softcheck/format.hpp"
 #include "softcheck/online_state.hpp"
+#include "softcheck/storage.hpp"
 
 namespace softcheck::kernels {
 namespace {
@@ -134,6 +148,14 @@ struct Exp2 {
   double operator()(double v) const { return std::exp2(v); }
 };
 
+// exp in the element type (expf for float): the exponential of
+// FlashAttention-2's split-KV combine, which works on the splits' lse in
+// natural units.
+struct Exp {
+  float operator()(float v) const { return std::exp(v); }
+  double operator()(double v) const { return std::exp(v); }
+};
+
 // The online softmax state (REFERENCE.md "Online softmax"): m the running
 // max of the scores seen (log2 units), l the sum of exp2(z'_j - m) over
 // them (online_state.hpp's d, FlashAttention's row sum). Empty: (-inf, 0).
@@ -177,16 +199,16 @@ T term(T z, T m) {
   }
 }
 
-// l exp2(m_old - m_new): exact when the max did not move; an empty sum
-// stays 0 without evaluating -inf - -inf.
-template <class T>
-T rescale(T l, T m_old, T m_new) {
+// l exp2(m_old - m_new) (or l exp(m_old - m_new) with E = Exp): exact when
+// the max did not move; an empty sum stays 0 without evaluating -inf - -inf.
+template <class T, class E = Exp2>
+T rescale(T l, T m_old, T m_new, E e = {}) {
   if constexpr (std::is_same_v<T, float>) {
-    return online::rescale(l, m_old, m_new, Exp2{});
+    return online::rescale(l, m_old, m_new, e);
   } else {
     if (l == 0) return 0;
     if (m_old == m_new) return l;
-    return l * Exp2{}(m_old - m_new);
+    return l * e(m_old - m_new);
   }
 }
 
@@ -209,6 +231,21 @@ RowState<T> absorb_tile(RowState<T> s, std::span<const T> z) {
   }
 }
 
+// online_state.hpp's merge (REFERENCE.md "Online softmax", the ⊕):
+// (m_a, l_a) ⊕ (m_b, l_b) = (M, l_a e(m_a - M) + l_b e(m_b - M)), M the
+// larger max. An empty side (-inf, 0) adds an exact 0 and leaves the other
+// side bit for bit (its rescale is exact): no -inf - -inf is evaluated.
+template <class T, class E>
+RowState<T> merge(RowState<T> a, RowState<T> b, E e) {
+  if constexpr (std::is_same_v<T, float>) {
+    const online::State r = online::merge(online::State{a.m, a.l}, online::State{b.m, b.l}, e);
+    return {r.m, r.d};
+  } else {
+    const T m = max_of(a.m, b.m);
+    return {m, rescale(a.l, a.m, m, e) + rescale(b.l, b.m, m, e)};
+  }
+}
+
 // alpha = exp2(m_old - m_new), the factor rescale applies to l (rescale of
 // 1: l alpha and rescale(l) are the same product): exactly 1 when the max
 // did not move, 0 when nothing was seen yet (m_old = -inf, O still 0).
@@ -217,12 +254,14 @@ T rescale_factor(T m_old, T m_new) {
   return rescale(T(1), m_old, m_new);
 }
 
-// What a flash kernel does with P and O: FlashAttention-2 by default; each
-// mutant (make_attention_mutants) switches one step off.
+// What a flash kernel does with P and O: FlashAttention-2 by default; the
+// P-rounding kernels round P before P.V (and may sum the rounded P into l);
+// each mutant (make_attention_mutants) switches one step off.
 struct FlashSteps {
-  std::size_t block_keys = 64;  // Bc, keys per tile
-  bool rescale_output = true;   // O <- alpha O when the running max grows
-  bool p_to_bf16 = false;       // P rounded to bf16 before P.V, l summing the unrounded P
+  std::size_t block_keys = 64;             // Bc, keys per tile
+  bool rescale_output = true;              // O <- alpha O when the running max grows
+  std::optional<Format> p_rounded_to = {};  // P rounded to bf16 or f16 before P.V
+  bool l_sums_rounded_p = false;           // l sums the rounded P (renormalised), not the unrounded one
 };
 
 // z'_j = fma(fl(q . K_j), fl(s log2 e), fl(x_j log2 e)): the score in log2
@@ -240,13 +279,15 @@ void scores_log2(const Query<T>& query, std::size_t first, T scale_log2, std::sp
 // P_v = exp2(z'_v - m): the tile's probabilities relative to the running
 // max, the very terms absorb_tile summed into l (the same function of the
 // same arguments, evaluated once more here so that the (m, l) update stays
-// online_state.hpp's own). The bf16 mutant rounds them (one rounding, to
-// nearest even) after l has summed the unrounded ones.
+// online_state.hpp's own). With rounded_to (bf16 or f16) each is rounded
+// once more, to nearest even in that format (its subnormals kept, f16's
+// underflow to 0 below 2^-25): the P that FlashAttention-2 casts to the
+// input type for the P.V product.
 template <class T>
-void probabilities(std::span<const T> z2, T m, bool to_bf16, std::span<T> P) {
+void probabilities(std::span<const T> z2, T m, std::optional<Format> rounded_to, std::span<T> P) {
   for (std::size_t v = 0; v < z2.size(); ++v) {
     P[v] = term(z2[v], m);
-    if (to_bf16) P[v] = static_cast<T>(round_to_format(static_cast<double>(P[v]), Format::bf16));
+    if (rounded_to) P[v] = static_cast<T>(round_to_format(static_cast<double>(P[v]), *rounded_to));
   }
 }
 
@@ -298,13 +339,88 @@ void flash_row(const Query<T>& query, T scale_log2, const FlashSteps& steps, Fla
     scores_log2<T>(query, first, scale_log2, z2);
     if (tile_max<T>(z2) == minus_inf<T>) continue;  // fully masked: (m, l) and O untouched
     const T m_old = state.m;
-    state = absorb_tile<T>(state, z2);
+    if (steps.l_sums_rounded_p) {
+      // absorb_tile's update with the rounded P in the tile sum:
+      // m' = max(m, max_tile z'), l' = l exp2(m - m') + (((0 + P^_0) + P^_1) + ...).
+      const T m = max_of(m_old, tile_max<T>(z2));
+      probabilities<T>(z2, m, steps.p_rounded_to, P);
+      state = {m, rescale(state.l, m_old, m) + sum<T>(P)};
+    } else {
+      state = absorb_tile<T>(state, z2);
+      probabilities<T>(z2, state.m, steps.p_rounded_to, P);
+    }
     const T alpha = rescale_factor(m_old, state.m);
-    probabilities<T>(z2, state.m, steps.p_to_bf16, P);
     if (steps.rescale_output) scale_each<T>(O, alpha);
     add_tile_values<T>(query, first, P, w.tile_sum, O);
   }
   finalize(state, O, lse);
+}
+
+// --------------------------------------------------------------- split-KV
+
+// Keys [begin, end) of a query as a query of their own: a split's keys, its
+// tiles starting at `begin`.
+template <class T>
+Query<T> key_range(const Query<T>& query, std::size_t begin, std::size_t end) {
+  const std::size_t count = end - begin;
+  return {query.x.subspan(begin, count), query.q, query.K.subspan(begin * query.d, count * query.d),
+          query.V.subspan(begin * query.d, count * query.d), query.d};
+}
+
+// A split's partial in the combine's online state: (lse_s, 1), the split's
+// sum exp(z_j) written as exp(lse_s) times 1; a split with no visible key
+// (lse_s = -inf) is the empty state (-inf, 0), which merge leaves out
+// exactly.
+template <class T>
+RowState<T> partial_state(T lse_s) {
+  return lse_s == minus_inf<T> ? RowState<T>{} : RowState<T>{lse_s, T(1)};
+}
+
+// Per-call scratch of a split-KV row: the flash loop's, and each split's
+// normalised O_s (d values) and lse_s.
+template <class T>
+struct SplitScratch {
+  FlashScratch<T> flash;
+  std::vector<T> O, lse;
+  SplitScratch(std::size_t splits, std::size_t block_keys, std::size_t d)
+      : flash(block_keys, d), O(splits * d), lse(splits) {}
+};
+
+// One query as flash-decoding runs it (Dao et al. 2023, "Flash-Decoding for
+// long-context inference"; FlashAttention-2's split-KV forward): the
+// keys cut into `splits` contiguous segments [s n / S, (s + 1) n / S) (sizes
+// differ by at most one; a segment may be empty or fully masked), each run
+// through flash_row to its normalised O_s and lse_s; then the combine in
+// segment order, in natural units as FlashAttention-2's combine kernel:
+//   (L, d) = merge of (lse_s, 1) over s   L = max_s lse_s, d = sum_s exp(lse_s - L)
+//   lse    = L + log d
+//   O      = sum_s exp(lse_s - lse) O_s   (((0 + c_0 O_0) + c_1 O_1) + ...)
+// The max and the sum come from online_state.hpp's merge folded over the
+// splits (the one-pass form of the combine's max, then sum). A split whose
+// lse_s is -inf is left out of both (no -inf - -inf); when every split is,
+// the row has no visible key: O = 0, lse = -inf (policy zeros).
+template <class T>
+void split_row(const Query<T>& query, T scale_log2, std::size_t splits, const FlashSteps& steps,
+               SplitScratch<T>& w, std::span<T> O, T& lse) {
+  const std::size_t n = query.keys(), d = query.d;
+  RowState<T> total;
+  for (std::size_t s = 0; s < splits; ++s) {
+    const std::span<T> O_s(w.O.data() + s * d, d);
+    flash_row<T>(key_range(query, s * n / splits, (s + 1) * n / splits), scale_log2, steps, w.flash, O_s, w.lse[s]);
+    total = merge(total, partial_state(w.lse[s]), Exp{});
+  }
+  std::fill(O.begin(), O.end(), T(0));
+  if (total.l == 0) {
+    lse = minus_inf<T>;
+    return;
+  }
+  lse = total.m + log_of(total.l);
+  for (std::size_t s = 0; s < splits; ++s) {
+    if (w.lse[s] == minus_inf<T>) continue;
+    const T c = Exp{}(w.lse[s] - lse);
+    const T* O_s = w.O.data() + s * d;
+    for (std::size_t i = 0; i < d; ++i) O[i] = O[i] + c * O_s[i];
+  }
 }
 
 // ------------------------------------------------------------- the calls
@@ -352,6 +468,53 @@ ComputeFn flash_compute(std::string kernel_name, FlashSteps steps) {
     for_each_query<T>(c, [&](const Query<T>& query, std::span<T> O, T& lse) {
       flash_row<T>(query, scale_log2, steps, scratch, O, lse);
     });
+  };
+}
+
+template <class T>
+ComputeFn split_compute(std::string kernel_name, std::size_t splits, FlashSteps steps) {
+  if (steps.block_keys < 1 || splits < 1)
+    throw std::invalid_argument(kernel_name + ": at least one split and tiles of at least one key");
+  return [kernel_name, splits, steps](const OpCall& c) {
+    check_call(c, kernel_name);
+    const auto d = static_cast<std::size_t>(c.head_dim);
+    const T scale_log2 = score_scale<T>(c.temperature, d) * std::numbers::log2e_v<T>;
+    SplitScratch<T> scratch(splits, steps.block_keys, d);
+    for_each_query<T>(c, [&](const Query<T>& query, std::span<T> O, T& lse) {
+      split_row<T>(query, scale_log2, splits, steps, scratch, O, lse);
+    });
+  };
+}
+
+// f16 / bf16 storage with f32 statistics: the call's operands (uint16 bit
+// patterns of `storage`, storage.hpp) decoded to float, exactly (every f16
+// and bf16 value is a float; -inf stays -inf), the f32 kernel `f32` run on
+// them, and O and lse each rounded once to the storage format on the way out
+// (encode16: to nearest even, subnormals kept), as lowp.hpp's make_kernel16
+// does for the softmax rows.
+ComputeFn storage16_compute(std::string kernel_name, Format storage, ComputeFn f32) {
+  if (storage != Format::f16 && storage != Format::bf16)
+    throw std::invalid_argument(kernel_name + ": f16 or bf16 storage only");
+  return [kernel_name, storage, f32 = std::move(f32)](const OpCall& c) {
+    check_call(c, kernel_name);
+    const auto rows = static_cast<std::size_t>(c.rows), n = static_cast<std::size_t>(c.cols),
+               d = static_cast<std::size_t>(c.head_dim);
+    const std::size_t count[4] = {rows * n, rows * d, rows * n * d, rows * n * d};  // x, q, K, V
+    std::vector<float> in[4];
+    const void* in_f32[4];
+    for (std::size_t k = 0; k < 4; ++k) {
+      const auto* bits = static_cast<const std::uint16_t*>(c.in[k]);
+      in[k].resize(count[k]);
+      for (std::size_t e = 0; e < count[k]; ++e) in[k][e] = static_cast<float>(decode16(bits[e], storage));
+      in_f32[k] = in[k].data();
+    }
+    std::vector<float> O(rows * d), lse(rows);
+    void* out_f32[2] = {O.data(), lse.data()};
+    f32({c.op, in_f32, out_f32, c.rows, c.cols, c.temperature, c.head_dim});
+    auto* O16 = static_cast<std::uint16_t*>(c.out[0]);
+    auto* lse16 = static_cast<std::uint16_t*>(c.out[1]);
+    for (std::size_t e = 0; e < O.size(); ++e) O16[e] = encode16(O[e], storage);
+    for (std::size_t r = 0; r < rows; ++r) lse16[r] = encode16(lse[r], storage);
   };
 }
 
@@ -446,6 +609,108 @@ ComputeFn flash_compute(std::string kernel_name, FlashSteps steps) {
 //        = (e2 + Bc - 1 + 7.32 (3 + e_log2)) + ((e2 + 2)/Bc + (3 + e_log2)/4096) n
 //          + R + 6M + (h + 6) D.
 //
+// split (flash-decoding, split_row). S contiguous segments (S = 4) of
+// n_s <= ceil(n/S) keys, C_s = ceil(n_s/Bc) tiles each, C_s - 1 <= (n - 1)/(S
+// Bc). Each segment runs the flash loop to O_s = N_s / l_s (N_s its
+// numerator) and lse_s = fl(fl(m_s + fl(log2 l_s)) fl(ln 2)); the combine
+// folds merge over (lse_s, 1) to (L, d), lse = fl(L + fl(log d)), c_s =
+// fl(exp(fl(lse_s - lse))), O = sum_s c_s O_s. e_exp, e_log: the combine's
+// exp and log (naive's figures). A contributing key j of segment s has
+// m - R <= z_j <= m_s <= lse_s (m the row's max, m_s the segment's, in
+// natural units; so m_s contributes, |m_s| <= M) and lse_s <= m_s + log n, so
+// |lse_s| <= M + log n and |lse_s - lse| <= R + log n (first order).
+// exp(lse_s) = 2^(m_s) l_s: both m_s and the segment's l_s cancel between
+// c_s and O_s = N_s / l_s (l_s's summation error reaches O only through lse).
+// What is left of key j in O_i is exp(ln 2 z'_j - lse) V_ji (1 + alpha_j),
+// and exp(lse) = (sum_k exp(ln 2 z'_k)(1 + beta_k)) (1 + rho), in u:
+//   alpha_j  in the segment as flash: its exponents' roundings (telescoping
+//            to (m_s - z_j) <= R) and exp2's, R + e2 C_s, P_j V_ji and the
+//            sums Bc + 2(C_s - 1); O_s = N_s / l_s 1; eta_s, the roundings of
+//            lse_s other than l_s's: log2's e_log2 log n_s, then the
+//            addition, ln 2's rounding and the product, each u|lse_s|:
+//            e_log2 log n + 3(M + log n); c_s: the subtraction R + log n and
+//            exp e_exp; c_s O_s and the S - 1 additions (0 + c_0 O_0 exact): S;
+//   beta_k   l_s as flash: R + e2 C_s + Bc - 1 + 2(C_s - 1); eta_s; in d:
+//            per merge after its own an exp, a product and an addition,
+//            (S - 1)(e_exp + 2), and the subtractions' roundings, which
+//            telescope to L - lse_s <= R + log n;
+//   rho      common to every key: log d, 1 <= d <= S (the largest lse_s
+//            enters as exactly 1): e_log log S; L + log d: M + log n.
+// Nothing renormalises after the combine, so each weight's relative error
+// alpha_j - sum_k p_k beta_k - rho counts once, and with the scores' errors
+// e = (d + 6)D + 2M (fact (a): 2e on O, e on lse) and log2(e)'s (fact (b):
+// R on O, M on lse):
+//   O    2e + R + max alpha + max beta + rho
+//        = (2 Bc + 2 e2 + S e_exp + 3S - 2 + e_log log S) + (2 e2 + 4)(C_s - 1)
+//          + (2 e_log2 + 9) log n + 5R + 11M + (2h + 12) D,
+//   lse  e + M + max beta + rho
+//        = (Bc - 1 + e2 + (S - 1)(e_exp + 2) + e_log log S) + (e2 + 2)(C_s - 1)
+//          + (e_log2 + 5) log n + 2R + 7M + (h + 6) D,
+// with log n <= 7.32 + n/4096 and C_s - 1 <= n/(S Bc). The M terms beyond
+// flash's are the combine's: it works on the absolute lse_s and lse, each
+// rounded at its own size M + log n, and every segment's weight is the
+// exponential of a difference of two of them (what a split-KV kernel pays
+// for writing (O_s, lse_s) rather than (N_s, m_s, l_s)). A segment without a
+// contributing key weighs less than n_s e^-L (L the cut-off): the caveat
+// below.
+//
+// P rounded before P.V (attention_flash_pbf16_f32, attention_flash_pf16_f32:
+// FlashAttention-2 casts P to the input type for the P.V product while its
+// row sum l is taken from the f32 P). Flash at Bc = 64 in f32 plus one
+// rounding of each P_j = exp2(z'_j - m) <= 1 after absorb_tile summed it:
+//   bf16 (p = 8, f32's exponent range): P^_j = P_j (1 + tau_j), |tau_j| <=
+//        u_bf16 = 2^-8 = 2^16 u, for P_j >= 2^-126. tau_j is in O's
+//        numerator only: it moves O_i by sum_j p_j V_ji tau_j, at most
+//        2^16 u s_i, once (no denominator carries it). l and m are the f32
+//        kernel's.
+//        O    flash's + 2^16       lse  flash's.
+//        Below 2^-126 (keys 87 to 105 below the running max, still
+//        contributing) the rounding is absolute, up to 2^-134 instead of
+//        f32's 2^-150: the subnormal caveat below.
+//   f16  (p = 11, normal from 2^-14): |tau_j| <= 2^-11 = 2^13 u only for
+//        P_j >= 2^-14. A key 14 ln 2 = 9.7 below the running max (an
+//        ordinary one) already has an absolute error up to 2^-25, and one
+//        17.3 below it (P_j < 2^-25) rounds to 0: relative error 1. When the
+//        keys that make s_i = sum_j p_j |V_ji| all lie there (a sink 17.3 or
+//        more above the others with V_sink,i = 0, the others' V_ji of one
+//        sign), O^_i = 0 and |O^_i - O_i| = s_i = 2^24 u s_i: K u = 1, no
+//        finite bound exists in the scaled metric in units of u_f32.
+//        O    none (Contract::why)  lse  flash's.
+// attention_flash_pbf16_sumrounded_f32: l sums the rounded P^_j as well (the
+// renormalised form: with V = 1, O's numerator and l take the same
+// operations on the same values, O = 1 exactly). tau_j now multiplies a term
+// of both: fact (c), at most 2 max|tau| on O; on lse, log of sum P^_j moves
+// by sum_j p_j tau_j, at most 2^16.
+//        O    flash's + 2^17       lse  flash's + 2^16.
+// Renormalising conserves mass but does not tighten the worst case of the
+// scaled metric: keys rounded up that carry V_i against keys rounded down
+// that carry only l approach the 2^17.
+//
+// 16-bit storage, f32 statistics (bf16_ / f16_attention_flash_bc64_f32acc,
+// storage16_compute). The inputs decode exactly to f32, so the f32 kernel's
+// O32 and lse32 obey attention_flash_bc64_f32's contracts K32 (u32 = 2^-24);
+// each is then rounded once to the storage format. In units of its u16
+// (bf16 2^-8, f16 2^-11), with r = u32 / u16 (2^-16, 2^-13):
+//   O    |O32_i - O_i| <= K32 u32 s_i and |O_i| <= s_i, so |O32_i| <= s_i
+//        to first order; the rounding adds u16 |O32_i| <= u16 s_i:
+//        K = r K32 + 1. Below the normal range it is absolute, up to
+//        denorm_min/2; the metric divides by max(u16 s_i, denorm_min), so
+//        there too the error is at most r K32 + 1/2. (|O32_i| <= max|V_ji|
+//        (1 + K32 u32) stays below max + ulp/2: no overflow.)
+//   lse  |lse32 - lse| <= K32 u32; the rounding adds at most u16 |lse32| +
+//        denorm_min/2, |lse| <= M + log n: K = r K32 + M + log n +
+//        denorm_min/(2 u16), log n <= 7.32 + n/4096.
+//   The declared K / (1 - K u16) covers K32's own gamma and the products of
+//   the two errors: K u16 >= K32 u32 + u16.
+//   R, M and D are those of the storage format's row shape, whose
+//   contributing cut-off (f16 26 ln 2 = 18.0, bf16 135 ln 2 = 93.6) lies
+//   below f32's (104.7). A key between the two has p_j < denorm_min_16 / 4:
+//   through l it moves O_i by p_j times its relative error times |O_i|,
+//   nothing; in O's numerator its error is a relative error of its own
+//   share p_j |V_ji| of s_i, r times its f32 per-key error in u32, which has
+//   m - z_j <= 104.7 in place of R and its own score's |z_j| and D_j in
+//   place of M and D: the cut-off caveat below.
+//
 // Outside these bounds, as for every softmax kernel (docs/kernels.md): a
 // subnormal p_j (or P_j, alpha) carries an absolute error up to denorm_min/2,
 // times |V_ji| in O, rather than a relative one; and keys below the
@@ -516,6 +781,87 @@ Contract flash_lse_contract(std::size_t block_keys, const LibmErrors& e) {
                                 "log n <= 7.32 + n/4096 (" + e.what + "; attention.cpp)");
 }
 
+Contract split_output_contract(std::size_t splits, std::size_t block_keys, const LibmErrors& e,
+                               const LibmErrors& combine) {
+  const auto S = static_cast<double>(splits), bc = static_cast<double>(block_keys);
+  const LinearInN log_n = log_n_bound(4096);
+  const double log_n_coefficient = 2 * e.log + 9;
+  return attention_contract(
+      2 * bc + 2 * e.exp + S * combine.exp + 3 * S - 2 + combine.log * std::log(S) + log_n_coefficient * log_n.a,
+      (2 * e.exp + 4) / (S * bc) + log_n_coefficient * log_n.b, 5, 11, 2, 12,
+      "S = " + std::to_string(splits) + " splits of tiles Bc = " + std::to_string(block_keys) +
+          ": each split's flash loop (its l cancels between exp(lse_s - lse) and O_s = N_s / l_s), the "
+          "roundings of lse_s (e_log2 + 3) log n + 3M, the weights exp(lse_s - lse) R + log n + e_exp, "
+          "c_s O_s and the additions S; l_s, the merges (S - 1)(e_exp + 2) + R + log n, log d and "
+          "L + log d: e_log log S + M + log n; scores (d + 6)D + 2M twice, log2(e)'s R; "
+          "C_s - 1 <= n/(S Bc), log n <= 7.32 + n/4096 (" + e.what + "; combine " + combine.what +
+          "; attention.cpp)");
+}
+
+Contract split_lse_contract(std::size_t splits, std::size_t block_keys, const LibmErrors& e,
+                            const LibmErrors& combine) {
+  const auto S = static_cast<double>(splits), bc = static_cast<double>(block_keys);
+  const LinearInN log_n = log_n_bound(4096);
+  const double log_n_coefficient = e.log + 5;
+  return attention_contract(
+      bc - 1 + e.exp + (S - 1) * (combine.exp + 2) + combine.log * std::log(S) + log_n_coefficient * log_n.a,
+      (e.exp + 2) / (S * bc) + log_n_coefficient * log_n.b, 2, 7, 1, 6,
+      "L + log d over S = " + std::to_string(splits) + " splits of tiles Bc = " + std::to_string(block_keys) +
+          ": l_s R + e2 C_s + Bc - 1 + 2(C_s - 1), lse_s's roundings e_log2 log n + 3(M + log n), the merges "
+          "(S - 1)(e_exp + 2) + R + log n, log d e_log log S, L + log d M + log n; scores (d + 6)D + 2M, "
+          "log2(e)'s M; C_s - 1 <= n/(S Bc), log n <= 7.32 + n/4096 (" + e.what + "; combine " + combine.what +
+          "; attention.cpp)");
+}
+
+// u_bf16 / u_f32 = 2^-8 / 2^-24: P rounded to bf16, a relative error of at
+// most 2^16 u_f32.
+constexpr double bf16_p_rounding = 65536;
+
+// A flash contract plus `extra` in its constant, the derivation extended by `why`.
+Contract plus_constant(Contract c, double extra, const std::string& why) {
+  c.a += extra;
+  c.why = why + "; " + c.why;
+  return c;
+}
+
+Contract f16_p_output_none() {
+  return no_contract(
+      "none: P rounded to f16 before P.V is relative (2^-11 = 2^13 u) only for P >= 2^-14; a key 9.7 "
+      "below the running max gets an absolute error up to 2^-25 and one 17.3 below it rounds to 0 "
+      "(relative error 1), so when those keys carry s_i (a sink with V_i = 0 17.3 above the rest) O_i is "
+      "lost whole: error s_i = 2^24 u s_i, K u = 1, no finite bound in the scaled metric (attention.cpp)");
+}
+
+// The f32 contract `c32` of a kernel whose f32 result is rounded once to
+// `storage`, in units of u_storage: every coefficient times r = u32/u16.
+Contract scaled_to_storage(const Contract& c32, Format storage) {
+  const double r = unit_roundoff(Format::f32) / unit_roundoff(storage);
+  Contract c = attention_contract(r * c32.a, r * c32.b, r * c32.c, r * c32.d, r * c32.hd, r * c32.dot, "");
+  c.t = r * c32.t;
+  return c;
+}
+
+Contract storage16_output_contract(const Contract& c32, Format storage) {
+  Contract c = scaled_to_storage(c32, storage);
+  c.a += 1;
+  c.why = "f32 flash O within K32 u32 s_i (attention_flash_bc64_f32: " + c32.formula() + ") rounded once to " +
+          std::string(name(storage)) + ": r K32 + 1, r = u32/u_" + std::string(name(storage)) +
+          ", |O| <= s_i (below the normal range the metric's denorm_min floor keeps it; attention.cpp)";
+  return c;
+}
+
+Contract storage16_lse_contract(const Contract& c32, Format storage) {
+  const LinearInN log_n = log_n_bound(4096);
+  Contract c = scaled_to_storage(c32, storage);
+  c.a += log_n.a + denorm_min(storage) / (2 * unit_roundoff(storage));
+  c.b += log_n.b;
+  c.d += 1;
+  c.why = "f32 flash lse within K32 u32 (attention_flash_bc64_f32: " + c32.formula() + ") rounded once to " +
+          std::string(name(storage)) + ": r K32 + |lse| + denorm_min/(2u), r = u32/u_" +
+          std::string(name(storage)) + ", |lse| <= M + log n <= M + 7.32 + n/4096 (attention.cpp)";
+  return c;
+}
+
 // ---------------------------------------------------------------- kernels
 
 template <class T>
@@ -565,6 +911,81 @@ Kernel flash_kernel(std::size_t block_keys) {
                           flash_compute<T>(typed_name<T>(algorithm), FlashSteps{.block_keys = block_keys}));
 }
 
+template <class T>
+Kernel split_kernel(std::size_t splits, std::size_t block_keys) {
+  const std::string algorithm = "attention_split" + std::to_string(splits) + "_bc" + std::to_string(block_keys);
+  const LibmErrors e = flash_libm(format_of<T>()), combine = naive_libm(format_of<T>());
+  return attention_kernel(
+      typed_name<T>(algorithm), algorithm, format_of<T>(), MaskedRowPolicy::zeros,
+      split_output_contract(splits, block_keys, e, combine), split_lse_contract(splits, block_keys, e, combine),
+      "flash-decoding: the keys cut into " + std::to_string(splits) +
+          " contiguous splits, each through FlashAttention-2's loop over tiles of " + std::to_string(block_keys) +
+          " keys to its O_s and lse_s, then FlashAttention-2's split-KV combine in split order: "
+          "lse = L + log sum exp(lse_s - L) (online_state.hpp's merge), O = sum exp(lse_s - lse) O_s",
+      split_compute<T>(typed_name<T>(algorithm), splits, FlashSteps{.block_keys = block_keys}));
+}
+
+// attention_flash_pbf16_f32, attention_flash_pf16_f32 and
+// attention_flash_pbf16_sumrounded_f32: the f32 flash loop at Bc = 64 with P
+// rounded before P.V.
+Kernel p_rounded_kernel(Format p_format, bool l_sums_rounded_p) {
+  constexpr std::size_t block_keys = 64;
+  const std::string p_name(name(p_format));
+  const std::string algorithm = "attention_flash_p" + p_name + (l_sums_rounded_p ? "_sumrounded" : "");
+  const LibmErrors e = flash_libm(Format::f32);
+  const Contract O32 = flash_output_contract(block_keys, e), lse32 = flash_lse_contract(block_keys, e);
+  Contract output, lse;
+  if (p_format == Format::bf16 && !l_sums_rounded_p) {
+    output = plus_constant(O32, bf16_p_rounding, "P rounded to bf16 in O's numerator only: 2^16");
+    lse = plus_constant(lse32, 0, "l sums the unrounded P: the f32 flash lse");
+  } else if (p_format == Format::bf16) {
+    output = plus_constant(O32, 2 * bf16_p_rounding, "P rounded to bf16 in O's numerator and in l: 2 x 2^16");
+    lse = plus_constant(lse32, bf16_p_rounding, "l sums the bf16 P: 2^16");
+  } else if (p_format == Format::f16 && !l_sums_rounded_p) {
+    output = f16_p_output_none();
+    lse = plus_constant(lse32, 0, "l sums the unrounded P: the f32 flash lse");
+  } else {
+    throw std::invalid_argument(algorithm + ": P rounded to bf16, or to f16 with l summing the unrounded P");
+  }
+  const std::string what = l_sums_rounded_p ? "l summing the rounded P (renormalised: mass conserved)"
+                                            : "l summing the unrounded f32 P";
+  Kernel k = attention_kernel(typed_name<float>(algorithm), algorithm, Format::f32, MaskedRowPolicy::zeros,
+                          std::move(output), std::move(lse),
+                          flash_description(block_keys) + "; P = exp2(z' - m) rounded to " + p_name +
+                              " (to nearest even) before P.V, " + what,
+                          flash_compute<float>(typed_name<float>(algorithm),
+                                               FlashSteps{.block_keys = block_keys,
+                                                          .p_rounded_to = p_format,
+                                                          .l_sums_rounded_p = l_sums_rounded_p}));
+  // Without a contract O would be gated by the reference rule against
+  // attention_naive_f32, which an f16 P cannot meet on a dominant key: its
+  // loss is what this kernel is here to show, measured, not gated.
+  if (!output.declared)
+    k.ops[0].opt_outs.push_back(
+        {std::string(floor_reference),
+         "P in f16 underflows below 2^-25 of the running max: a dominant key takes all of O's other terms "
+         "(no finite bound; docs/attention.md), so the stable kernel's error is no yardstick"});
+  return k;
+}
+
+// bf16_attention_flash_bc64_f32acc, f16_attention_flash_bc64_f32acc: f16 /
+// bf16 in and out, attention_flash_bc64_f32 in between.
+Kernel storage16_kernel(Format storage) {
+  constexpr std::size_t block_keys = 64;
+  const std::string fmt(name(storage));
+  const std::string algorithm = flash_algorithm(block_keys) + "_f32acc";
+  const std::string kernel_name = fmt + "_" + algorithm;
+  const LibmErrors e = flash_libm(Format::f32);
+  return attention_kernel(
+      kernel_name, algorithm, storage, MaskedRowPolicy::zeros,
+      storage16_output_contract(flash_output_contract(block_keys, e), storage),
+      storage16_lse_contract(flash_lse_contract(block_keys, e), storage),
+      fmt + " q, K, V, bias in and O, lse out; " + flash_description(block_keys) +
+          " in f32; O and lse each rounded once to " + fmt,
+      storage16_compute(kernel_name, storage,
+                        flash_compute<float>(kernel_name, FlashSteps{.block_keys = block_keys})));
+}
+
 // A broken flash f32 kernel with attention_flash_bc64_f32's contracts.
 Kernel flash_mutant(const std::string& algorithm, FlashSteps steps, const std::string& what) {
   constexpr std::size_t block_keys = 64;
@@ -581,8 +1002,19 @@ Kernel flash_mutant(const std::string& algorithm, FlashSteps steps, const std::s
 }  // namespace
 
 std::vector<Kernel> make_attention_kernels() {
-  return {naive_kernel<float>(),     naive_kernel<double>(),    flash_kernel<float>(64),
-          flash_kernel<double>(64), flash_kernel<float>(16),   flash_kernel<double>(16)};
+  return {naive_kernel<float>(),
+          naive_kernel<double>(),
+          flash_kernel<float>(64),
+          flash_kernel<double>(64),
+          flash_kernel<float>(16),
+          flash_kernel<double>(16),
+          split_kernel<float>(4, 64),
+          split_kernel<double>(4, 64),
+          p_rounded_kernel(Format::bf16, false),
+          p_rounded_kernel(Format::f16, false),
+          p_rounded_kernel(Format::bf16, true),
+          storage16_kernel(Format::bf16),
+          storage16_kernel(Format::f16)};
 }
 
 std::vector<Kernel> make_attention_mutants() {
@@ -590,9 +1022,10 @@ std::vector<Kernel> make_attention_mutants() {
       flash_mutant("attention_flash_no_rescale", FlashSteps{.rescale_output = false},
                    "flash without O <- alpha O: when the running max grows the earlier tiles' P.V keep their "
                    "old scale while l is rescaled"),
-      flash_mutant("attention_flash_p_bf16", FlashSteps{.p_to_bf16 = true},
+      flash_mutant("attention_flash_p_bf16", FlashSteps{.p_rounded_to = Format::bf16},
                    "flash with P rounded to bf16 before P.V while l sums the unrounded P: probability mass "
-                   "lost or gained (REFERENCE.md: the FP8 P of ROCm FlyDSL PR 1020)"),
+                   "lost or gained (REFERENCE.md: the FP8 P of ROCm FlyDSL PR 1020); attention_flash_pbf16_f32 "
+                   "is the same loop with the contract it can keep"),
   };
 }
 

@@ -10,9 +10,16 @@
 namespace softcheck::kernels {
 
 // attention_naive_f32 / _f64 (three passes: scores, softmax, P.V; masked
-// policy nan) and attention_flash_bc64 / _bc16 in f32 and f64
-// (FlashAttention-2's online loop over tiles of 64 or 16 keys; masked policy
-// zeros), each declaring its O and lse contracts.
+// policy nan), attention_flash_bc64 / _bc16 in f32 and f64
+// (FlashAttention-2's online loop over tiles of 64 or 16 keys),
+// attention_split4_bc64_f32 / _f64 (flash-decoding: four splits of keys
+// through the flash loop, then the split-KV combine of their (O_s, lse_s)),
+// attention_flash_pbf16_f32, attention_flash_pf16_f32 and
+// attention_flash_pbf16_sumrounded_f32 (P rounded before P.V, l summing the
+// unrounded or the rounded P) and bf16_ / f16_attention_flash_bc64_f32acc
+// (16-bit storage around the f32 flash loop); the flash-based ones masked
+// policy zeros. Each declares its O and lse contracts, except
+// attention_flash_pf16_f32's O: no finite bound exists (its Contract::why).
 std::vector<Kernel> make_attention_kernels();
 
 // Deliberately broken flash kernels (Kernel::test_only), each claiming the

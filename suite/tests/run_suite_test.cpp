@@ -517,8 +517,12 @@ TEST(RunSuite, AttentionKernelsHoldAndTheBrokenOnesAreCaught) {
       if (s.output == "O" && s.status == "violated") ++caught;
       continue;
     }
-    EXPECT_EQ(s.status, "held") << s.kernel << ":" << s.output << " worst " << s.worst.repro;
-    EXPECT_GT(s.max_bound_ratio, 0.0) << s.kernel << ":" << s.output;  // measured, not vacuous
+    // attention_flash_pf16_f32's O has no finite bound (docs/attention.md).
+    const bool declared = k->find(Op::attention)->contract_of(s.output == "O" ? 0 : 1).declared;
+    EXPECT_EQ(s.status, declared ? "held" : "no_contract") << s.kernel << ":" << s.output << " worst " << s.worst.repro;
+    if (declared) {
+      EXPECT_GT(s.max_bound_ratio, 0.0) << s.kernel << ":" << s.output;  // measured, not vacuous
+    }
   }
   const auto mutants = std::count_if(attention_kernels().begin(), attention_kernels().end(),
                                      [](const Kernel& k) { return k.test_only; });
