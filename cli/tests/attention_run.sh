@@ -27,7 +27,7 @@ assert r["run"]["families"] == ["attn_sink_d128", "attn_tile_mask_d64", "attn_wi
                                "attn_fully_masked_d64"], r["run"]["families"]
 ks = r["kernels"]
 assert {k["op"] for k in ks} == {"attention"} and {k["output"] for k in ks} == {"O", "lse"}, ks
-assert len(ks) == 26, len(ks)
+assert len(ks) == 30, len(ks)
 # attention_flash_pf16_f32: O has no finite bound (P in f16 underflows
 # under a dominant key): measured, not gated (its reference-rule opt-out).
 for k in ks:

@@ -262,6 +262,13 @@ struct FlashSteps {
   bool rescale_output = true;              // O <- alpha O when the running max grows
   std::optional<Format> p_rounded_to = {};  // P rounded to bf16 or f16 before P.V
   bool l_sums_rounded_p = false;           // l sums the rounded P (renormalised), not the unrounded one
+  double softcap = 0;                      // c > 0: scores c tanh(y / c) before the bias (OpParams::softcap)
+};
+
+// The score scale s = 1 / (T sqrt d) and s log2(e), once per call.
+template <class T>
+struct ScoreScales {
+  T s, s_log2;
 };
 
 // z'_j = fma(fl(q . K_j), fl(s log2 e), fl(x_j log2 e)): the score in log2
@@ -273,6 +280,22 @@ void scores_log2(const Query<T>& query, std::size_t first, T scale_log2, std::sp
   for (std::size_t v = 0; v < z2.size(); ++v) {
     const std::size_t j = first + v;
     z2[v] = query.masked(j) ? minus_inf<T> : std::fma(dot(query.q, query.key(j)), scale_log2, query.x[j] * log2e);
+  }
+}
+
+// With a softcap c (Gemma 2, Grok): y = fl(q . K_j) s, z'_j = fma(c
+// tanh(y / c), log2(e), x_j log2(e)); the cap acts before the bias and the
+// mask, so a masked key stays at -inf (applied to y + x_j instead,
+// tanh(-inf) = -1 would bring a masked key back at -c: the failure users
+// report).
+template <class T>
+void capped_scores_log2(const Query<T>& query, std::size_t first, T scale, T cap, std::span<T> z2) {
+  constexpr T log2e = std::numbers::log2e_v<T>;
+  for (std::size_t v = 0; v < z2.size(); ++v) {
+    const std::size_t j = first + v;
+    z2[v] = query.masked(j) ? minus_inf<T>
+                            : std::fma(cap * std::tanh(dot(query.q, query.key(j)) * scale / cap), log2e,
+                                       query.x[j] * log2e);
   }
 }
 
@@ -329,14 +352,17 @@ struct FlashScratch {
 
 // One query, tile by tile (FlashAttention-2, Algorithm 1, one row of Q).
 template <class T>
-void flash_row(const Query<T>& query, T scale_log2, const FlashSteps& steps, FlashScratch<T>& w, std::span<T> O,
+void flash_row(const Query<T>& query, ScoreScales<T> scales, const FlashSteps& steps, FlashScratch<T>& w, std::span<T> O,
                T& lse) {
   RowState<T> state;
   std::fill(O.begin(), O.end(), T(0));
   for (std::size_t first = 0; first < query.keys(); first += steps.block_keys) {
     const std::size_t count = std::min(steps.block_keys, query.keys() - first);
     const std::span<T> z2(w.z2.data(), count), P(w.P.data(), count);
-    scores_log2<T>(query, first, scale_log2, z2);
+    if (steps.softcap > 0)
+      capped_scores_log2<T>(query, first, scales.s, static_cast<T>(steps.softcap), z2);
+    else
+      scores_log2<T>(query, first, scales.s_log2, z2);
     if (tile_max<T>(z2) == minus_inf<T>) continue;  // fully masked: (m, l) and O untouched
     const T m_old = state.m;
     if (steps.l_sums_rounded_p) {
@@ -400,13 +426,13 @@ struct SplitScratch {
 // lse_s is -inf is left out of both (no -inf - -inf); when every split is,
 // the row has no visible key: O = 0, lse = -inf (policy zeros).
 template <class T>
-void split_row(const Query<T>& query, T scale_log2, std::size_t splits, const FlashSteps& steps,
+void split_row(const Query<T>& query, ScoreScales<T> scales, std::size_t splits, const FlashSteps& steps,
                SplitScratch<T>& w, std::span<T> O, T& lse) {
   const std::size_t n = query.keys(), d = query.d;
   RowState<T> total;
   for (std::size_t s = 0; s < splits; ++s) {
     const std::span<T> O_s(w.O.data() + s * d, d);
-    flash_row<T>(key_range(query, s * n / splits, (s + 1) * n / splits), scale_log2, steps, w.flash, O_s, w.lse[s]);
+    flash_row<T>(key_range(query, s * n / splits, (s + 1) * n / splits), scales, steps, w.flash, O_s, w.lse[s]);
     total = merge(total, partial_state(w.lse[s]), Exp{});
   }
   std::fill(O.begin(), O.end(), T(0));
@@ -463,10 +489,11 @@ ComputeFn flash_compute(std::string kernel_name, FlashSteps steps) {
   return [kernel_name, steps](const OpCall& c) {
     check_call(c, kernel_name);
     const auto d = static_cast<std::size_t>(c.head_dim);
-    const T scale_log2 = score_scale<T>(c.temperature, d) * std::numbers::log2e_v<T>;
+    const T s = score_scale<T>(c.temperature, d);
+    const ScoreScales<T> scales{s, s * std::numbers::log2e_v<T>};
     FlashScratch<T> scratch(steps.block_keys, d);
     for_each_query<T>(c, [&](const Query<T>& query, std::span<T> O, T& lse) {
-      flash_row<T>(query, scale_log2, steps, scratch, O, lse);
+      flash_row<T>(query, scales, steps, scratch, O, lse);
     });
   };
 }
@@ -478,10 +505,11 @@ ComputeFn split_compute(std::string kernel_name, std::size_t splits, FlashSteps 
   return [kernel_name, splits, steps](const OpCall& c) {
     check_call(c, kernel_name);
     const auto d = static_cast<std::size_t>(c.head_dim);
-    const T scale_log2 = score_scale<T>(c.temperature, d) * std::numbers::log2e_v<T>;
+    const T s = score_scale<T>(c.temperature, d);
+    const ScoreScales<T> scales{s, s * std::numbers::log2e_v<T>};
     SplitScratch<T> scratch(splits, steps.block_keys, d);
     for_each_query<T>(c, [&](const Query<T>& query, std::span<T> O, T& lse) {
-      split_row<T>(query, scale_log2, splits, steps, scratch, O, lse);
+      split_row<T>(query, scales, splits, steps, scratch, O, lse);
     });
   };
 }
@@ -818,6 +846,19 @@ Contract split_lse_contract(std::size_t splits, std::size_t block_keys, const Li
 constexpr double bf16_p_rounding = 65536;
 
 // A flash contract plus `extra` in its constant, the derivation extended by `why`.
+// The softcap kernels (attention_flash_bc64_softcap30_f32 / _f64): the
+// cap c tanh(y / c) passes the error of y = fl(q . K_j) s on times
+// sech^2 <= 1 and adds its own: y / c (u |y|), tanh (glibc tanh and tanhf:
+// 2 ulp, 4u relative: 4u |y|), times c (u |y|), since |c tanh(y / c)| <=
+// |y| <= D; y formed by one product with s and log2(e) applied in the fma
+// (not folded into s: one more rounding of |y|, u D). 7u D per score: O
+// takes each score's error twice (+14 D), lse once (+7 D).
+Contract plus_dot(Contract c, double extra, const std::string& why) {
+  c.dot += extra;
+  c.why = why + "; " + c.why;
+  return c;
+}
+
 Contract plus_constant(Contract c, double extra, const std::string& why) {
   c.a += extra;
   c.why = why + "; " + c.why;
@@ -986,6 +1027,24 @@ Kernel storage16_kernel(Format storage) {
                         flash_compute<float>(kernel_name, FlashSteps{.block_keys = block_keys})));
 }
 
+// attention_flash_bc64_softcap30_f32 / _f64: the flash loop with the
+// scores capped at c = 30 (Grok's attention softcap) before the bias.
+template <class T>
+Kernel softcap_kernel(int cap) {
+  constexpr std::size_t block_keys = 64;
+  const std::string c = std::to_string(cap);
+  const std::string algorithm = flash_algorithm(block_keys) + "_softcap" + c;
+  const LibmErrors e = flash_libm(format_of<T>());
+  const std::string why = "softcap: y / c, tanh 4u, times c and log2(e) apart, 7u D per score";
+  Kernel k = attention_kernel(
+      typed_name<T>(algorithm), algorithm, format_of<T>(), MaskedRowPolicy::zeros,
+      plus_dot(flash_output_contract(block_keys, e), 14, why), plus_dot(flash_lse_contract(block_keys, e), 7, why),
+      flash_description(block_keys) + "; scores capped to " + c + " tanh(y / " + c + ") before the bias and mask",
+      flash_compute<T>(typed_name<T>(algorithm), FlashSteps{.block_keys = block_keys, .softcap = static_cast<double>(cap)}));
+  k.ops[0].params.softcap = cap;
+  return k;
+}
+
 // A broken flash f32 kernel with attention_flash_bc64_f32's contracts.
 Kernel flash_mutant(const std::string& algorithm, FlashSteps steps, const std::string& what) {
   constexpr std::size_t block_keys = 64;
@@ -1014,7 +1073,9 @@ std::vector<Kernel> make_attention_kernels() {
           p_rounded_kernel(Format::f16, false),
           p_rounded_kernel(Format::bf16, true),
           storage16_kernel(Format::bf16),
-          storage16_kernel(Format::f16)};
+          storage16_kernel(Format::f16),
+          softcap_kernel<float>(30),
+          softcap_kernel<double>(30)};
 }
 
 std::vector<Kernel> make_attention_mutants() {

@@ -256,11 +256,24 @@ Outputs call(const Kernel& k, const Batch& b) {
   return {unpack(O, k.format, rows * b.d), unpack(lse, k.format, rows)};
 }
 
-std::vector<oracle::ExactAttention> exact(const Batch& b) {
+// The exact rows, with the scores capped at `softcap` when > 0.
+std::vector<oracle::ExactAttention> exact(const Batch& b, double softcap = 0) {
   std::vector<oracle::ExactAttention> e;
   for (const Row& r : b.rows)
-    e.push_back(oracle::exact_attention(r.x, r.q, r.K, r.V, static_cast<std::int64_t>(b.d), b.temperature));
+    e.push_back(oracle::exact_attention(r.x, r.q, r.K, r.V, static_cast<std::int64_t>(b.d), b.temperature,
+                                        oracle::default_bits, 0, softcap));
   return e;
+}
+
+// The exact rows kernel k is judged against: `e` (uncapped), or its own
+// softcap's when it declares one (recomputed into `own`).
+const std::vector<oracle::ExactAttention>& exact_for(const Kernel& k, const Batch& b,
+                                                     const std::vector<oracle::ExactAttention>& e,
+                                                     std::vector<oracle::ExactAttention>& own) {
+  const double cap = k.find(Op::attention)->params.softcap;
+  if (cap == 0) return e;
+  own = exact(b, cap);
+  return own;
 }
 
 // ----------------------------------------------------------- measurement
@@ -353,7 +366,7 @@ RowVerdict judge_row(const Kernel& k, const Batch& b, const Outputs& out, const 
     return v;
   }
   const RowShape shape = attention_row_shape(row.x, row.q, row.K, static_cast<std::int64_t>(b.d), b.temperature,
-                                             k.format);
+                                             k.format, decl.params.softcap);
   const OperandList outs = spec(Op::attention).out;
   const RowError errors[2] = {compare_row(O, e.output, k.format, outs[0], e.scale),
                               compare_row(lse, oracle::exact_values(e, OutputKind::log_sum_exp), k.format, outs[1])};
@@ -377,7 +390,9 @@ std::string label(const Batch& b, std::size_t r) {
 }
 
 // Every row of the batch within k's bounds (or policy); the ratios tallied.
-::testing::AssertionResult holds(const Kernel& k, const Batch& b, const std::vector<oracle::ExactAttention>& e) {
+::testing::AssertionResult holds(const Kernel& k, const Batch& b, const std::vector<oracle::ExactAttention>& uncapped) {
+  std::vector<oracle::ExactAttention> own;
+  const std::vector<oracle::ExactAttention>& e = exact_for(k, b, uncapped, own);
   const Outputs out = call(k, b);
   std::string failures;
   for (std::size_t r = 0; r < b.rows.size(); ++r) {
@@ -393,8 +408,10 @@ const std::vector<Format> wide_formats = {Format::f32, Format::f64};
 const std::vector<Format> storage16_formats = {Format::bf16, Format::f16};
 
 // The largest error / bound (or error) of output `o` over the batch's rows.
-double worst_of(const Kernel& k, const Batch& b, std::size_t o, const std::vector<oracle::ExactAttention>& e,
+double worst_of(const Kernel& k, const Batch& b, std::size_t o, const std::vector<oracle::ExactAttention>& uncapped,
                 bool ratio) {
+  std::vector<oracle::ExactAttention> own;
+  const std::vector<oracle::ExactAttention>& e = exact_for(k, b, uncapped, own);
   const Outputs out = call(k, b);
   double worst = 0;
   for (std::size_t r = 0; r < b.rows.size(); ++r) {
@@ -445,7 +462,9 @@ TEST(AttentionKernels, DeclareTheirContractsPoliciesAndNames) {
                                           "attention_flash_pf16_f32",
                                           "attention_flash_pbf16_sumrounded_f32",
                                           "bf16_attention_flash_bc64_f32acc",
-                                          "f16_attention_flash_bc64_f32acc"};
+                                          "f16_attention_flash_bc64_f32acc",
+                                          "attention_flash_bc64_softcap30_f32",
+                                          "attention_flash_bc64_softcap30_f64"};
   ASSERT_EQ(attention_kernels().size(), names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     const Kernel& k = attention_kernels()[i];
