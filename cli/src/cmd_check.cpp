@@ -11,6 +11,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "commands.hpp"
 #include "kernel_selection.hpp"
@@ -29,6 +30,7 @@ struct CheckArgs {
   std::uint64_t seed = 0;
   bool peers = false;
   bool gradients = false;
+  bool attention = false;
   bool kill_table = false;
   unsigned jobs = 0;
 };
@@ -36,6 +38,9 @@ struct CheckArgs {
 struct ReproArgs {
   std::string impl, op{name(Op::softmax)}, property, temperature = "1", row, upstream;
   std::optional<std::int64_t> target;
+  // attention (docs/attention.md): the head dimension, q, K and V; the row is the bias
+  std::int64_t head_dim = 0;
+  std::string query, keys, values;
   PluginArgs plugins;
 };
 
@@ -50,6 +55,9 @@ Command add_check(CLI::App& app) {
   sub->add_flag("--gradients", a->gradients,
                 "With no --impl: also check the gradient kernels (cross_entropy, softmax / log-softmax backward; "
                 "docs/gradients.md) against the gradient properties; --impl may name one either way");
+  sub->add_flag("--attention", a->attention,
+                "With no --impl: also check the attention kernels (docs/attention.md) against the attention "
+                "properties; --impl may name one either way");
   add_plugin_options(*sub, a->plugins);
   sub->add_option("--property", a->properties, "Only this property (repeatable; default: all)");
   sub->add_option("--tests", a->tests, "Test cases per property and op")->check(CLI::Range(1, 1000000))->capture_default_str();
@@ -60,7 +68,7 @@ Command add_check(CLI::App& app) {
   return [a] {
     const KernelSet kernel_set(a->plugins);
     // Sparse kernels (docs/sparse.md) when named: their properties are the sparse_* ones.
-    const std::vector<const Kernel*> kernels = kernel_set.select(a->impls, a->peers, !a->impls.empty(), a->gradients);
+    const std::vector<const Kernel*> kernels = kernel_set.select(a->impls, a->peers, !a->impls.empty(), a->gradients, a->attention);
     for (const std::string& p : a->properties)
       if (!props::find_property(p)) throw std::invalid_argument("unknown property '" + p + "'");
     props::CheckOptions opt;
@@ -87,7 +95,8 @@ Command add_repro(CLI::App& app) {
       "repro",
       "Replay one case printed by `check` or `run`: exit 0 the property holds, 1 it fails,\n"
       "3 the property is not claimed or does not apply to the case, 2 usage error.\n"
-      "Write rows as --row=V1,V2,... (hex floats are exact; inf, -inf allowed).");
+      "Write rows as --row=V1,V2,... (hex floats are exact; inf, -inf allowed); attention takes\n"
+      "--head-dim=D --query=... --keys=... --values=... besides, the row being the score bias.");
   auto a = std::make_shared<ReproArgs>();
   sub->add_option("--impl", a->impl, "Kernel")->required();
   add_plugin_options(*sub, a->plugins);
@@ -102,6 +111,10 @@ Command add_repro(CLI::App& app) {
                   "cross_entropy: the row's class target, in [0, n) or " + std::to_string(ignore_index) + " (ignored)");
   sub->add_option("--upstream", a->upstream,
                   "softmax_backward, log_softmax_backward: the upstream gradient g, comma-separated, one per row entry");
+  sub->add_option("--head-dim", a->head_dim, "attention: the head dimension d (the row is the score bias)");
+  sub->add_option("--query", a->query, "attention: q, d values, comma-separated");
+  sub->add_option("--keys", a->keys, "attention: K, n x d values, key-major, comma-separated");
+  sub->add_option("--values", a->values, "attention: V, n x d values, key-major, comma-separated");
   return [a] {
     const KernelSet kernel_set(a->plugins);
     const Kernel* k = kernel_set.find(a->impl);
@@ -118,6 +131,15 @@ Command add_repro(CLI::App& app) {
       const auto g = props::parse_row(a->upstream);
       if (!g.has_value()) throw std::invalid_argument("--upstream: " + g.error());
       c.upstream = *g;
+    }
+    c.head_dim = a->head_dim;
+    for (const auto& [option, text, into] : {std::tuple{"--query", &a->query, &c.query},
+                                             std::tuple{"--keys", &a->keys, &c.keys},
+                                             std::tuple{"--values", &a->values, &c.values}}) {
+      if (text->empty()) continue;
+      const auto v = props::parse_row(*text);
+      if (!v.has_value()) throw std::invalid_argument(std::string(option) + ": " + v.error());
+      *into = *v;
     }
     const Op op = *parse_op(a->op);
     const auto r = props::replay(*k, op, a->property, c);

@@ -57,7 +57,8 @@ std::string status_text(const Kernel& k) {
 
 constexpr std::string_view contract_legend =
     "n = row length, R = range and M = largest magnitude of the contributing x/T (docs/kernels.md); "
-    "[T!=1] applies when the temperature is not 1.";
+    "[T!=1] applies when the temperature is not 1; attention (docs/attention.md): n, R and M of the scores, "
+    "h = head dimension, D = the dot products' mass.";
 
 // `list --wide`: every column in full, however wide.
 void print_wide_table(const std::vector<const Kernel*>& ks) {

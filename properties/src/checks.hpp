@@ -56,6 +56,16 @@ CaseResult check_ce_signs(const Kernel& k, Op op, const Case& c);
 CaseResult check_ce_confident(const Kernel& k, Op op, const Case& c);
 CaseResult check_gradient_check(const Kernel& k, Op op, const Case& c);
 
+// The attention op (attention_checks.cpp; docs/properties.md, "Attention"):
+// cases with a bias row, q, K and V; O in the scaled metric (units of u s_i,
+// s_i = sum_j p_j |V_ji|), lse in units of u.
+CaseResult check_attention_accuracy(const Kernel& k, Op op, const Case& c);
+CaseResult check_attention_mass(const Kernel& k, Op op, const Case& c);
+CaseResult check_attention_key_permutation(const Kernel& k, Op op, const Case& c);
+CaseResult check_attention_masked_values(const Kernel& k, Op op, const Case& c);
+CaseResult check_attention_fully_masked(const Kernel& k, Op op, const Case& c);
+CaseResult check_attention_lse_is_softmax_lse(const Kernel& k, Op op, const Case& c);
+
 // The case both shift-invariance properties compare with: c shifted by an
 // exact nonzero shift derived from the row alone (every finite x_i + shift
 // exact in f), c and the shifted case both in scope (finite or masked).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -70,9 +71,7 @@ bool has_subnormal_output(const Case& c, Format f) {
   });
 }
 
-}  // namespace
-
-std::array<bool, case_class_count> classify(const Case& c, Format f) {
+std::array<bool, case_class_count> classify_row(const Case& c, Format f) {
   std::array<bool, case_class_count> in{};
   const auto set = [&](CaseClass k, bool v) { in[static_cast<std::size_t>(k)] = v; };
   set(CaseClass::masks, std::any_of(c.row.begin(), c.row.end(), [](double v) { return v == -INFINITY; }));
@@ -81,6 +80,41 @@ std::array<bool, case_class_count> classify(const Case& c, Format f) {
   set(CaseClass::subnormal_outputs, has_subnormal_output(c, f));
   set(CaseClass::t_not_1, c.temperature != 1.0);
   set(CaseClass::long_rows, c.row.size() > long_row_length);
+  return in;
+}
+
+// An attention case's scores z_j = (q . K_j) / (T sqrt d) + x_j in long
+// double (-inf for a masked key): the row its softmax sees, at T = 1. Ties,
+// the overflow edge and subnormal weights are about the scores, not the
+// bias row (whose zeros would always tie). A kernel's softcap is not the
+// case's: the classes are those of the uncapped scores.
+std::optional<Case> attention_scores(const Case& c) {
+  if (c.head_dim < 1) return std::nullopt;
+  const auto d = static_cast<std::size_t>(c.head_dim), n = c.row.size();
+  if (c.query.size() != d || c.keys.size() != n * d) return std::nullopt;
+  using Wide = long double;
+  const Wide scale = 1 / (static_cast<Wide>(c.temperature) * std::sqrt(static_cast<Wide>(d)));
+  Case z;
+  z.row.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    if (!std::isfinite(c.row[j])) {
+      z.row[j] = c.row[j];
+      continue;
+    }
+    Wide dot = 0;
+    for (std::size_t i = 0; i < d; ++i) dot += static_cast<Wide>(c.query[i]) * static_cast<Wide>(c.keys[j * d + i]);
+    z.row[j] = static_cast<double>(dot * scale + static_cast<Wide>(c.row[j]));
+  }
+  return z;
+}
+
+}  // namespace
+
+std::array<bool, case_class_count> classify(const Case& c, Format f) {
+  const std::optional<Case> z = attention_scores(c);
+  if (!z) return classify_row(c, f);
+  std::array<bool, case_class_count> in = classify_row(*z, f);
+  in[static_cast<std::size_t>(CaseClass::t_not_1)] = c.temperature != 1.0;
   return in;
 }
 

@@ -10,8 +10,12 @@
 
 #include "recipes.hpp"
 #include "softcheck/input_families.hpp"
+#include "support.hpp"
 
 namespace softcheck::gen {
+
+using props::detail::complexity;
+using props::detail::round_to_bits;
 
 std::string_view name(RowDomain d) {
   switch (d) {
@@ -49,30 +53,6 @@ bool in_domain(std::span<const double> row, RowDomain d) {
 // ---- shrinking of one value -------------------------------------------------
 namespace {
 
-// Significant bits of a finite nonzero double.
-int significant_bits(double v) {
-  int e = 0;
-  const double m = std::frexp(std::fabs(v), &e);  // [0.5, 1)
-  const auto bits = static_cast<std::uint64_t>(std::ldexp(m, 53));
-  return 53 - std::countr_zero(bits);
-}
-
-// The well-founded "complexity" order of shrinking: (kind, negative, significant
-// bits, |binade|), compared lexicographically; 0 is the simplest value. Every
-// shrink candidate is strictly below its origin, so shrinking terminates.
-std::tuple<int, int, int, int> complexity(double v) {
-  if (std::isnan(v)) return {4, 0, 0, 0};
-  if (v == INFINITY) return {3, 0, 0, 0};
-  if (v == -INFINITY) return {2, 0, 0, 0};
-  if (v == 0) return {0, std::signbit(v) ? 1 : 0, 0, 0};
-  return {1, v < 0 ? 1 : 0, significant_bits(v), std::abs(std::ilogb(v))};
-}
-
-// v rounded to k significant bits (to nearest).
-double round_to_bits(double v, int k) {
-  const double q = std::ldexp(1.0, std::ilogb(v) - k + 1);
-  return std::nearbyint(v / q) * q;
-}
 
 bool exact_in(double c, Format f) { return std::isnan(c) || round_to_format(c, f) == c; }
 

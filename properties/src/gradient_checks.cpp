@@ -30,14 +30,6 @@ std::size_t dx_output(Op op) {
   return out.size();
 }
 
-std::string unit_of(const Operand& out) {
-  switch (out.metric) {
-    case Metric::scaled: return "u s";
-    case Metric::absolute: return "u";
-    default: return "ulp";
-  }
-}
-
 // The judge of one case: the row, its target and upstream gradient. The case
 // must outlive it (the judge keeps views of the row and of g).
 oracle::RowJudge judge_of(const Kernel& k, const Case& c) {
@@ -118,17 +110,7 @@ CaseResult check_gradient_accuracy(const Kernel& k, Op op, const Case& c) {
   if (auto na = gradient_scope(k, op, c, Scope::finite_or_masked)) return *na;
   const std::vector<std::vector<double>> outs = run_case(k, op, c);
   oracle::RowJudge rj = judge_of(k, c);
-  const OpDecl& d = *k.find(op);
-  std::optional<CaseResult> result;
-  for (std::size_t o = 0; o < outs.size(); ++o) {
-    const Operand& out = spec(op).out[o];
-    const oracle::RowVerdict v = rj.judge(d, k.masked_policy, outs[o], o);
-    const std::string what = std::string(out.name) + ": " + oracle::explain(v, d, outs[o], rj, o);
-    CaseResult r = v.broken ? fail(INFINITY, v.bound, unit_of(out), what)
-                            : judge(v.error.max_ulp, v.bound, unit_of(out), what);
-    result = result ? worst(std::move(*result), std::move(r)) : std::move(r);
-  }
-  return *result;
+  return outputs_within_contracts(k, op, outs, rj);
 }
 
 // ---- gradient_sum_zero ------------------------------------------------------------

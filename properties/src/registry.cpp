@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention_cases.hpp"
 #include "checks.hpp"
 #include "support.hpp"
 
@@ -210,6 +211,48 @@ Claim unsmoothed_loss_contract(const Kernel& k, Op op) {
   return loss_contract(k, op);
 }
 
+// ---- attention (docs/attention.md) ----------------------------------------------------
+// Claimed by the ops with a head dimension (input_shape_mismatch keeps them
+// off the others). The masked keys' values and the masked-row policy are
+// exact and claimed by every kernel with the op; the rest by its contracts.
+Claim attention_op(const Kernel& k, Op op) {
+  if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  return {true, "every attention kernel: the K and V of a masked key are never read (exact)"};
+}
+
+Claim attention_policy(const Kernel& k, Op op) {
+  if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  return {true, "declared masked-row policy " + std::string(name(k.masked_policy))};
+}
+
+// The contract of op's output of kind `kind` (O or lse).
+Claim attention_output_contract(const Kernel& k, Op op, OutputKind kind) {
+  const OpDecl* d = k.find(op);
+  if (d == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  for (std::size_t o = 0; o < spec(op).out.size(); ++o) {
+    if (spec(op).out[o].kind != kind) continue;
+    const std::string out(spec(op).out[o].name);
+    const Contract& c = d->contract_of(o);
+    if (!c.declared) return {false, out + " has no contract: checked by the reference rule of `softcheck run`"};
+    return {true, "declared " + out + " contract " + c.formula()};
+  }
+  return {false, std::string(name(op)) + " has no such output"};
+}
+Claim attention_o_contract(const Kernel& k, Op op) {
+  return attention_output_contract(k, op, OutputKind::attention_output);
+}
+Claim attention_lse_contract(const Kernel& k, Op op) {
+  return attention_output_contract(k, op, OutputKind::log_sum_exp);
+}
+
+// The softmax lse of exactly representable scores: none are exact under a
+// softcap (c tanh(y / c) of a nonzero y is irrational).
+Claim attention_uncapped_lse_contract(const Kernel& k, Op op) {
+  if (const OpDecl* d = k.find(op); d != nullptr && d->params.softcap != 0)
+    return {false, "softcap " + num(d->params.softcap) + ": the capped scores are never exact doubles"};
+  return attention_lse_contract(k, op);
+}
+
 // ---- case generators ----------------------------------------------------------------
 
 rc::Gen<Case> with_temperature(rc::Gen<std::vector<double>> rows) {
@@ -338,6 +381,9 @@ rc::Gen<Case> confident_cases(Format f, const gen::RowOptions& o) {
 // finite (no masks to meet; mask_1e9's masks are finite too) or all -inf (no ties).
 constexpr unsigned finite_rows = class_bit(CaseClass::ties) | class_bit(CaseClass::t_not_1);
 constexpr unsigned masked_rows = class_bit(CaseClass::masks) | class_bit(CaseClass::t_not_1);
+// Attention cases are classified by their scores (coverage.cpp); ties among
+// Gaussian scores are rare, so masks and T != 1 are what they should meet.
+constexpr unsigned attention_classes = masked_rows;
 
 }  // namespace
 
@@ -417,33 +463,60 @@ const std::vector<PropertyDef>& registry() {
       {{"gradient_accuracy", "every output of a gradient op within its contract of the exact value",
         "loss, y: ULP <= B; dx: |dx_i - exact_i| <= B u s_i; NaN/inf where exact is finite fails",
         "gradient ops with a declared contract"},
-       dense_contract, gradient_cases, check_gradient_accuracy, masks_ties_t, true},
+       dense_contract, gradient_cases, check_gradient_accuracy, masks_ties_t, CaseInputs::gradient},
       {{"gradient_sum_zero", "the gradient sums to 0 (softmax / log-softmax backward, cross-entropy)",
         "|sum dx_i| <= B sum w_i, w_i = max(u s_i, denorm_min)", "gradient ops with a declared dx contract"},
-       dx_contract, gradient_cases, check_gradient_sum_zero, masks_ties_t, true},
+       dx_contract, gradient_cases, check_gradient_sum_zero, masks_ties_t, CaseInputs::gradient},
       {{"upstream_shift", "softmax backward: dx(g + c 1) = dx(g) for shifts c exact in the format",
         "|dx(g)_i - dx(g + c)_i| <= B (w_i(g) + w_i(g + c))", "softmax_backward with a declared dx contract"},
-       softmax_backward_contract, gradient_cases, check_upstream_shift, masks_ties_t, true},
+       softmax_backward_contract, gradient_cases, check_upstream_shift, masks_ties_t, CaseInputs::gradient},
       {{"gradient_masked_entries",
         "-inf entries give exactly 0 gradient (log-softmax: dx_i = g_i; smoothed cross-entropy: -eps/n), never NaN",
         "exact (-eps/n within 4u)", "every kernel's gradient ops"},
-       gradient_op, gradient_masked_cases, check_gradient_masked_entries, masked_rows, true},
+       gradient_op, gradient_masked_cases, check_gradient_masked_entries, masked_rows, CaseInputs::gradient},
       {{"gradient_fully_masked", "an all -inf row follows the declared masked-row policy (ignored rows: zeros)",
         "exact for nan/zeros; uniform within the contract", "every kernel's gradient ops"},
-       gradient_policy, gradient_fully_masked_cases, check_gradient_fully_masked, masked_rows, true},
+       gradient_policy, gradient_fully_masked_cases, check_gradient_fully_masked, masked_rows, CaseInputs::gradient},
       {{"ce_signs",
         "cross-entropy loss >= 0, dx_t <= 0, dx_j >= 0 off the target (label smoothing: dx_j >= -q_j); ignored rows "
         "exactly 0",
         "exact (-q_j within 4u)", "every kernel's cross_entropy"},
-       cross_entropy_op, gradient_cases, check_ce_signs, masks_ties_t, true},
+       cross_entropy_op, gradient_cases, check_ce_signs, masks_ties_t, CaseInputs::gradient},
       {{"ce_confident", "the loss of a correct confident prediction goes to 0 with S = sum_{j!=t} e^(z_j - z_t)",
         "loss <= S + B ulp(S) (loss = log1p(S) <= S)",
         "cross_entropy with a declared loss contract and no label smoothing"},
-       unsmoothed_loss_contract, confident_cases, check_ce_confident, class_bit(CaseClass::t_not_1), true},
+       unsmoothed_loss_contract, confident_cases, check_ce_confident, class_bit(CaseClass::t_not_1), CaseInputs::gradient},
       {{"gradient_check", "dx agrees with the directional derivative of the exact forward (MPFR, 1200 bits)",
         "|<dx, v> - dL(z + h v)/dh| <= B sum_{v_i != 0} w_i + finite-difference error",
         "gradient ops with a declared dx contract"},
-       dx_contract, gradient_cases, check_gradient_check, masks_ties_t, true},
+       dx_contract, gradient_cases, check_gradient_check, masks_ties_t, CaseInputs::gradient},
+      // Attention (docs/attention.md): cases with q, K, V of head dimension d and the
+      // bias row; O in units of u s_i (s_i = sum_j p_j |V_ji|), lse in units of u.
+      {{"attention_accuracy", "O and lse within their declared contracts of the exact attention",
+        "O: max_i |O_i - exact_i| / (u s_i) <= B_O; lse: |lse - exact| / u <= B_lse; NaN/inf where exact is finite "
+        "fails",
+        "attention ops with a declared contract"},
+       dense_contract, attention_cases, check_attention_accuracy, attention_classes, CaseInputs::attention},
+      {{"attention_mass", "V all ones gives O = 1 (mass conservation)", "max_i |O_i - 1| / u <= B_O (s_i = 1)",
+        "attention ops with a declared O contract"},
+       attention_o_contract, attention_mass_cases, check_attention_mass, attention_classes, CaseInputs::attention},
+      {{"attention_key_permutation", "permuting the keys (K, V and the bias together) leaves O and lse unchanged",
+        "O: |O_i - O'_i| / (u s_i) <= B_O(x) + B_O(Px); lse: |lse - lse'| / u <= B_lse(x) + B_lse(Px)",
+        "attention ops with a declared contract"},
+       dense_contract, attention_cases, check_attention_key_permutation, attention_classes, CaseInputs::attention},
+      {{"attention_masked_values", "the K and V of masked keys (NaN, inf, anything) change neither O nor lse",
+        "exact (bitwise)", "every attention kernel"},
+       attention_op, attention_masked_cases, check_attention_masked_values, attention_classes, CaseInputs::attention},
+      {{"attention_fully_masked", "a query with every key masked follows the declared masked-row policy",
+        "exact (zeros: O = 0, lse = -inf; nan: NaN)", "every attention kernel"},
+       attention_policy, attention_fully_masked_cases, check_attention_fully_masked, attention_classes,
+       CaseInputs::attention},
+      {{"attention_lse_is_softmax_lse",
+        "lse is the softmax lse of the scores: on exactly representable scores, exact_row(z).lse",
+        "|lse - lse(z)| / u <= B_lse", "attention ops with a declared lse contract and no softcap"},
+       attention_uncapped_lse_contract, attention_exact_score_cases, check_attention_lse_is_softmax_lse,
+       attention_classes,
+       CaseInputs::attention},
       // Sparse ops (docs/sparse.md). B: the kernel's absolute bound (sparse_bounds.hpp).
       {{"sparse_accuracy", "every output within B of the oracle's; support mismatches only within B of the threshold",
         "max_i |y_i - p_i| <= B (false zeros / non-zeros counted)", "sparse ops"},
@@ -475,18 +548,29 @@ const std::vector<PropertyDef>& registry() {
   return all;
 }
 
+CaseInputs case_inputs(Op op) {
+  if (has_head_dim(op)) return CaseInputs::attention;
+  return spec(op).several_inputs() ? CaseInputs::gradient : CaseInputs::logits;
+}
+
 std::optional<Claim> input_shape_mismatch(const PropertyDef& def, Op op) {
-  // Attention's cases carry q, K and V, which no property case holds yet:
-  // its accuracy, masks and policy are checked by `run --attention` on the
-  // attention families (docs/attention.md).
-  if (has_head_dim(op))
-    return Claim{false, "attention: no property takes q, K and V yet; `softcheck run --attention` checks its "
-                        "contracts and masked-row policy"};
-  if (spec(op).several_inputs() && !def.several_inputs)
-    return Claim{false, "stated for the logits alone; " + std::string(name(op)) +
-                            " takes more inputs: checked by the gradient properties (docs/properties.md)"};
-  if (!spec(op).several_inputs() && def.several_inputs)
-    return Claim{false, "gradient-op property: " + std::string(name(op)) + " takes the logits alone"};
+  const CaseInputs takes = case_inputs(op);
+  if (takes == def.inputs) return std::nullopt;
+  const std::string op_name(name(op));
+  switch (def.inputs) {
+    case CaseInputs::logits:
+      if (takes == CaseInputs::attention)
+        return Claim{false, "stated for the logits alone; " + op_name +
+                                " takes q, K and V: checked by the attention properties (docs/properties.md)"};
+      return Claim{false, "stated for the logits alone; " + op_name +
+                              " takes more inputs: checked by the gradient properties (docs/properties.md)"};
+    case CaseInputs::gradient:
+      if (takes == CaseInputs::attention)
+        return Claim{false, "gradient-op property: " + op_name + " takes q, K and V, no target or upstream gradient"};
+      return Claim{false, "gradient-op property: " + op_name + " takes the logits alone"};
+    case CaseInputs::attention:
+      return Claim{false, "attention property: " + op_name + " has no head dimension (no q, K, V)"};
+  }
   return std::nullopt;
 }
 

@@ -18,6 +18,12 @@ constexpr unsigned class_bit(CaseClass c) { return 1u << static_cast<unsigned>(c
 inline constexpr unsigned masks_ties_t = class_bit(CaseClass::masks) | class_bit(CaseClass::ties) |
                                          class_bit(CaseClass::t_not_1);
 
+// What a property's cases feed an op: the logits alone; the logits with a
+// class target or an upstream gradient (the gradient ops); or a bias row
+// with q, K and V (the ops with a head dimension, attention).
+enum class CaseInputs { logits, gradient, attention };
+CaseInputs case_inputs(Op op);
+
 struct PropertyDef {
   PropertyInfo info;
   Claim (*claim)(const Kernel&, Op);
@@ -27,14 +33,13 @@ struct PropertyDef {
   // did not): masks, ties and T != 1, less what the property's scope rules
   // out, plus the class its statement is about.
   unsigned expected = masks_ties_t;
-  // Stated for the ops that take more than the logits (the gradient ops:
-  // their cases carry a target and an upstream gradient); the others are
-  // stated for the logits alone.
-  bool several_inputs = false;
+  // The inputs its cases carry: the logits alone, a target and an upstream
+  // gradient besides (the gradient ops), or attention's q, K and V.
+  CaseInputs inputs = CaseInputs::logits;
 };
 
 // Not claimed, with the reason, when the property's statement and the op take
-// different inputs (PropertyDef::several_inputs against the op table).
+// different inputs (PropertyDef::inputs against case_inputs(op)).
 std::optional<Claim> input_shape_mismatch(const PropertyDef& def, Op op);
 
 // How the reason of a property claimed by the floor (no contract needed)

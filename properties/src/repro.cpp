@@ -103,6 +103,11 @@ std::string repro_command(std::string_view kernel, Op op, std::string_view prope
   std::string extra;
   if (c.target) extra += " --target=" + std::to_string(*c.target);
   if (!c.upstream.empty()) extra += " --upstream=" + format_row(c.upstream);
+  // Attention: q, K and V in full, hex-exact like the row (the bias); a
+  // shrunk case is small, and the line replays it without the seed.
+  if (c.head_dim != 0)
+    extra += " --head-dim=" + std::to_string(c.head_dim) + " --query=" + format_row(c.query) +
+             " --keys=" + format_row(c.keys) + " --values=" + format_row(c.values);
   return "softcheck repro " + (load_options.empty() ? std::string() : std::string(load_options) + " ") + "--impl " +
          std::string(kernel) + " --op " + std::string(name(op)) + " --property " + std::string(property) + extra +
          " --temperature=" + format_value(c.temperature) + " --row=" + format_row(c.row);
@@ -147,6 +152,20 @@ Expected<Case> parse_repro_case(std::string_view line) {
     if (!up) return R::failure("--upstream: " + up.error());
     c.upstream = *up;
   }
+  if (const auto t = option_text(line, "head-dim")) {
+    std::int64_t d = 0;
+    const auto [end, ec] = std::from_chars(t->data(), t->data() + t->size(), d);
+    if (ec != std::errc() || end != t->data() + t->size()) return R::failure("--head-dim: not an integer: '" + std::string(*t) + "'");
+    c.head_dim = d;
+  }
+  const std::pair<const char*, std::vector<double>*> attention[] = {
+      {"query", &c.query}, {"keys", &c.keys}, {"values", &c.values}};
+  for (const auto& [option, values] : attention)
+    if (const auto t = option_text(line, option)) {
+      const auto v = parse_row(*t);
+      if (!v) return R::failure("--" + std::string(option) + ": " + v.error());
+      *values = *v;
+    }
   return c;
 }
 
@@ -183,6 +202,27 @@ Expected<Replay> replay(const Kernel& kernel, Op op, std::string_view property, 
   return r;
 }
 
+namespace {
+
+std::string elided_row(std::span<const double> row, std::size_t max_print) {
+  if (row.size() <= max_print) return format_row(row);
+  const std::size_t half = max_print / 2;
+  return format_row(row.first(half)) + ", ... (" + std::to_string(row.size() - 2 * half) + " more) ..., " +
+         format_row(row.last(half));
+}
+
+// Attention's q, K and V, one line each after `indent` (K and V elided past
+// max_print values; the repro line holds them in full).
+void print_attention_inputs(std::ostream& os, const Case& c, std::string_view indent, std::size_t max_print) {
+  if (c.head_dim == 0) return;
+  os << indent << "head dim:    " << c.head_dim << "\n"
+     << indent << "q:           " << elided_row(c.query, max_print) << "\n"
+     << indent << "K (n x d):   " << elided_row(c.keys, max_print) << "\n"
+     << indent << "V (n x d):   " << elided_row(c.values, max_print) << "\n";
+}
+
+}  // namespace
+
 void print_replay(std::ostream& os, const Kernel& kernel, Op op, std::string_view property, const Case& c,
                   const Replay& r) {
   const PropertyInfo* info = find_property(property);
@@ -194,6 +234,7 @@ void print_replay(std::ostream& os, const Kernel& kernel, Op op, std::string_vie
      << "row (n=" << c.row.size() << "): " << format_row(c.row) << "\n";
   if (c.target) os << "target:      " << *c.target << "\n";
   if (!c.upstream.empty()) os << "upstream:    " << format_row(c.upstream) << "\n";
+  print_attention_inputs(os, c, "", 64);
   os << "temperature: " << format_value(c.temperature) << "\n"
      << "result:      " << name(r.result.status);
   if (r.result.status != CaseStatus::not_applicable)
@@ -219,13 +260,6 @@ std::string note_text(const PropertyVerdict& v) {
   return v.reason;
 }
 
-std::string elided_row(std::span<const double> row, std::size_t max_print) {
-  if (row.size() <= max_print) return format_row(row);
-  const std::size_t half = max_print / 2;
-  return format_row(row.first(half)) + ", ... (" + std::to_string(row.size() - 2 * half) + " more) ..., " +
-         format_row(row.last(half));
-}
-
 void print_failure(std::ostream& os, const PropertyVerdict& v, std::size_t max_row_print) {
   const Case& c = *v.counterexample;
   const PropertyInfo* info = find_property(v.property);
@@ -235,7 +269,18 @@ void print_failure(std::ostream& os, const PropertyVerdict& v, std::size_t max_r
      << (v.shrink_truncated ? ", shrinking truncated" : "") << "): " << elided_row(c.row, max_row_print);
   if (c.target) os << "\n  target:      " << *c.target;
   if (!c.upstream.empty()) os << "\n  upstream:    " << elided_row(c.upstream, max_row_print);
-  os << "\n  temperature: " << format_value(c.temperature) << "\n  measured " << detail::num(v.failure.measured)
+  if (has_head_dim(v.op)) {
+    // q, K and V from the repro line: `check --jobs N` hands verdicts
+    // between processes with the row, target and upstream gradient only,
+    // and the block must read the same for any N.
+    const Expected<Case> full = parse_repro_case(v.repro);
+    os << "\n";
+    if (full) print_attention_inputs(os, *full, "  ", max_row_print);
+    os << "  temperature: " << format_value(c.temperature);
+  } else {
+    os << "\n  temperature: " << format_value(c.temperature);
+  }
+  os << "\n  measured " << detail::num(v.failure.measured)
      << " " << v.failure.unit << " vs allowed " << detail::num(v.failure.allowed) << " " << v.failure.unit
      << "\n  detail:      " << v.failure.message << "\n  seed " << v.seed << " (RapidCheck seed " << v.rc_seed
      << ", " << v.tests_passed << " cases passed before)\n  repro: " << v.repro << "\n";

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <string>
+#include <utility>
 
 #include "softcheck/input_families.hpp"
 #include "softcheck/kernel_failure.hpp"
@@ -41,11 +43,25 @@ std::uint16_t encode_bf16(double v) { return encode16(v, Format::bf16); }
 double decode_f16(std::uint16_t b) { return decode16(b, Format::f16); }
 double decode_bf16(std::uint16_t b) { return decode16(b, Format::bf16); }
 
+// The values of input operand `o` in a case: the logits (attention: the
+// bias), the upstream gradient, or attention's q, K and V.
+const std::vector<double>& case_input(const Case& c, const Operand& o) {
+  switch (o.input) {
+    case InputKind::upstream_gradient: return c.upstream;
+    case InputKind::query: return c.query;
+    case InputKind::keys: return c.keys;
+    case InputKind::values: return c.values;
+    default: return c.row;
+  }
+}
+
 // Every operand of a one-row call of op, in the kernel's storage: the
-// logits and the upstream gradient encoded, the class index as int64.
+// logits, the upstream gradient and attention's q, K, V encoded, the class
+// index as int64.
 template <class Storage, class Enc, class Dec>
 std::vector<std::vector<double>> run_case_as(const Kernel& k, Op op, const Case& c, Storage canary, Enc enc, Dec dec) {
   const auto cols = static_cast<std::int64_t>(c.row.size());
+  const std::int64_t head_dim = has_head_dim(op) ? c.head_dim : 0;
   std::vector<std::vector<Storage>> rows_in;
   std::int64_t target = 0;
   std::vector<const void*> in_ptr;
@@ -56,7 +72,7 @@ std::vector<std::vector<double>> run_case_as(const Kernel& k, Op op, const Case&
       in_ptr.push_back(&target);
       continue;
     }
-    const std::vector<double>& src = o.input == InputKind::upstream_gradient ? c.upstream : c.row;
+    const std::vector<double>& src = case_input(c, o);
     rows_in.emplace_back(src.size());
     std::transform(src.begin(), src.end(), rows_in.back().begin(), enc);
     in_ptr.push_back(rows_in.back().data());
@@ -64,11 +80,11 @@ std::vector<std::vector<double>> run_case_as(const Kernel& k, Op op, const Case&
   std::vector<std::vector<Storage>> out;
   std::vector<void*> out_ptr;
   for (const Operand& o : spec(op).out) {
-    out.emplace_back(static_cast<std::size_t>(output_cols(o, cols)), canary);
+    out.emplace_back(static_cast<std::size_t>(output_cols(o, cols, head_dim)), canary);
     out_ptr.push_back(out.back().data());
   }
   try {
-    k.call(OpCall{op, in_ptr, out_ptr, 1, cols, c.temperature});
+    k.call(OpCall{op, in_ptr, out_ptr, 1, cols, c.temperature, head_dim});
   } catch (const KernelFailure& e) {
     throw KernelThrew{e.what()};
   }
@@ -140,8 +156,49 @@ std::vector<std::vector<double>> run_case(const Kernel& k, Op op, const Case& c)
 Case inputs_for(Op op, Case c) {
   if (!spec(op).takes(InputKind::class_index)) c.target.reset();
   if (!spec(op).takes(InputKind::upstream_gradient)) c.upstream.clear();
+  if (!has_head_dim(op)) {
+    c.head_dim = 0;
+    c.query.clear();
+    c.keys.clear();
+    c.values.clear();
+  }
   return c;
 }
+
+namespace {
+
+// Why attention's q, K and V of a case cannot feed op (empty when they can).
+std::string attention_inputs_error(const Kernel& k, Op op, const Case& c) {
+  const std::string op_name(name(op));
+  const bool any = c.head_dim != 0 || !c.query.empty() || !c.keys.empty() || !c.values.empty();
+  if (!has_head_dim(op))
+    return any ? op_name + " takes no q, K, V (--head-dim, --query, --keys, --values)" : std::string();
+  // A bound on d keeps n x d far from overflow; the kernels and the oracle
+  // take any d >= 1 below it.
+  constexpr std::int64_t max_head_dim = 1 << 16;
+  if (c.head_dim < 1 || c.head_dim > max_head_dim)
+    return op_name + " needs a head dimension in [1, " + std::to_string(max_head_dim) +
+           "] and q, K, V (--head-dim=D --query=... --keys=... --values=...)";
+  const auto d = static_cast<std::size_t>(c.head_dim), n = c.row.size();
+  if (c.query.size() != d)
+    return "the query (--query) has " + std::to_string(c.query.size()) + " values, the head dimension is " +
+           std::to_string(d);
+  if (c.keys.size() != n * d || c.values.size() != n * d)
+    return "K and V need n x d = " + std::to_string(n * d) + " values each (--keys, --values; key-major), got " +
+           std::to_string(c.keys.size()) + " and " + std::to_string(c.values.size());
+  const std::pair<const char*, const std::vector<double>*> operands[] = {
+      {"query", &c.query}, {"keys", &c.keys}, {"values", &c.values}};
+  for (const auto& [what, v] : operands)
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const double e = (*v)[i];
+      if (!std::isnan(e) && round_to_format(e, k.format) != e)
+        return std::string(what) + " entry " + std::to_string(i + 1) + " (" + hex(e) +
+               ") is not exactly representable in " + std::string(name(k.format));
+    }
+  return {};
+}
+
+}  // namespace
 
 std::string extra_inputs_error(const Kernel& k, Op op, const Case& c) {
   const bool takes_target = spec(op).takes(InputKind::class_index);
@@ -165,7 +222,7 @@ std::string extra_inputs_error(const Kernel& k, Op op, const Case& c) {
       return "upstream entry " + std::to_string(i + 1) + " (" + hex(g) + ") is not exactly representable in " +
              std::string(name(k.format));
   }
-  return {};
+  return attention_inputs_error(k, op, c);
 }
 
 double load_value(const void* base, std::size_t i, Format f) {
@@ -358,6 +415,11 @@ std::uint64_t case_hash(const Case& c) {
   // The other inputs, when the case has them (a logits-only case hashes as before).
   if (c.target) h = hash_mix(h, static_cast<std::uint64_t>(*c.target));
   for (double g : c.upstream) h = hash_mix(h, std::bit_cast<std::uint64_t>(g));
+  if (c.head_dim != 0) {
+    h = hash_mix(h, static_cast<std::uint64_t>(c.head_dim));
+    for (const std::vector<double>* v : {&c.query, &c.keys, &c.values})
+      for (double e : *v) h = hash_mix(h, std::bit_cast<std::uint64_t>(std::isnan(e) ? NAN : e));
+  }
   return h;
 }
 
@@ -409,6 +471,49 @@ std::string num(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
+}
+
+std::string unit_of(const Operand& out) {
+  switch (out.metric) {
+    case Metric::scaled: return "u s";
+    case Metric::absolute: return "u";
+    default: return "ulp";
+  }
+}
+
+CaseResult outputs_within_contracts(const Kernel& k, Op op, const std::vector<std::vector<double>>& outs,
+                                    oracle::RowJudge& rj) {
+  const OpDecl& d = *k.find(op);
+  std::optional<CaseResult> result;
+  for (std::size_t o = 0; o < outs.size(); ++o) {
+    const Operand& out = spec(op).out[o];
+    const oracle::RowVerdict v = rj.judge(d, k.masked_policy, outs[o], o);
+    const std::string what = std::string(out.name) + ": " + oracle::explain(v, d, outs[o], rj, o);
+    CaseResult r = v.broken ? fail(INFINITY, v.bound, unit_of(out), what)
+                            : judge(v.error.max_ulp, v.bound, unit_of(out), what);
+    result = result ? worst(std::move(*result), std::move(r)) : std::move(r);
+  }
+  return *result;
+}
+
+int significant_bits(double v) {
+  int e = 0;
+  const double m = std::frexp(std::fabs(v), &e);  // [0.5, 1)
+  const auto bits = static_cast<std::uint64_t>(std::ldexp(m, 53));
+  return 53 - std::countr_zero(bits);
+}
+
+std::tuple<int, int, int, int> complexity(double v) {
+  if (std::isnan(v)) return {4, 0, 0, 0};
+  if (v == INFINITY) return {3, 0, 0, 0};
+  if (v == -INFINITY) return {2, 0, 0, 0};
+  if (v == 0) return {0, std::signbit(v) ? 1 : 0, 0, 0};
+  return {1, v < 0 ? 1 : 0, significant_bits(v), std::abs(std::ilogb(v))};
+}
+
+double round_to_bits(double v, int k) {
+  const double q = std::ldexp(1.0, std::ilogb(v) - k + 1);
+  return std::nearbyint(v / q) * q;
 }
 
 }  // namespace softcheck::props::detail

@@ -6,9 +6,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "softcheck/format.hpp"
+#include "softcheck/judge.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/oracle.hpp"
 #include "softcheck/properties.hpp"
@@ -32,12 +34,15 @@ std::vector<double> run_rows(const Kernel& kernel, Op op, std::span<const double
                              std::int64_t cols, double temperature);
 std::vector<double> run_row(const Kernel& kernel, Op op, std::span<const double> row, double temperature);
 // Runs `kernel` on one case of an op with any inputs (Case::target and
-// Case::upstream feed the op's class-index and upstream-gradient inputs):
-// each output operand as doubles, NaN canaries as run_outputs.
+// Case::upstream feed the op's class-index and upstream-gradient inputs,
+// Case::query, keys, values and head_dim attention's q, K, V and d): each
+// output operand as doubles, NaN canaries as run_outputs.
 std::vector<std::vector<double>> run_case(const Kernel& kernel, Op op, const Case& c);
 // Why the case cannot feed the op's inputs (empty when it can): a missing or
 // out-of-range target, an upstream gradient of another length, non-finite or
-// not exact in the kernel's format, or an input the op does not take.
+// not exact in the kernel's format, q, K or V of the wrong size or not exact
+// in the format (NaN and inf are allowed: the scopes of the attention
+// properties decide), or an input the op does not take.
 std::string extra_inputs_error(const Kernel& kernel, Op op, const Case& c);
 // The case with only the inputs op takes (a gradient case generator makes
 // both a target and an upstream gradient; a repro line carries what the op uses).
@@ -104,6 +109,23 @@ CaseResult not_applicable(std::string why);
 CaseResult judge(double measured, double allowed, std::string unit, std::string message);
 // The result with the larger measured/allowed ratio (a failure beats a pass).
 CaseResult worst(CaseResult a, CaseResult b);
+
+// Shrinking's order on doubles: significant bits of a finite nonzero v; the
+// well-founded complexity (kind, negative, significant bits, |binade|),
+// compared lexicographically, 0 the simplest (every shrink candidate is
+// strictly below its origin, so shrinking terminates); v rounded to k
+// significant bits (to nearest).
+int significant_bits(double v);
+std::tuple<int, int, int, int> complexity(double v);
+double round_to_bits(double v, int k);
+
+// The unit of an output's metric in messages: "ulp", "u" (absolute) or "u s" (scaled).
+std::string unit_of(const Operand& out);
+// Every output of op (outs[o] is output o) within its own declared contract
+// as `judge` decides it; a NaN/inf where the exact value is finite fails
+// whatever the bound; the worst output, prefixed by its name.
+CaseResult outputs_within_contracts(const Kernel& k, Op op, const std::vector<std::vector<double>>& outs,
+                                    oracle::RowJudge& judge);
 
 // %a text of a double and a short decimal for messages.
 std::string hex(double v);

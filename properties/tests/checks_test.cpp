@@ -12,6 +12,9 @@
 #include "softcheck/generators.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/properties.hpp"
+#include "attention_cases.hpp"
+#include "softcheck/attention_oracle.hpp"
+#include "softcheck/oracle.hpp"
 #include "support.hpp"
 #include "test_options.hpp"
 
@@ -271,7 +274,8 @@ TEST(GradientOps, ClaimsFollowTheOpsInputs) {
         const bool gradient_property = n.starts_with("gradient_") || n.starts_with("ce_") || n == "upstream_shift";
         if (!gradient_property) {
           EXPECT_FALSE(c.claimed) << k.name << " " << n;
-          EXPECT_NE(c.reason.find("logits alone"), std::string::npos) << c.reason;
+          EXPECT_NE(c.reason.find(n.starts_with("attention_") ? "no head dimension" : "logits alone"), std::string::npos)
+              << c.reason;
         }
         if (n == "gradient_masked_entries" || n == "gradient_fully_masked" || (n == "ce_signs" && d.op == Op::cross_entropy)) {
           EXPECT_TRUE(c.claimed) << k.name << " " << n;
@@ -285,6 +289,110 @@ TEST(GradientOps, ClaimsFollowTheOpsInputs) {
   const PropertyVerdict forward = check_property(reference_kernel(), Op::softmax, "gradient_accuracy", ci_options());
   EXPECT_EQ(forward.verdict, Verdict::not_claimed);
   EXPECT_NE(forward.reason.find("takes the logits alone"), std::string::npos) << forward.reason;
+}
+
+// The attention kernels (attention_kernels(), the test-only ones aside)
+// claim the attention properties and no other: the exact ones (masked keys'
+// values, the masked-row policy) whatever they declare, the others by their
+// O and lse contracts; no other op claims an attention property.
+// (props.Suite runs each claimed one: suite_test.cpp.)
+TEST(AttentionOps, ClaimsFollowTheOpsInputs) {
+  std::size_t kernels = 0;
+  for (const Kernel& k : attention_kernels()) {
+    if (k.test_only || !k.available) continue;
+    ++kernels;
+    const OpDecl& d = *k.find(Op::attention);
+    for (const PropertyInfo& p : property_list()) {
+      const Claim c = claim(k, Op::attention, p.name);
+      const std::string_view n = p.name;
+      if (!n.starts_with("attention_")) {
+        EXPECT_FALSE(c.claimed) << k.name << " " << n;
+        EXPECT_NE(c.reason.find("q, K and V"), std::string::npos) << c.reason;
+        continue;
+      }
+      const bool exact = n == "attention_masked_values" || n == "attention_fully_masked";
+      const bool by_o = n == "attention_mass", by_lse = n == "attention_lse_is_softmax_lse";
+      const bool expected = exact || (by_o && d.contract_of(0).declared) ||
+                            (by_lse && d.contract_of(1).declared && d.params.softcap == 0) ||
+                            (!by_o && !by_lse && (d.contract_of(0).declared || d.contract_of(1).declared));
+      EXPECT_EQ(c.claimed, expected) << k.name << " " << n << ": " << c.reason;
+    }
+  }
+  EXPECT_GE(kernels, 6u);
+  const PropertyVerdict forward = check_property(reference_kernel(), Op::softmax, "attention_accuracy", ci_options());
+  EXPECT_EQ(forward.verdict, Verdict::not_claimed);
+  EXPECT_NE(forward.reason.find("no head dimension"), std::string::npos) << forward.reason;
+}
+
+// An attention case's repro line carries d, q, K and V (hex-exact) besides
+// the bias row: parsed back it is the same case, and it replays.
+TEST(AttentionOps, ReproLineCarriesQueryKeysAndValues) {
+  Case c{{0.0, -INFINITY, 0x1p-3}, 0.5};
+  c.head_dim = 2;
+  c.query = {1.0, -0x1.8p+1};
+  c.keys = {0.5, -1.0, NAN, INFINITY, 2.0, 0x1p-4};  // the masked key's K may hold anything
+  c.values = {1.0, 2.0, -INFINITY, NAN, -0.25, 3.0};
+  const std::string line = repro_command("attention_flash_bc64_f32", Op::attention, "attention_masked_values", c);
+  EXPECT_NE(line.find(" --head-dim=2 --query=0x1p+0,-0x1.8p+1 --keys="), std::string::npos) << line;
+  const auto parsed = parse_repro_case(line);
+  ASSERT_TRUE(parsed.has_value()) << parsed.error();
+  EXPECT_EQ(parsed->head_dim, 2);
+  EXPECT_EQ(detail::case_hash(*parsed), detail::case_hash(c)) << line;
+  const Kernel* k = find_kernel("attention_flash_bc64_f32");
+  ASSERT_NE(k, nullptr);
+  for (const char* p : {"attention_accuracy", "attention_masked_values", "attention_key_permutation"}) {
+    const auto r = replay(*k, Op::attention, p, *parsed);
+    ASSERT_TRUE(r.has_value()) << p << ": " << r.error();
+    EXPECT_TRUE(r->claim.claimed) << p;
+    EXPECT_EQ(r->result.status, CaseStatus::pass) << p << ": " << r->result.message;
+  }
+  // Without q, K and V the op cannot run: replay says what is missing.
+  Case bare{{0.0, 1.0}, 1.0};
+  const auto missing = replay(*k, Op::attention, "attention_accuracy", bare);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().find("--head-dim"), std::string::npos) << missing.error();
+}
+
+// The attention cases come from RapidCheck's seeded stream alone: the same
+// seed gives the same shrunk counterexample and repro line.
+TEST(AttentionOps, SameSeedSameCounterexample) {
+  const Kernel* k = find_kernel("attention_flash_no_rescale_f32");
+  ASSERT_NE(k, nullptr);
+  const PropertyVerdict a = check_property(*k, Op::attention, "attention_mass", ci_options());
+  const PropertyVerdict b = check_property(*k, Op::attention, "attention_mass", ci_options());
+  ASSERT_EQ(a.verdict, Verdict::failed) << describe({&a, 1});
+  EXPECT_EQ(a.repro, b.repro);
+  EXPECT_EQ(a.tests_passed, b.tests_passed);
+  EXPECT_EQ(a.shrink_steps, b.shrink_steps);
+  // The shrunk case keeps V all ones (the mass domain) and replays.
+  const auto c = parse_repro_case(a.repro);
+  ASSERT_TRUE(c.has_value()) << c.error();
+  EXPECT_TRUE(std::all_of(c->values.begin(), c->values.end(), [](double v) { return v == 1.0; })) << a.repro;
+  const auto r = replay(*k, Op::attention, "attention_mass", *c);
+  ASSERT_TRUE(r.has_value()) << r.error();
+  EXPECT_EQ(r->result.status, CaseStatus::fail) << r->result.message;
+}
+
+// On exactly representable scores the two oracles agree: exact_attention's
+// lse is exact_row's lse of the scores (what attention_lse_is_softmax_lse
+// relies on), and exact_scores finds those scores.
+TEST(AttentionOps, ExactScoresGiveTheSoftmaxOraclesLse) {
+  Case c{{0.0, -INFINITY, 3.0, 0.0}, 2.0};
+  c.head_dim = 4;
+  c.query = {1, -2, 3, 0};
+  c.keys = {1, 1, 1, 1, 5, 5, 5, 5, -3, 0, 2, 7, 4, -1, 0, 2};
+  c.values = std::vector<double>(16, 0.5);
+  const auto z = detail::exact_scores(c);
+  ASSERT_TRUE(z.has_value());
+  // (q . K_j) / (2 sqrt 4) + x_j
+  EXPECT_EQ(*z, (std::vector<double>{2.0 / 4, -INFINITY, 3.0 / 4 + 3, 6.0 / 4}));
+  const oracle::ExactAttention a = oracle::exact_attention(c.row, c.query, c.keys, c.values, c.head_dim, c.temperature);
+  const oracle::ExactRow r = oracle::exact_row(*z, 1.0);
+  oracle::PrecisionScope scope(512);
+  EXPECT_LT(abs(a.lse - r.lse), ldexp(oracle::Real(1), -240)) << oracle::to_string(a.lse, 30);
+  // T = 0.7 does not give exact scores: the property does not apply there.
+  c.temperature = 0.7;
+  EXPECT_FALSE(detail::exact_scores(c).has_value());
 }
 
 // The careless loss -log(softmax(z)_t) of the kernel registry's mutation

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numbers>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -288,6 +289,45 @@ Kernel gradient_fake(const char* fake_name, const char* base, std::function<void
   return k;
 }
 
+// An attention kernel of attention_kernels() (f64) with its inputs or
+// outputs changed, claiming the base kernel's contracts and masked-row
+// policy. `pre` may rewrite each query's bias row x, q, K and V (n x d,
+// key-major) before the base kernel runs; `post` sees each query's inputs
+// as the base kernel got them and its O (d values) and lse.
+using AttentionPre = std::function<void(std::span<double> x, std::span<double> q, std::span<double> K,
+                                        std::span<double> V, std::size_t d)>;
+using AttentionPost = std::function<void(std::span<const double> x, std::span<const double> V, std::size_t d,
+                                         std::span<double> O, double& lse)>;
+Kernel attention_fake(const char* fake_name, const char* base, AttentionPre pre, AttentionPost post) {
+  const Kernel* b = find_kernel(base);
+  if (b == nullptr || b->format != Format::f64 || b->find(Op::attention) == nullptr)
+    throw std::logic_error(std::string("no f64 attention kernel ") + base);
+  Kernel k = *b;
+  k.name = fake_name;
+  k.test_only = true;
+  k.compute = [b, pre, post](const OpCall& c) {
+    const auto n = static_cast<std::size_t>(c.cols), rows = static_cast<std::size_t>(c.rows);
+    const auto d = static_cast<std::size_t>(c.head_dim);
+    const auto copy = [](const void* p, std::size_t count) {
+      return std::vector<double>(static_cast<const double*>(p), static_cast<const double*>(p) + count);
+    };
+    std::vector<double> x = copy(c.in[0], rows * n), q = copy(c.in[1], rows * d), K = copy(c.in[2], rows * n * d),
+                        V = copy(c.in[3], rows * n * d);
+    if (pre)
+      for (std::size_t r = 0; r < rows; ++r)
+        pre({x.data() + r * n, n}, {q.data() + r * d, d}, {K.data() + r * n * d, n * d},
+            {V.data() + r * n * d, n * d}, d);
+    const void* const in[] = {x.data(), q.data(), K.data(), V.data()};
+    b->call(OpCall{c.op, in, c.out, c.rows, c.cols, c.temperature, c.head_dim});
+    if (!post) return;
+    auto* O = static_cast<double*>(c.out[0]);
+    auto* lse = static_cast<double*>(c.out[1]);
+    for (std::size_t r = 0; r < rows; ++r)
+      post({x.data() + r * n, n}, {V.data() + r * n * d, n * d}, d, {O + r * d, d}, lse[r]);
+  };
+  return k;
+}
+
 std::vector<Fake> make_fakes() {
   using S = std::span<double>;
   using X = std::span<const double>;
@@ -460,6 +500,51 @@ std::vector<Fake> make_fakes() {
                  for (double v : x) sum += std::exp(v - top);
                  o[0][0] = -std::log(std::exp(x[static_cast<std::size_t>(t)] - top) / sum);
                })});
+  // Attention (docs/attention.md): FlashAttention-2 in f64 (tiles of 16
+  // keys) wrong in one way each.
+  using AX = std::span<double>;
+  using AO = std::span<double>;
+  const auto all_masked = [](X x) { return std::all_of(x.begin(), x.end(), [](double v) { return v == -INFINITY; }); };
+  f.push_back({"attention_accuracy", Op::attention,
+               attention_fake("fake_attention_scaled_o", "attention_flash_bc16_f64", {},
+                              [](X, X, std::size_t, AO O, double&) {
+                                for (double& v : O) v *= 1 + 0x1p-20;
+                              })});
+  // P.V over every key but the last while l sums them all: mass lost.
+  f.push_back({"attention_mass", Op::attention,
+               attention_fake("fake_attention_drops_last_value", "attention_flash_bc16_f64",
+                              [](AX, AX, AX, AX V, std::size_t d) {
+                                std::fill(V.end() - static_cast<std::ptrdiff_t>(d), V.end(), 0.0);
+                              },
+                              {})});
+  // A score that depends on the key's position: j 2^-12 added to each bias.
+  f.push_back({"attention_key_permutation", Op::attention,
+               attention_fake("fake_attention_position_bias", "attention_flash_bc16_f64",
+                              [](AX x, AX, AX, AX, std::size_t) {
+                                for (std::size_t j = 0; j < x.size(); ++j)
+                                  if (std::isfinite(x[j])) x[j] += static_cast<double>(j) * 0x1p-12;
+                              },
+                              {})});
+  // -inf masks replaced by -1e300: the masked keys' scores read K, and
+  // 0 x V_j turns a NaN or inf there into NaN.
+  f.push_back({"attention_masked_values", Op::attention,
+               attention_fake("fake_attention_reads_masked_keys", "attention_flash_bc16_f64",
+                              [](AX x, AX, AX, AX, std::size_t) {
+                                for (double& v : x)
+                                  if (v == -INFINITY) v = -1e300;
+                              },
+                              {})});
+  f.push_back({"attention_fully_masked", Op::attention,
+               attention_fake("fake_attention_masked_row_nan", "attention_flash_bc16_f64", {},
+                              [all_masked](X x, X, std::size_t, AO O, double& lse) {
+                                if (!all_masked(x)) return;
+                                std::fill(O.begin(), O.end(), NAN);
+                                lse = NAN;
+                              })});
+  // (m + log2 l) without the final ln 2: the lse in log2 units.
+  f.push_back({"attention_lse_is_softmax_lse", Op::attention,
+               attention_fake("fake_attention_lse_log2", "attention_flash_bc16_f64", {},
+                              [](X, X, std::size_t, AO, double& lse) { lse *= std::numbers::log2e; })});
   return f;
 }
 

@@ -1,5 +1,6 @@
-// The property suite as ctest tests: one test per builtin, sparse or
-// gradient kernel x op x property of its family (props.Suite/Check.<kernel>__<op>__<property>). A property the kernel
+// The property suite as ctest tests: one test per builtin, sparse, gradient
+// or attention kernel x op x property of its family
+// (props.Suite/Check.<kernel>__<op>__<property>). A property the kernel
 // does not claim is skipped with its reason, never passed. Budget: RC_PARAMS or
 // the CI default (test_options.hpp).
 #include <gtest/gtest.h>
@@ -30,17 +31,28 @@ bool gradient_property(std::string_view p) {
   return p.starts_with("gradient_") || p.starts_with("ce_") || p == "upstream_shift";
 }
 
+// The attention op's properties (docs/properties.md, "Attention"), claimed
+// by the attention kernels only.
+bool attention_property(std::string_view p) { return p.starts_with("attention_"); }
+
 std::vector<Param> all_params() {
   std::vector<Param> out;
   for (const Kernel& k : builtin_kernels())
     for (const OpDecl& d : k.ops)
       for (const PropertyInfo& p : property_list())
-        if (!sparse_property(p.name) && !gradient_property(p.name)) out.push_back({k.name, d.op, std::string(p.name)});
+        if (!sparse_property(p.name) && !gradient_property(p.name) && !attention_property(p.name))
+          out.push_back({k.name, d.op, std::string(p.name)});
   for (const Kernel& k : gradient_kernels())
     if (!k.test_only)
       for (const OpDecl& d : k.ops)
         for (const PropertyInfo& p : property_list())
           if (gradient_property(p.name)) out.push_back({k.name, d.op, std::string(p.name)});
+  // The real attention kernels; the test-only broken ones are the mutation self-test's.
+  for (const Kernel& k : attention_kernels())
+    if (!k.test_only)
+      for (const OpDecl& d : k.ops)
+        for (const PropertyInfo& p : property_list())
+          if (attention_property(p.name)) out.push_back({k.name, d.op, std::string(p.name)});
   for (const Kernel& k : sparse_kernels())
     for (const OpDecl& d : k.ops)
       for (const PropertyInfo& p : property_list())

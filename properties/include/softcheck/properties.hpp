@@ -52,7 +52,11 @@ class Expected {
 // and for the ops that take more than the logits (op table, InputKind) their
 // other inputs: the class target (cross_entropy: in [0, n) or ignore_index)
 // and the upstream gradient (the backward ops: one finite entry per row
-// entry, exact in the kernel's format).
+// entry, exact in the kernel's format). An op with a head dimension
+// (attention, has_head_dim) reads the row as the score bias of one query
+// (-inf masks a key) and takes q (head_dim values), K and V (row.size() x
+// head_dim values each, key-major: keys[j * head_dim + i]), exact in the
+// kernel's format; head_dim is 0 for every other op.
 struct Case {
   Case() = default;
   Case(std::vector<double> r, double t = 1.0, std::optional<std::int64_t> target_index = std::nullopt,
@@ -63,6 +67,8 @@ struct Case {
   double temperature = 1.0;
   std::optional<std::int64_t> target;
   std::vector<double> upstream;
+  std::int64_t head_dim = 0;
+  std::vector<double> query, keys, values;
 };
 
 enum class CaseStatus { pass, fail, not_applicable };
@@ -132,7 +138,10 @@ struct CheckOptions {
 enum class CaseClass { masks, ties, overflow_edge, subnormal_outputs, t_not_1, long_rows };
 inline constexpr std::size_t case_class_count = 6;
 std::string_view name(CaseClass c);
-// The classes of one case of a kernel of format f, indexed by CaseClass.
+// The classes of one case of a kernel of format f, indexed by CaseClass. An
+// attention case (head_dim > 0) is classified by its scores z_j =
+// (q . K_j) / (T sqrt d) + x_j (masks, ties, the overflow edge, subnormal
+// weights) and its T.
 std::array<bool, case_class_count> classify(const Case& c, Format f);
 
 // Counts of the passing cases of one property x op (the failing case and the
@@ -203,12 +212,14 @@ Expected<double> parse_value(std::string_view text);
 std::string format_value(double v);               // %a, or inf / -inf / nan
 std::string format_row(std::span<const double> row);  // comma-separated format_value
 // softcheck repro [LOAD] --impl K --op OP --property P [--target=N] [--upstream=G1,...]
+//                 [--head-dim=D --query=Q1,... --keys=K1,... --values=V1,...]
 //                 --temperature=T --row=X1,X2,...
 // LOAD: the options that load a plugin kernel (Kernel::load_options), empty for a built-in.
 std::string repro_command(std::string_view kernel, Op op, std::string_view property, const Case& c,
                           std::string_view load_options = {});
-// The case a repro line holds (its --target, --upstream, --temperature and
-// --row options; the row is the line's last option).
+// The case a repro line holds (its --target, --upstream, --head-dim, --query,
+// --keys, --values, --temperature and --row options; the row is the line's
+// last option).
 Expected<Case> parse_repro_case(std::string_view line);
 
 // Table of verdicts, then one block per failure (row, measured vs allowed,

@@ -1,0 +1,294 @@
+// The attention properties (docs/properties.md, "Attention"): one query q
+// against n keys K_j and values V_j of head dimension d, with the bias row x
+// (Case::row; -inf masks a key), the op computing
+//   z_j = (q . K_j) / (T sqrt(d)) + x_j,  p = softmax(z),
+//   O = sum_j p_j V_j,  lse = log sum_j exp(z_j)
+// (docs/attention.md). O is measured in the scaled metric: an entry's error
+// in units of u s_i, s_i = sum_j p_j |V_ji| the exact scale the oracle gives
+// with O (its components cancel when V has both signs, while every
+// algorithm's first-order error is a multiple of u s_i); lse in the absolute
+// metric, units of u. B is the kernel's declared contract on the attention
+// row's shape (attention_row_shape: n, R, M of the scores, h = d and the
+// dot-product mass D), as RowJudge::set_attention computes it: every check
+// asks the judge `softcheck run` asks.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "attention_cases.hpp"
+#include "checks.hpp"
+#include "softcheck/judge.hpp"
+#include "softcheck/oracle.hpp"
+#include "support.hpp"
+
+namespace softcheck::props::detail {
+
+using oracle::Real;
+
+namespace {
+
+// Index of op's output of kind `kind` in spec(op).out (out.size() if none).
+std::size_t output_of(Op op, OutputKind kind) {
+  const auto& out = spec(op).out;
+  for (std::size_t o = 0; o < out.size(); ++o)
+    if (out[o].kind == kind) return o;
+  return out.size();
+}
+
+// The judge of one case: the bias row, q, K and V. The case must outlive it
+// (the judge keeps views of them).
+oracle::RowJudge judge_of(const Kernel& k, const Case& c) {
+  oracle::RowJudge j(c.row, c.temperature, k.format, oracle::JudgeOptions::exact_only());
+  j.set_attention(c.query, c.keys, c.values, c.head_dim);
+  return j;
+}
+
+std::string_view domain_text(AttentionDomain d) {
+  switch (d) {
+    case AttentionDomain::visible: return "a query with at least one unmasked key";
+    case AttentionDomain::masked: return "a query with masked and unmasked keys";
+    case AttentionDomain::fully_masked: return "a query with every key masked";
+    case AttentionDomain::exact_scores: return "a query whose scores are exact in double";
+    case AttentionDomain::unit_values: return "a query with an unmasked key and V all ones";
+  }
+  return "?";
+}
+
+// Out of scope: inputs the op cannot take (sizes, values not exact in the
+// kernel's format), a temperature the format cannot use, a case outside the
+// property's domain, a q or an unmasked key's K or V that is not finite (no
+// exact attention), or, where a key is visible, scores or their shifts the
+// format cannot hold (attention_row_fits_format: no contract applies there).
+std::optional<CaseResult> attention_scope(const Kernel& k, Op op, const Case& c, AttentionDomain domain) {
+  if (!has_head_dim(op)) return not_applicable(std::string(name(op)) + " has no head dimension");
+  if (c.row.empty()) return not_applicable("no keys");
+  if (const std::string bad = extra_inputs_error(k, op, c); !bad.empty()) return not_applicable(bad);
+  if (!temperature_ok(c.temperature, k.format))
+    return not_applicable("temperature " + hex(c.temperature) + " is not a normal value of the format");
+  for (double x : c.row)
+    if (!std::isnan(x) && round_to_format(x, k.format) != x)
+      return not_applicable("bias " + hex(x) + " not exact in format");
+  if (!in_attention_domain(c, domain)) return not_applicable("needs " + std::string(domain_text(domain)));
+  const auto d = static_cast<std::size_t>(c.head_dim);
+  for (double v : c.query)
+    if (!std::isfinite(v)) return not_applicable("q holds NaN or inf: no exact attention");
+  for (std::size_t j = 0; j < c.row.size(); ++j) {
+    if (c.row[j] == -INFINITY) continue;
+    for (std::size_t i = 0; i < d; ++i)
+      if (!std::isfinite(c.keys[j * d + i]) || !std::isfinite(c.values[j * d + i]))
+        return not_applicable("an unmasked key's K or V holds NaN or inf: no exact attention");
+  }
+  if (domain != AttentionDomain::fully_masked &&
+      !attention_row_fits_format(c.row, c.query, c.keys, c.head_dim, c.temperature, k.format,
+                                 k.find(op)->params.softcap))
+    return not_applicable("the scores or their shifts overflow the format");
+  return std::nullopt;
+}
+
+// The scaled metric's unit for an entry of exact scale s: u s, or the
+// smallest subnormal where u s is below it (metrics.hpp, Metric::scaled). A
+// structural zero (s = 0: every visible V_ji is 0) has unit 0: O_i must be
+// exactly 0 there.
+double element_unit(const Real& s, Format f) {
+  if (s == 0) return 0;
+  return std::max((s * Real(unit_roundoff(f))).convert_to<double>(), denorm_min(f));
+}
+
+std::string first_values(std::span<const double> v) {
+  std::string s;
+  for (std::size_t j = 0; j < std::min<std::size_t>(v.size(), 4); ++j) s += (j ? ", " : "") + hex(v[j]);
+  return s + (v.size() > 4 ? ", ..." : "");
+}
+
+// A permutation of n keys from the case's hash (Fisher-Yates, xorshift64),
+// so that a repro line needs nothing but the case.
+std::vector<std::size_t> key_permutation(const Case& c) {
+  std::vector<std::size_t> p(c.row.size());
+  std::iota(p.begin(), p.end(), std::size_t{0});
+  std::uint64_t h = case_hash(c) | 1;
+  for (std::size_t i = p.size(); i > 1; --i) {
+    h ^= h << 13, h ^= h >> 7, h ^= h << 17;
+    std::swap(p[i - 1], p[static_cast<std::size_t>(h % i)]);
+  }
+  return p;
+}
+
+// The case with its keys in the order `p`: key j of the result is key p[j]
+// of c (its bias, K and V rows together).
+Case permuted(const Case& c, const std::vector<std::size_t>& p) {
+  const auto d = static_cast<std::size_t>(c.head_dim);
+  Case out = c;
+  for (std::size_t j = 0; j < p.size(); ++j) {
+    out.row[j] = c.row[p[j]];
+    std::copy_n(c.keys.begin() + static_cast<std::ptrdiff_t>(p[j] * d), d,
+                out.keys.begin() + static_cast<std::ptrdiff_t>(j * d));
+    std::copy_n(c.values.begin() + static_cast<std::ptrdiff_t>(p[j] * d), d,
+                out.values.begin() + static_cast<std::ptrdiff_t>(j * d));
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- attention_accuracy -----------------------------------------------------------
+// O and lse each within its own contract of the exact attention (MPFR,
+// oracle::exact_attention): max_i |O_i - exact_i| / (u s_i) <= B_O and
+// |lse - exact| / u <= B_lse. A NaN/inf where the exact value is finite
+// fails whatever B is; the worst output is reported, prefixed by its name.
+CaseResult check_attention_accuracy(const Kernel& k, Op op, const Case& c) {
+  if (auto na = attention_scope(k, op, c, AttentionDomain::visible)) return *na;
+  const std::vector<std::vector<double>> outs = run_case(k, op, c);
+  oracle::RowJudge rj = judge_of(k, c);
+  return outputs_within_contracts(k, op, outs, rj);
+}
+
+// ---- attention_mass ---------------------------------------------------------------
+// With every V_j = 1 the exact O_i is sum_j p_j = 1 and its scale s_i =
+// sum_j p_j |1| = 1, so the O contract reads |O_i - 1| <= B_O u: probability
+// mass is neither lost nor gained (FlashAttention's rescale of O when the
+// running max grows, a P rounded before P.V while l sums the unrounded P).
+// A case whose V holds anything but ones is not applicable (shrinking keeps
+// them ones, so the printed case is the one that ran).
+CaseResult check_attention_mass(const Kernel& k, Op op, const Case& c) {
+  if (auto na = attention_scope(k, op, c, AttentionDomain::unit_values)) return *na;
+  const std::size_t o = output_of(op, OutputKind::attention_output);
+  const std::vector<double> O = run_case(k, op, c)[o];
+  oracle::RowJudge rj = judge_of(k, c);
+  const double bound = rj.judge(*k.find(op), k.masked_policy, O, o).bound;
+  const double u = unit_roundoff(k.format);
+  double measured = 0;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < O.size(); ++i) {
+    const double e = std::isfinite(O[i]) ? std::fabs(O[i] - 1) / u : INFINITY;  // O_i - 1 exact for O_i in [1/2, 2]
+    if (!(e <= measured)) measured = e, at = i;
+  }
+  return judge(measured, bound, "u",
+               "V all ones: O[" + std::to_string(at) + "] = " + hex(O.empty() ? NAN : O[at]) + ", exact 1 (n = " +
+                   std::to_string(c.row.size()) + ", d = " + std::to_string(c.head_dim) + ")");
+}
+
+// ---- attention_key_permutation ----------------------------------------------------
+// Permuting the keys (the bias, K and V rows together) leaves the exact O
+// and lse unchanged, so with both runs within their contracts (triangle
+// inequality):
+//   |O_i(x) - O_i(Px)| <= (B_O(x) + B_O(Px)) u s_i,
+//   |lse(x) - lse(Px)| <= (B_lse(x) + B_lse(Px)) u.
+// Outputs without a contract are not compared. The permutation comes from
+// the case's hash.
+CaseResult check_attention_key_permutation(const Kernel& k, Op op, const Case& c) {
+  if (auto na = attention_scope(k, op, c, AttentionDomain::visible)) return *na;
+  const Case p = permuted(c, key_permutation(c));
+  const std::vector<std::vector<double>> a = run_case(k, op, c), b = run_case(k, op, p);
+  oracle::RowJudge ja = judge_of(k, c), jb = judge_of(k, p);
+  const OpDecl& d = *k.find(op);
+  std::optional<CaseResult> result;
+  for (std::size_t o = 0; o < a.size(); ++o) {
+    if (!d.contract_of(o).declared) continue;
+    const Operand& out = spec(op).out[o];
+    const double allowed = ja.judge(d, k.masked_policy, a[o], o).bound + jb.judge(d, k.masked_policy, b[o], o).bound;
+    const std::span<const Real> scale = ja.exact_scale(d, o);
+    double measured = 0;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < a[o].size(); ++i) {
+      double e = INFINITY;
+      if (std::isfinite(a[o][i]) && std::isfinite(b[o][i])) {
+        const double diff = std::fabs(a[o][i] - b[o][i]);
+        const double unit = scale.empty() ? unit_roundoff(k.format) : element_unit(scale[i], k.format);
+        e = unit > 0 ? diff / unit : (diff == 0 ? 0 : INFINITY);
+      }
+      if (!(e <= measured)) measured = e, at = i;
+    }
+    CaseResult r = judge(measured, allowed, unit_of(out),
+                         std::string(out.name) + ": keys permuted, [" + std::to_string(at) + "] " + hex(a[o][at]) +
+                             " vs " + hex(b[o][at]) + " (n = " + std::to_string(c.row.size()) + ")");
+    result = result ? worst(std::move(*result), std::move(r)) : std::move(r);
+  }
+  if (!result) return not_applicable("no output with a contract");
+  return *result;
+}
+
+// ---- attention_masked_values ------------------------------------------------------
+// A masked key (x_j = -inf) has p_j = 0 exactly and its K and V are never
+// read (docs/attention.md; the oracle does not read them either), so setting
+// them to anything, NaN and inf included, leaves O and lse identical bit for
+// bit (NaN matches any NaN: payloads are not compared). A kernel that forms
+// 0 * V_j, or a score from K_j, for a masked key turns NaN or inf there into
+// NaN. The replacement values come from the case's hash.
+CaseResult check_attention_masked_values(const Kernel& k, Op op, const Case& c) {
+  if (auto na = attention_scope(k, op, c, AttentionDomain::masked)) return *na;
+  const double big = max_finite(k.format);
+  const double replacements[] = {NAN, INFINITY, -INFINITY, big, -big, 0.0, -1.0, round_to_format(1e4, k.format)};
+  const auto d = static_cast<std::size_t>(c.head_dim);
+  Case alt = c;
+  std::uint64_t h = case_hash(c) | 1;
+  std::size_t masked = 0;
+  for (std::size_t j = 0; j < c.row.size(); ++j) {
+    if (c.row[j] != -INFINITY) continue;
+    ++masked;
+    for (std::size_t i = 0; i < d; ++i) {
+      h ^= h << 13, h ^= h >> 7, h ^= h << 17;
+      alt.keys[j * d + i] = replacements[h % std::size(replacements)];
+      alt.values[j * d + i] = replacements[(h >> 8) % std::size(replacements)];
+    }
+  }
+  const std::vector<std::vector<double>> a = run_case(k, op, c), b = run_case(k, op, alt);
+  std::size_t wrong = 0;
+  std::string what;
+  for (std::size_t o = 0; o < a.size(); ++o)
+    for (std::size_t i = 0; i < a[o].size(); ++i)
+      if (!same_bits_or_both_nan(a[o][i], b[o][i]) && wrong++ == 0)
+        what = std::string(spec(op).out[o].name) + "[" + std::to_string(i) + "]: " + hex(a[o][i]) + " became " +
+               hex(b[o][i]);
+  const std::string keys = std::to_string(masked) + " masked keys' K and V set to NaN, inf, +-max, 0, -1, 1e4";
+  if (wrong == 0) return pass(0, 0, "entries", keys + ": outputs identical");
+  return fail(static_cast<double>(wrong), 0, "entries", keys + ": " + what + " (" + std::to_string(wrong) + " differ)");
+}
+
+// ---- attention_fully_masked -------------------------------------------------------
+// A query with every key masked has no softmax (0/0): O and lse follow the
+// kernel's declared masked-row policy (op.hpp, is_masked_row_value): zeros
+// O = 0 and lse = -inf (FlashAttention), nan every output NaN (lse -inf
+// accepted too, its exact value). uniform has no constant O (the mean of V)
+// and is never accepted for attention.
+CaseResult check_attention_fully_masked(const Kernel& k, Op op, const Case& c) {
+  if (auto na = attention_scope(k, op, c, AttentionDomain::fully_masked)) return *na;
+  const std::vector<std::vector<double>> outs = run_case(k, op, c);
+  oracle::RowJudge rj = judge_of(k, c);
+  const OpDecl& d = *k.find(op);
+  for (std::size_t o = 0; o < outs.size(); ++o) {
+    const oracle::RowVerdict v = rj.judge(d, k.masked_policy, outs[o], o);
+    if (!v.holds() || v.broken)
+      return fail(1, 0, "outputs",
+                  std::string(spec(op).out[o].name) + ": " + oracle::explain(v, d, outs[o], rj, o) + " (policy " +
+                      std::string(name(k.masked_policy)) + "; got " + first_values(outs[o]) + ")");
+  }
+  return pass(0, 0, "outputs", "follows the " + std::string(name(k.masked_policy)) + " policy");
+}
+
+// ---- attention_lse_is_softmax_lse -------------------------------------------------
+// The attention lse is the softmax op's lse of the scores z. On cases whose
+// scores are exactly doubles (integer q and K, sqrt(d) and T powers of two,
+// integer biases: exact_scores), the exact lse is the softmax oracle's
+// exact_row(z).lse, an evaluation independent of exact_attention, and the
+// lse contract bounds the kernel against it: |lse - lse(z)| / u <= B_lse.
+// A kernel with a softcap (c tanh(y / c): no exact double) does not claim it.
+CaseResult check_attention_lse_is_softmax_lse(const Kernel& k, Op op, const Case& c) {
+  if (auto na = attention_scope(k, op, c, AttentionDomain::exact_scores)) return *na;
+  if (k.find(op)->params.softcap != 0) return not_applicable("softcapped scores c tanh(y / c) are not exact doubles");
+  const std::optional<std::vector<double>> z = exact_scores(c);
+  const std::size_t o = output_of(op, OutputKind::log_sum_exp);
+  const std::vector<double> lse = run_case(k, op, c)[o];
+  oracle::RowJudge rj = judge_of(k, c);
+  const double bound = rj.judge(*k.find(op), k.masked_policy, lse, o).bound;
+  const oracle::ExactRow softmax = oracle::exact_row(*z, 1.0);
+  if (softmax.status != oracle::RowStatus::ok) return not_applicable("the scores have no softmax");
+  const std::string what = "lse " + hex(lse[0]) + " against the softmax lse " + oracle::to_string(softmax.lse, 17) +
+                           " of the " + std::to_string(z->size()) + " exact scores";
+  if (!std::isfinite(lse[0])) return fail(INFINITY, bound, "u", what);
+  oracle::PrecisionScope scope(2 * oracle::default_bits);
+  const double measured = (abs(Real(lse[0]) - softmax.lse) / Real(unit_roundoff(k.format))).convert_to<double>();
+  return judge(measured, bound, "u", what);
+}
+
+}  // namespace softcheck::props::detail
