@@ -98,4 +98,29 @@ void run(Variant v, Op op, const void* x, void* y, std::int64_t rows, std::int64
   check(cudaMemcpy(y, dy.get(), bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
 }
 
+void run_attention(const float* x, const float* q, const float* K, const float* V, float* O, float* lse,
+                   std::int64_t rows, std::int64_t n, std::int64_t d, double temperature) {
+  if (const std::string why = unavailable_reason(); !why.empty())
+    throw KernelFailure(std::string(attention_kernel_name) + " not run: " + why);
+  if (d > attention_max_head_dim)
+    throw KernelFailure(std::string(attention_kernel_name) + ": head dimension " + std::to_string(d) +
+                        " above the kernel's " + std::to_string(attention_max_head_dim));
+  const auto count = [](std::int64_t e) { return static_cast<std::size_t>(e) * sizeof(float); };
+  const std::size_t x_bytes = count(rows * n), q_bytes = count(rows * d), kv_bytes = count(rows * n * d),
+                    lse_bytes = count(rows);
+  DeviceBuffer dx(x_bytes), dq(q_bytes), dK(kv_bytes), dV(kv_bytes), dO(q_bytes), dlse(lse_bytes);
+  check(cudaMemcpy(dx.get(), x, x_bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  check(cudaMemcpy(dq.get(), q, q_bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  check(cudaMemcpy(dK.get(), K, kv_bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  check(cudaMemcpy(dV.get(), V, kv_bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  check(launch_attention(static_cast<const float*>(dx.get()), static_cast<const float*>(dq.get()),
+                         static_cast<const float*>(dK.get()), static_cast<const float*>(dV.get()),
+                         static_cast<float*>(dO.get()), static_cast<float*>(dlse.get()), rows, n, d,
+                         static_cast<float>(temperature), nullptr),
+        attention_kernel_name);
+  // Synchronous on the legacy default stream: also reports errors of the kernel itself.
+  check(cudaMemcpy(O, dO.get(), q_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+  check(cudaMemcpy(lse, dlse.get(), lse_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+}
+
 }  // namespace softcheck::cuda

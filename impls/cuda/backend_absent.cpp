@@ -11,4 +11,9 @@ void run(Variant, Op, const void*, void*, std::int64_t, std::int64_t, double) {
   throw KernelFailure("CUDA kernel not run: built without CUDA");
 }
 
+void run_attention(const float*, const float*, const float*, const float*, float*, float*, std::int64_t,
+                   std::int64_t, std::int64_t, double) {
+  throw KernelFailure("CUDA kernel not run: built without CUDA");
+}
+
 }  // namespace softcheck::cuda

@@ -1,5 +1,6 @@
-// softcheck_cuda_bench: achieved bandwidth of the CUDA kernels against a
-// device-to-device cudaMemcpy of the same bytes, measured in the same run.
+// softcheck_cuda_bench: achieved bandwidth of the CUDA kernels (tiled online
+// softmax and attention) against a device-to-device cudaMemcpy of the same
+// bytes, measured in the same run.
 //
 //   softcheck_cuda_bench [--quick] [--iterations N]
 //
@@ -9,7 +10,13 @@
 // elements), the minimum any softmax must move; the kernels actually read the
 // input twice (the second pass usually hits L2). The copy moves the same
 // bytes: cudaMemcpyAsync of rows*cols elements (read + write).
-// One line per result starting with "BENCH" (key=value), for scripts.
+// The attention kernel (cuda_attention_flash_f32) is timed the same way on
+// (rows, keys n, head dimension d) shapes; its bytes per launch are what the
+// op must move at least: the bias (rows x n), q (rows x d), K and V (rows x n
+// x d each) read once, O (rows x d) and lse (rows) written once. Its copy
+// moves the same bytes: cudaMemcpyAsync of half of them (read + write).
+// One line per result starting with "BENCH" (key=value), for scripts; an
+// attention line has op=attention and cols=n, plus d=.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -18,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "launch.cuh"
@@ -135,6 +143,45 @@ void bench_shape(const Shape& s, int iterations, Timer& timer) {
   for (void* p : {f32.x, f32.y, f32.workspace, f16.x, f16.y}) check(cudaFree(p), "cudaFree");
 }
 
+// --------------------------------------------------------------- attention
+
+struct AttentionShape {
+  std::int64_t rows, n, d;
+};
+
+void bench_attention(const AttentionShape& s, int iterations, Timer& timer) {
+  const std::int64_t x_count = s.rows * s.n, q_count = s.rows * s.d, kv_count = s.rows * s.n * s.d;
+  const double bytes = 4.0 * static_cast<double>(x_count + q_count + 2 * kv_count + q_count + s.rows);
+  float *x = nullptr, *q = nullptr, *K = nullptr, *V = nullptr, *O = nullptr, *lse = nullptr;
+  void *copy_src = nullptr, *copy_dst = nullptr;
+  const auto copy_bytes = static_cast<std::size_t>(bytes / 2);
+  using Buffer = std::pair<float**, std::int64_t>;
+  for (const Buffer& b : {Buffer{&x, x_count}, Buffer{&q, q_count}, Buffer{&K, kv_count}, Buffer{&V, kv_count},
+                          Buffer{&O, q_count}, Buffer{&lse, s.rows}})
+    check(cudaMalloc(b.first, static_cast<std::size_t>(b.second) * sizeof(float)), "cudaMalloc");
+  check(cudaMalloc(&copy_src, copy_bytes), "cudaMalloc");
+  check(cudaMalloc(&copy_dst, copy_bytes), "cudaMalloc");
+  for (const Buffer& b : {Buffer{&x, x_count}, Buffer{&q, q_count}, Buffer{&K, kv_count}, Buffer{&V, kv_count}})
+    fill<<<1024, 256>>>(*b.first, b.second);
+  check(cudaMemsetAsync(copy_src, 0, copy_bytes), "cudaMemset");
+  check(cudaDeviceSynchronize(), "fill");
+  const double copy_secs = timer.seconds_per_call(
+      [&] { return cudaMemcpyAsync(copy_dst, copy_src, copy_bytes, cudaMemcpyDeviceToDevice); }, iterations);
+  const double secs = timer.seconds_per_call(
+      [&] { return softcheck::cuda::launch_attention(x, q, K, V, O, lse, s.rows, s.n, s.d, 1.0f, nullptr); },
+      iterations);
+  const double gbps = bytes / secs * 1e-9, copy_gbps = bytes / copy_secs * 1e-9;
+  std::printf("%-30s %-11s %7lld %8lld %10.1f %9.1f %9.1f %8.3f  (d = %lld)\n",
+              softcheck::cuda::attention_kernel_name, "attention", static_cast<long long>(s.rows),
+              static_cast<long long>(s.n), secs * 1e6, gbps, copy_gbps, gbps / copy_gbps, static_cast<long long>(s.d));
+  std::printf("BENCH kernel=%s op=attention rows=%lld cols=%lld us=%.2f gbps=%.1f copy_gbps=%.1f fraction=%.4f d=%lld\n",
+              softcheck::cuda::attention_kernel_name, static_cast<long long>(s.rows), static_cast<long long>(s.n),
+              secs * 1e6, gbps, copy_gbps, gbps / copy_gbps, static_cast<long long>(s.d));
+  for (void* p : {static_cast<void*>(x), static_cast<void*>(q), static_cast<void*>(K), static_cast<void*>(V),
+                  static_cast<void*>(O), static_cast<void*>(lse), copy_src, copy_dst})
+    check(cudaFree(p), "cudaFree");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,5 +214,11 @@ int main(int argc, char** argv) {
               "copy GB/s", "fraction");
   Timer timer;
   for (const Shape& s : shapes) bench_shape(s, iterations, timer);
+  // Attention, 256 MiB of K and of V each: many short rows, the usual
+  // decoding shape, and long rows with few blocks (64 rows: fewer blocks than
+  // an H200 has SMs, the case a split-KV kernel is for).
+  std::vector<AttentionShape> attention_shapes = {{1024, 1024, 64}, {512, 1024, 128}, {4096, 64, 256}, {64, 8192, 128}};
+  if (quick) attention_shapes = {{512, 1024, 128}, {64, 8192, 128}};
+  for (const AttentionShape& s : attention_shapes) bench_attention(s, iterations, timer);
   return 0;
 }

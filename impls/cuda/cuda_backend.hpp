@@ -32,6 +32,16 @@ inline constexpr Variant all_variants[] = {Variant::tiled_f32,      Variant::til
                                            Variant::tiled_f16,      Variant::split_f32,
                                            Variant::tiled_expf_f32, Variant::tiled_fastexp_f32};
 
+// The attention kernel (attention.cu, docs/attention.md): one query row per
+// block of attention_block_keys threads, keys in tiles of that many (Bc = 64,
+// attention.cpp's attention_flash_bc64_f32); the host twin
+// (impls/src/attention_twin.cpp) runs the same tiles.
+inline constexpr int attention_block_keys = 64;
+// The largest head dimension the kernel takes: q and the O accumulator live
+// in shared memory (2 d floats per block).
+inline constexpr std::int64_t attention_max_head_dim = 4096;
+inline constexpr const char* attention_kernel_name = "cuda_attention_flash_f32";
+
 // "" when the kernels can run; otherwise why not: "built without CUDA", or
 // "no CUDA device: " and what is missing (no NVIDIA GPU found, no NVIDIA
 // driver (libcuda.so.1) found, NVIDIA driver too old for this CUDA runtime
@@ -44,5 +54,12 @@ std::string unavailable_reason();
 // error, and when the kernels are unavailable.
 void run(Variant v, Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols,
          double temperature);
+
+// Runs the attention kernel on host buffers (f32): x (rows x n bias
+// entries), q (rows x d), K and V (rows x n x d, key-major) in; O (rows x d)
+// and lse (rows) out. Throws KernelFailure on a CUDA error, when the kernels
+// are unavailable, and for d > attention_max_head_dim.
+void run_attention(const float* x, const float* q, const float* K, const float* V, float* O, float* lse,
+                   std::int64_t rows, std::int64_t n, std::int64_t d, double temperature);
 
 }  // namespace softcheck::cuda

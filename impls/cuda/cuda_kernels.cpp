@@ -1,9 +1,12 @@
 // The CUDA kernels' registry entries: declarations (contracts, policy,
 // description) are the same in every build; `available` and `run` come from
 // the backend (backend.cu with CUDA, backend_absent.cpp without).
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "attention_twin.hpp"
 #include "cuda_backend.hpp"
 #include "tiled_online.hpp"
 
@@ -84,6 +87,41 @@ std::vector<CudaTwinPair> cuda_twin_pairs() {
     out.push_back({kernel_name(s.algorithm, s.format), kernel_name(s.config.algorithm(), s.format),
                    s.portable_exp});
   return out;
+}
+
+// cuda_attention_flash_f32 (attention.cu): the contracts of its twin, whose
+// bits it computes (the same steps, the same order, the same exp2 and log2).
+std::vector<Kernel> cuda_attention_kernels() {
+  const std::string reason = cuda::unavailable_reason();
+  Kernel k;
+  k.name = cuda::attention_kernel_name;
+  k.algorithm = "cuda_attention_flash";
+  k.format = Format::f32;
+  k.ops = {OpDecl{.op = Op::attention,
+                  .contract = attention_flash_twin_output_contract(),
+                  .further_contracts = {attention_flash_twin_lse_contract()}}};
+  k.masked_policy = MaskedRowPolicy::zeros;
+  k.description = "CUDA, one query row per block of " + std::to_string(cuda::attention_block_keys) +
+                  " threads: FlashAttention-2's online loop over tiles of " +
+                  std::to_string(cuda::attention_block_keys) +
+                  " keys (K staged in shared memory, P.V per component), portable exp2 and log2, head "
+                  "dimension up to " + std::to_string(cuda::attention_max_head_dim) +
+                  "; host twin attention_flash_twin_f32 (bit-exact)";
+  k.available = reason.empty();
+  k.unavailable_reason = reason;
+  k.compute = [name = k.name](const OpCall& c) {
+    if (c.op != Op::attention) throw std::invalid_argument(name + " does not provide " + std::string(softcheck::name(c.op)));
+    if (c.head_dim < 1) throw std::invalid_argument(name + ": attention needs a head dimension >= 1");
+    cuda::run_attention(static_cast<const float*>(c.in[0]), static_cast<const float*>(c.in[1]),
+                        static_cast<const float*>(c.in[2]), static_cast<const float*>(c.in[3]),
+                        static_cast<float*>(c.out[0]), static_cast<float*>(c.out[1]), c.rows, c.cols, c.head_dim,
+                        c.temperature);
+  };
+  return {std::move(k)};
+}
+
+std::vector<CudaTwinPair> cuda_attention_twin_pairs() {
+  return {{cuda::attention_kernel_name, "attention_flash_twin_f32", true}};
 }
 
 }  // namespace softcheck::kernels

@@ -24,6 +24,14 @@ const char* kernel_name(Variant v);
 cudaError_t launch(Variant v, Op op, const void* x, void* y, std::int64_t rows, std::int64_t cols,
                    float temperature, void* workspace, cudaStream_t stream);
 
+// Launches the attention kernel (attention.cu) on device buffers: x (rows x
+// n), q (rows x d), K and V (rows x n x d), O (rows x d), lse (rows), one
+// block per query row, asynchronously on `stream`. cudaErrorInvalidValue for
+// an empty call or d > attention_max_head_dim; otherwise the launch error.
+cudaError_t launch_attention(const float* x, const float* q, const float* K, const float* V, float* O, float* lse,
+                             std::int64_t rows, std::int64_t n, std::int64_t d, float temperature,
+                             cudaStream_t stream);
+
 // cudaSuccess when this device has an image of the kernels (sm_90 SASS or a
 // PTX it can JIT), otherwise the error cudaFuncGetAttributes reports.
 cudaError_t probe_kernels();

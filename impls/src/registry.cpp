@@ -3,6 +3,7 @@
 #include <string>
 
 #include "attention.hpp"
+#include "attention_twin.hpp"
 #include "cross_entropy_simd.hpp"
 #include "kernel_util.hpp"
 #include "lowp.hpp"
@@ -101,6 +102,8 @@ const std::vector<Kernel>& gradient_kernels() {
 const std::vector<Kernel>& attention_kernels() {
   static const std::vector<Kernel> registry = [] {
     std::vector<Kernel> k = kernels::make_attention_kernels();
+    for (Kernel& x : kernels::attention_twin_kernels()) k.push_back(std::move(x));  // host twin of the CUDA kernel
+    for (Kernel& x : kernels::cuda_attention_kernels()) k.push_back(std::move(x));  // available or not
     for (Kernel& m : kernels::make_attention_mutants()) k.push_back(std::move(m));
     return k;
   }();

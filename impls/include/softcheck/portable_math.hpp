@@ -1,6 +1,7 @@
 // exp and log of a float that give the same bits on the host (g++) and on a
 // CUDA device (nvcc): the math the tiled online softmax and its host twin
-// share (docs/cuda.md).
+// share (docs/cuda.md). exp2 and log2, below, the same for the attention
+// kernel and its twin (attention_steps.hpp, docs/attention.md).
 //
 // Why not expf/logf: glibc's expf (0.502 ulp) and CUDA's expf (<= 2 ulp,
 // REFERENCE.md "exp accuracy") are different functions, so a host twin calling
@@ -150,6 +151,69 @@ SOFTCHECK_HD inline float log(float v) {
   }
   const double de = e;
   return static_cast<float>(de * ln2_hi + fma_rn(de, ln2_lo, log_reduced(f)));  // de * ln2_hi exact
+}
+
+// ------------------------------------------------------------------ exp2
+
+// ln 2 in double (rounded to nearest): the argument of exp_reduced below.
+inline constexpr double ln2 = 0x1.62e42fefa39efp-1;
+
+// 2^x rounded to float: FlashAttention's exponential (the scale folded with
+// log2(e) by one fma, REFERENCE.md "FlashAttention tiling"), here evaluated
+// as the attention kernel and its host twin need it, with the same bits on
+// both sides (impls/cuda/attention.cu, impls/src/attention_twin.cpp).
+// x = k + r with k the nearest integer (x - k is exact: both are floats of
+// the same binade or k = 0), |r| <= 1/2; 2^r = exp(r ln 2) with
+// |r ln 2| <= ln(2)/2, exp_reduced's range; the product r * ln2 rounds once
+// (2^-53 relative of an argument <= 0.35: a relative error below 2^-54 in
+// 2^r). 2^k exp(r ln 2) is formed exactly in double (k in [-151, 128]) and
+// rounded to float once: within 0.5 ulp + 2^-20 ulp of exact, as exp
+// (measured against long double by impls.PortableExp2.*, every float of
+// [-1, 1) and a dense sweep of the whole range).
+SOFTCHECK_HD inline float exp2(float x) {
+  if (x != x) return x;              // NaN
+  if (x >= 128.0f) return INFINITY;  // 2^128 > FLT_MAX (+inf included)
+  if (x < -151.0f) return 0.0f;      // 2^-151 < denorm_min / 2 (-inf included)
+  const double xd = x;
+  const double k = nearest_integer(xd);
+  const double r = xd - k;  // exact
+  return static_cast<float>(exp_reduced(r * ln2) * pow2(static_cast<int>(k)));
+}
+
+// ------------------------------------------------------------------ log2
+
+// log2(v) rounded to float: FlashAttention's lse = (m + log2 l) ln 2 in log2
+// units. v = 2^e f, f in [sqrt(1/2), sqrt(2)] as in log; log2 v = e +
+// log(f) log2(e), in double: log_reduced's error (~2^-52 relative) and two
+// roundings (the product, the sum; |log2 f| <= 1/2 <= |e| when e != 0, so no
+// cancellation) keep the double within ~2^-50 of exact, then one rounding to
+// float: 0.5 ulp + 2^-20 ulp, as log (impls.PortableLog2.*). log2 of a power
+// of two is exact (f = 1 gives log_reduced(1) = 0).
+SOFTCHECK_HD inline float log2(float v) {
+  if (v != v || v < 0.0f) return NAN;
+  if (v == 0.0f) return -INFINITY;
+  if (v == INFINITY) return INFINITY;
+  const std::uint64_t b = bits_of(static_cast<double>(v));
+  int e = static_cast<int>((b >> 52) & 0x7ff) - 1023;
+  double f = double_from_bits((b & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);  // [1, 2)
+  if (f > 0x1.6a09e667f3bcdp+0) {  // sqrt(2)
+    f *= 0.5;
+    e += 1;
+  }
+  return static_cast<float>(static_cast<double>(e) + log_reduced(f) * log2_e);
+}
+
+// ------------------------------------------------------------ float steps
+
+// a*b + c in float with one rounding (fmaf on both sides: std::fma of floats
+// on the host, __fmaf_rn on the device; --fmad=false and -ffp-contract=off
+// only stop the compilers from fusing a*b + c written out, never this).
+SOFTCHECK_HD inline float fma_rn(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
 }
 
 }  // namespace softcheck::portable
