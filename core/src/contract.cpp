@@ -111,13 +111,19 @@ namespace {
 // (A_j + |x_j|) over 1 - (d + 6) 2^-53; A_j itself carries (d + 4) 2^-53
 // relative (inflated below).
 struct AttentionScores {
-  std::vector<double> z, err, mass;  // per key: score (-inf masked), its error bound, A_j
-  double unscaled_mass = 0;          // max_j sum_i |q_i K_ji| over the unmasked keys
+  // Per key, then the sink when one is given: score (-inf masked), its
+  // error bound in double, A_j (0 for the sink: no dot product) and the
+  // magnitude a kernel's own score error is a multiple of, A_j + |x_j| (|s|
+  // for the sink: the one rounding of fl(s log2 e)).
+  std::vector<double> z, err, mass, term;
+  double unscaled_mass = 0;  // max_j sum_i |q_i K_ji| over the unmasked keys
 };
 
 AttentionScores attention_scores(std::span<const double> x, std::span<const double> q, std::span<const double> K,
-                                 std::int64_t d, double temperature, Format f, double softcap) {
+                                 std::int64_t d, double temperature, Format f, double softcap, double sink) {
   const std::size_t n = x.size(), dim = static_cast<std::size_t>(d);
+  if (std::isnan(sink) || sink == std::numeric_limits<double>::infinity())
+    throw std::invalid_argument("attention row: the sink logit must be finite or -inf (none)");
   if (d < 1 || q.size() != dim || K.size() != n * dim)
     throw std::invalid_argument("attention row: q must hold d values and K cols x d (d >= 1)");
   const double s = 1 / (temperature * std::sqrt(static_cast<double>(d)));
@@ -128,6 +134,7 @@ AttentionScores attention_scores(std::span<const double> x, std::span<const doub
   a.z.assign(n, -std::numeric_limits<double>::infinity());
   a.err.assign(n, 0);
   a.mass.assign(n, 0);
+  a.term.assign(n, 0);
   for (std::size_t j = 0; j < n; ++j) {
     if (!std::isfinite(x[j])) {
       a.z[j] = x[j];  // -inf masked; +inf / NaN leave the row undefined
@@ -146,6 +153,13 @@ AttentionScores attention_scores(std::span<const double> x, std::span<const doub
     // value at most |y| <= A_j: 8 2^-53 A_j more.
     a.z[j] = (softcap > 0 ? softcap * std::tanh(y / softcap) : y) + x[j];
     a.err[j] = (rel * (a.mass[j] + std::fabs(x[j])) + (softcap > 0 ? 8 * std::ldexp(a.mass[j], -53) : 0)) * grow;
+    a.term[j] = a.mass[j] + std::fabs(x[j]);
+  }
+  if (std::isfinite(sink)) {  // exact in double
+    a.z.push_back(sink);
+    a.err.push_back(0);
+    a.mass.push_back(0);
+    a.term.push_back(std::fabs(sink));
   }
   return a;
 }
@@ -153,10 +167,10 @@ AttentionScores attention_scores(std::span<const double> x, std::span<const doub
 }  // namespace
 
 RowShape attention_row_shape(std::span<const double> x, std::span<const double> q, std::span<const double> K,
-                             std::int64_t d, double temperature, Format f, double softcap) {
-  const AttentionScores a = attention_scores(x, q, K, d, temperature, f, softcap);
+                             std::int64_t d, double temperature, Format f, double softcap, double sink) {
+  const AttentionScores a = attention_scores(x, q, K, d, temperature, f, softcap, sink);
   RowShape s;
-  s.n = static_cast<double>(x.size());
+  s.n = static_cast<double>(a.z.size());  // the keys and the sink
   s.h = static_cast<double>(d);
   s.temperature_is_one = temperature == 1.0;
   // Which keys contribute is decided by the scores a kernel of format f
@@ -168,18 +182,18 @@ RowShape attention_row_shape(std::span<const double> x, std::span<const double> 
   // lowest computed max. The others' p_j underflow, and the scale's
   // resolution (exact_attention) covers what they still carry.
   const double uf = unit_roundoff(f) * (1 + std::ldexp(1.0, -40));
-  std::vector<double> reach(x.size(), 0);  // the double and the kernel's error of z_j
+  std::vector<double> reach(a.z.size(), 0);  // the double and the kernel's error of z_j
   double max_low = -std::numeric_limits<double>::infinity();
-  for (std::size_t j = 0; j < x.size(); ++j) {
+  for (std::size_t j = 0; j < a.z.size(); ++j) {
     if (!std::isfinite(a.z[j])) continue;
-    reach[j] = a.err[j] + (s.h + 8) * uf * (a.mass[j] + std::fabs(x[j]));
+    reach[j] = a.err[j] + (s.h + 8) * uf * a.term[j];
     max_low = std::max(max_low, a.z[j] - reach[j]);
   }
   if (!std::isfinite(max_low)) return s;
   const double cutoff = contributing_cutoff(f);
   double hi = -std::numeric_limits<double>::infinity(), lo = std::numeric_limits<double>::infinity(), m = 0,
          mass = 0;
-  for (std::size_t j = 0; j < x.size(); ++j) {
+  for (std::size_t j = 0; j < a.z.size(); ++j) {
     if (!std::isfinite(a.z[j]) || a.z[j] + reach[j] < max_low - cutoff) continue;
     // R and M of the exact scores: their double errors only.
     hi = std::max(hi, a.z[j] + a.err[j]);
@@ -195,15 +209,15 @@ RowShape attention_row_shape(std::span<const double> x, std::span<const double> 
 }
 
 bool attention_row_fits_format(std::span<const double> x, std::span<const double> q, std::span<const double> K,
-                               std::int64_t d, double temperature, Format f, double softcap) {
-  const AttentionScores a = attention_scores(x, q, K, d, temperature, f, softcap);
+                               std::int64_t d, double temperature, Format f, double softcap, double sink) {
+  const AttentionScores a = attention_scores(x, q, K, d, temperature, f, softcap, sink);
   // Twice the largest magnitude for a kernel that folds log2(e) into the
   // scale (FlashAttention's exp2), and 4u for the roundings on the way.
   const double limit = max_finite(f) / (2 * (1 + 4 * unit_roundoff(f)));
   double hi = -std::numeric_limits<double>::infinity(), lo = std::numeric_limits<double>::infinity();
-  for (std::size_t j = 0; j < x.size(); ++j) {
+  for (std::size_t j = 0; j < a.z.size(); ++j) {
     if (!std::isfinite(a.z[j])) continue;
-    if (!(a.mass[j] + std::fabs(x[j]) <= limit)) return false;
+    if (!(a.term[j] <= limit)) return false;
     hi = std::max(hi, a.z[j] + a.err[j]);
     lo = std::min(lo, a.z[j] - a.err[j]);
   }

@@ -263,6 +263,8 @@ struct FlashSteps {
   std::optional<Format> p_rounded_to = {};  // P rounded to bf16 or f16 before P.V
   bool l_sums_rounded_p = false;           // l sums the rounded P (renormalised), not the unrounded one
   double softcap = 0;                      // c > 0: scores c tanh(y / c) before the bias (OpParams::softcap)
+  double sink = -INFINITY;                 // a sink logit in l only (OpParams::sink); -inf: none
+  bool sink_in_every_split = false;        // test only: split-KV adding the sink to each split's l
 };
 
 // The score scale s = 1 / (T sqrt d) and s log2(e), once per call.
@@ -351,10 +353,20 @@ struct FlashScratch {
 };
 
 // One query, tile by tile (FlashAttention-2, Algorithm 1, one row of Q).
+// A sink logit s starts the state as a key of score s and no value would:
+// (m, l) = (fl(s log2 e), exp2(0) = 1), O = 0 (the sink attention of
+// gpt-oss: exp(s) in the denominator only). Then l >= 1 on every row, and a
+// query with every key masked ends with O = 0 / 1 and lse = s.
+template <class T>
+RowState<T> initial_state(double sink) {
+  if (sink == -INFINITY) return {};
+  return {static_cast<T>(sink) * std::numbers::log2e_v<T>, T(1)};
+}
+
 template <class T>
 void flash_row(const Query<T>& query, ScoreScales<T> scales, const FlashSteps& steps, FlashScratch<T>& w, std::span<T> O,
                T& lse) {
-  RowState<T> state;
+  RowState<T> state = initial_state<T>(steps.sink);
   std::fill(O.begin(), O.end(), T(0));
   for (std::size_t first = 0; first < query.keys(); first += steps.block_keys) {
     const std::size_t count = std::min(steps.block_keys, query.keys() - first);
@@ -429,10 +441,17 @@ template <class T>
 void split_row(const Query<T>& query, ScoreScales<T> scales, std::size_t splits, const FlashSteps& steps,
                SplitScratch<T>& w, std::span<T> O, T& lse) {
   const std::size_t n = query.keys(), d = query.d;
-  RowState<T> total;
+  // A sink joins the combine once, as the partial (s, 1) of a split without
+  // a value (natural units); each split's flash loop runs without it.
+  FlashSteps split_steps = steps;
+  if (!steps.sink_in_every_split) split_steps.sink = -INFINITY;
+  RowState<T> total = steps.sink_in_every_split || steps.sink == -INFINITY
+                          ? RowState<T>{}
+                          : RowState<T>{static_cast<T>(steps.sink), T(1)};
   for (std::size_t s = 0; s < splits; ++s) {
     const std::span<T> O_s(w.O.data() + s * d, d);
-    flash_row<T>(key_range(query, s * n / splits, (s + 1) * n / splits), scales, steps, w.flash, O_s, w.lse[s]);
+    flash_row<T>(key_range(query, s * n / splits, (s + 1) * n / splits), scales, split_steps, w.flash, O_s,
+                 w.lse[s]);
     total = merge(total, partial_state(w.lse[s]), Exp{});
   }
   std::fill(O.begin(), O.end(), T(0));
@@ -1045,6 +1064,61 @@ Kernel softcap_kernel(int cap) {
   return k;
 }
 
+// attention_flash_bc64_sink2_f32 / _f64 and attention_split4_bc64_sink2_f32:
+// a sink logit s = 2 (OpParams::sink) in the denominator. The judge's row
+// shape counts the sink as one more key (n + 1) of exact score s, in R and
+// M when it contributes (attention_row_shape), with no dot product and V =
+// 0: the derivations above hold for it as for a key whose value is 0, its
+// score's one rounding fl(s log2 e) (u|s| <= uM) inside the score error e.
+// What they do not count:
+//   flash   the sink's state (fl(s L), 1) comes before the first tile: one
+//           tile more, so C - 1 <= n_keys/Bc + 1 rather than (n_keys + 1)/Bc:
+//           one more alpha and rescale, 2(e2 + 2) on O, e2 + 2 on lse.
+//   split   the sink is one more partial (s, 1) of the combine's merge (the
+//           splits run without it): S + 1 states merged, (e_exp + 2) more on
+//           lse (one merge more) and log d <= log(S + 1):
+//           e_log log((S + 1)/S) more on both.
+template <class T>
+Kernel flash_sink_kernel(double sink) {
+  constexpr std::size_t block_keys = 64;
+  const std::string s = std::to_string(static_cast<int>(sink));
+  const std::string algorithm = flash_algorithm(block_keys) + "_sink" + s;
+  const LibmErrors e = flash_libm(format_of<T>());
+  const std::string why = "sink: one tile more before the first";
+  Kernel k = attention_kernel(
+      typed_name<T>(algorithm), algorithm, format_of<T>(), MaskedRowPolicy::zeros,
+      plus_constant(flash_output_contract(block_keys, e), 2 * (e.exp + 2), why),
+      plus_constant(flash_lse_contract(block_keys, e), e.exp + 2, why),
+      flash_description(block_keys) + "; a sink logit " + s + " in the denominator (the state starts at (" + s +
+          " log2 e, 1), O at 0): a query with every key masked gets O = 0 and lse = " + s,
+      flash_compute<T>(typed_name<T>(algorithm), FlashSteps{.block_keys = block_keys, .sink = sink}));
+  k.ops[0].params.sink = sink;
+  return k;
+}
+
+Kernel split_sink_kernel(double sink, bool in_every_split) {
+  constexpr std::size_t splits = 4, block_keys = 64;
+  const std::string s = std::to_string(static_cast<int>(sink));
+  const std::string algorithm = "attention_split4_bc64_sink" + s + (in_every_split ? "_every_split" : "");
+  const LibmErrors e = flash_libm(Format::f32), combine = naive_libm(Format::f32);
+  const double more_partials = combine.log * std::log((splits + 1.0) / splits);
+  const std::string why = "sink: one partial (s, 1) more in the combine";
+  Kernel k = attention_kernel(
+      typed_name<float>(algorithm), algorithm, Format::f32, MaskedRowPolicy::zeros,
+      plus_constant(split_output_contract(splits, block_keys, e, combine), more_partials, why),
+      plus_constant(split_lse_contract(splits, block_keys, e, combine), combine.exp + 2 + more_partials, why),
+      in_every_split ? "flash-decoding with the sink logit " + s +
+                           " added to every split's l (test only: the sink counted four times; claims "
+                           "attention_split4_bc64_sink" + s + "_f32's contracts)"
+                     : "flash-decoding (4 splits, tiles of 64) with a sink logit " + s +
+                           " joining the combine once, as the partial (" + s + ", 1)",
+      split_compute<float>(typed_name<float>(algorithm), splits,
+                           FlashSteps{.block_keys = block_keys, .sink = sink, .sink_in_every_split = in_every_split}));
+  k.ops[0].params.sink = sink;
+  k.test_only = in_every_split;
+  return k;
+}
+
 // A broken flash f32 kernel with attention_flash_bc64_f32's contracts.
 Kernel flash_mutant(const std::string& algorithm, FlashSteps steps, const std::string& what) {
   constexpr std::size_t block_keys = 64;
@@ -1075,7 +1149,17 @@ std::vector<Kernel> make_attention_kernels() {
           storage16_kernel(Format::bf16),
           storage16_kernel(Format::f16),
           softcap_kernel<float>(30),
-          softcap_kernel<double>(30)};
+          softcap_kernel<double>(30),
+          flash_sink_kernel<float>(2),
+          flash_sink_kernel<double>(2),
+          split_sink_kernel(2, false)};
+}
+
+Kernel make_flash_attention_kernel(Format f, std::size_t block_keys, std::size_t splits) {
+  if (f != Format::f32 && f != Format::f64)
+    throw std::invalid_argument("make_flash_attention_kernel: f32 or f64");
+  if (splits == 0) return f == Format::f32 ? flash_kernel<float>(block_keys) : flash_kernel<double>(block_keys);
+  return f == Format::f32 ? split_kernel<float>(splits, block_keys) : split_kernel<double>(splits, block_keys);
 }
 
 std::vector<Kernel> make_attention_mutants() {
@@ -1087,6 +1171,7 @@ std::vector<Kernel> make_attention_mutants() {
                    "flash with P rounded to bf16 before P.V while l sums the unrounded P: probability mass "
                    "lost or gained (REFERENCE.md: the FP8 P of ROCm FlyDSL PR 1020); attention_flash_pbf16_f32 "
                    "is the same loop with the contract it can keep"),
+      split_sink_kernel(2, true),
   };
 }
 

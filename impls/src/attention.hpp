@@ -16,16 +16,29 @@ namespace softcheck::kernels {
 // through the flash loop, then the split-KV combine of their (O_s, lse_s)),
 // attention_flash_pbf16_f32, attention_flash_pf16_f32 and
 // attention_flash_pbf16_sumrounded_f32 (P rounded before P.V, l summing the
-// unrounded or the rounded P) and bf16_ / f16_attention_flash_bc64_f32acc
-// (16-bit storage around the f32 flash loop); the flash-based ones masked
-// policy zeros. Each declares its O and lse contracts, except
+// unrounded or the rounded P), bf16_ / f16_attention_flash_bc64_f32acc
+// (16-bit storage around the f32 flash loop), attention_flash_bc64_softcap30
+// f32 / f64 (scores capped at 30 tanh(y / 30)), and with a sink logit of 2
+// (OpParams::sink) attention_flash_bc64_sink2_f32 / _f64 and
+// attention_split4_bc64_sink2_f32; the flash-based ones masked policy zeros. Each declares its O and lse contracts, except
 // attention_flash_pf16_f32's O: no finite bound exists (its Contract::why).
 std::vector<Kernel> make_attention_kernels();
 
+// The flash loop at any tile size Bc >= 1 (splits = 0), or flash-decoding
+// with `splits` >= 1 contiguous splits of tiles of Bc keys, in f32 or f64,
+// with the contracts derived for those Bc and S (attention.cpp): the tile
+// size and the split count are parameters of the algorithm (FlashAttention-2
+// tunes them per head dimension and device), and every choice must keep its
+// contract. The registry lists Bc = 16, 64 and S = 4; the tests sweep others.
+Kernel make_flash_attention_kernel(Format f, std::size_t block_keys, std::size_t splits = 0);
+
 // Deliberately broken flash kernels (Kernel::test_only), each claiming the
-// contracts of attention_flash_bc64_f32: attention_flash_no_rescale_f32 (O
-// is not rescaled when the running max grows) and attention_flash_p_bf16_f32
-// (P rounded to bf16 before P.V while l sums the unrounded P).
+// contracts of the kernel it breaks: attention_flash_no_rescale_f32 (O is
+// not rescaled when the running max grows) and attention_flash_p_bf16_f32 (P
+// rounded to bf16 before P.V while l sums the unrounded P), both as
+// attention_flash_bc64_f32; attention_split4_bc64_sink2_every_split_f32 (the
+// sink logit added to every split's l instead of once in the combine) as
+// attention_split4_bc64_sink2_f32.
 std::vector<Kernel> make_attention_mutants();
 
 }  // namespace softcheck::kernels

@@ -256,23 +256,25 @@ Outputs call(const Kernel& k, const Batch& b) {
   return {unpack(O, k.format, rows * b.d), unpack(lse, k.format, rows)};
 }
 
-// The exact rows, with the scores capped at `softcap` when > 0.
-std::vector<oracle::ExactAttention> exact(const Batch& b, double softcap = 0) {
+// The exact rows, with the scores capped at `softcap` when > 0 and a sink
+// logit when finite.
+std::vector<oracle::ExactAttention> exact(const Batch& b, double softcap = 0, double sink = -inf) {
   std::vector<oracle::ExactAttention> e;
   for (const Row& r : b.rows)
     e.push_back(oracle::exact_attention(r.x, r.q, r.K, r.V, static_cast<std::int64_t>(b.d), b.temperature,
-                                        oracle::default_bits, 0, softcap));
+                                        oracle::default_bits, 0, softcap, sink));
   return e;
 }
 
-// The exact rows kernel k is judged against: `e` (uncapped), or its own
-// softcap's when it declares one (recomputed into `own`).
+// The exact rows kernel k is judged against: `e` (no softcap, no sink), or
+// those of its own softcap and sink when it declares one (recomputed into
+// `own`).
 const std::vector<oracle::ExactAttention>& exact_for(const Kernel& k, const Batch& b,
                                                      const std::vector<oracle::ExactAttention>& e,
                                                      std::vector<oracle::ExactAttention>& own) {
-  const double cap = k.find(Op::attention)->params.softcap;
-  if (cap == 0) return e;
-  own = exact(b, cap);
+  const OpParams& p = k.find(Op::attention)->params;
+  if (p.softcap == 0 && p.sink == -inf) return e;
+  own = exact(b, p.softcap, p.sink);
   return own;
 }
 
@@ -366,7 +368,7 @@ RowVerdict judge_row(const Kernel& k, const Batch& b, const Outputs& out, const 
     return v;
   }
   const RowShape shape = attention_row_shape(row.x, row.q, row.K, static_cast<std::int64_t>(b.d), b.temperature,
-                                             k.format, decl.params.softcap);
+                                             k.format, decl.params.softcap, decl.params.sink);
   const OperandList outs = spec(Op::attention).out;
   const RowError errors[2] = {compare_row(O, e.output, k.format, outs[0], e.scale),
                               compare_row(lse, oracle::exact_values(e, OutputKind::log_sum_exp), k.format, outs[1])};
@@ -389,15 +391,17 @@ std::string label(const Batch& b, std::size_t r) {
          " T=" + std::to_string(b.temperature).substr(0, 3) + " row " + std::to_string(r);
 }
 
-// Every row of the batch within k's bounds (or policy); the ratios tallied.
-::testing::AssertionResult holds(const Kernel& k, const Batch& b, const std::vector<oracle::ExactAttention>& uncapped) {
+// Every row of the batch within k's bounds (or policy); the ratios tallied
+// for the printed table (a registered kernel's: `kernel` finds it by name).
+::testing::AssertionResult holds(const Kernel& k, const Batch& b, const std::vector<oracle::ExactAttention>& uncapped,
+                                 bool tallied = true) {
   std::vector<oracle::ExactAttention> own;
   const std::vector<oracle::ExactAttention>& e = exact_for(k, b, uncapped, own);
   const Outputs out = call(k, b);
   std::string failures;
   for (std::size_t r = 0; r < b.rows.size(); ++r) {
     const RowVerdict v = judge_row(k, b, out, e[r], r);
-    tally(k.name, b.family, label(b, r), v.ratio, v.error);
+    if (tallied) tally(k.name, b.family, label(b, r), v.ratio, v.error);
     if (!v.holds) failures += "\n  " + label(b, r) + ": " + v.why;
   }
   if (failures.empty()) return ::testing::AssertionSuccess();
@@ -464,7 +468,10 @@ TEST(AttentionKernels, DeclareTheirContractsPoliciesAndNames) {
                                           "bf16_attention_flash_bc64_f32acc",
                                           "f16_attention_flash_bc64_f32acc",
                                           "attention_flash_bc64_softcap30_f32",
-                                          "attention_flash_bc64_softcap30_f64"};
+                                          "attention_flash_bc64_softcap30_f64",
+                                          "attention_flash_bc64_sink2_f32",
+                                          "attention_flash_bc64_sink2_f64",
+                                          "attention_split4_bc64_sink2_f32"};
   ASSERT_EQ(attention_kernels().size(), names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     const Kernel& k = attention_kernels()[i];
@@ -488,15 +495,22 @@ TEST(AttentionKernels, DeclareTheirContractsPoliciesAndNames) {
   const OpDecl& bc64 = *kernel("attention_flash_bc64_f32").find(Op::attention);
   for (const char* p : {"attention_flash_pbf16_f32", "attention_flash_pf16_f32"})
     EXPECT_EQ(kernel(p).ops[0].contract_of(1).formula(), bc64.contract_of(1).formula()) << p;
-  const OpDecl& flash = *kernel("attention_flash_bc64_f32").find(Op::attention);
-  for (const Kernel& m : mutants()) {
+  // Each mutant claims the contracts (and sink) of the kernel it breaks.
+  const std::pair<const char*, const char*> broken[] = {
+      {"attention_flash_no_rescale_f32", "attention_flash_bc64_f32"},
+      {"attention_flash_p_bf16_f32", "attention_flash_bc64_f32"},
+      {"attention_split4_bc64_sink2_every_split_f32", "attention_split4_bc64_sink2_f32"}};
+  ASSERT_EQ(mutants().size(), std::size(broken));
+  for (std::size_t i = 0; i < mutants().size(); ++i) {
+    const Kernel& m = mutants()[i];
+    EXPECT_EQ(m.name, broken[i].first);
     EXPECT_TRUE(m.test_only) << m.name;
     EXPECT_EQ(m.format, Format::f32);
     const OpDecl& d = *m.find(Op::attention);
-    for (std::size_t o = 0; o < 2; ++o) EXPECT_EQ(d.contract_of(o).formula(), flash.contract_of(o).formula()) << m.name;
+    const OpDecl& of = *kernel(broken[i].second).find(Op::attention);
+    EXPECT_EQ(d.params, of.params) << m.name;
+    for (std::size_t o = 0; o < 2; ++o) EXPECT_EQ(d.contract_of(o).formula(), of.contract_of(o).formula()) << m.name;
   }
-  EXPECT_EQ(mutants()[0].name, "attention_flash_no_rescale_f32");
-  EXPECT_EQ(mutants()[1].name, "attention_flash_p_bf16_f32");
   for (const Kernel& k : attention_kernels())
     std::printf("%-36s O   %s\n%-36s lse %s\n", k.name.c_str(), k.ops[0].contract.formula().c_str(), "",
                 k.ops[0].contract_of(1).formula().c_str());
@@ -550,14 +564,18 @@ TEST(AttentionKernels, FullyMaskedRowsFollowTheDeclaredPolicy) {
       for (const Kernel* k : kernels_in(f)) {
         EXPECT_TRUE(holds(*k, b, e));
         const Outputs all = call(*k, b);
+        const double sink = k->ops[0].params.sink;
         for (std::size_t i = 0; i < 8; ++i) {
           const double o = all.O[8 + i];
-          if (k->masked_policy == MaskedRowPolicy::zeros)
+          if (k->masked_policy == MaskedRowPolicy::zeros || sink != -inf)
             EXPECT_TRUE(o == 0 && !std::signbit(o)) << k->name << " O_" << i << " = " << o;
           else
             EXPECT_TRUE(std::isnan(o)) << k->name << " O_" << i << " = " << o;
         }
-        if (k->masked_policy == MaskedRowPolicy::zeros) EXPECT_EQ(all.lse[1], -inf) << k->name;
+        // With a sink the row is the sink's softmax alone: lse = s (holds()
+        // judged it against the oracle's exact s within the lse contract).
+        if (sink != -inf) EXPECT_TRUE(std::isfinite(all.lse[1])) << k->name;
+        else if (k->masked_policy == MaskedRowPolicy::zeros) EXPECT_EQ(all.lse[1], -inf) << k->name;
         else EXPECT_TRUE(std::isnan(all.lse[1]) || all.lse[1] == -inf) << k->name;
         for (std::size_t r : {0u, 2u}) {
           Batch alone = b;
@@ -619,6 +637,7 @@ TEST(AttentionKernels, ValuesOfOneGiveOneWithinTheBound) {
       for (std::size_t n : {2u, 65u, 1000u}) {
         const Batch b = make_batch(family + "_v1", with_unit_values(fill), n, 8, 1.0, f, 2, 40);
         for (const Kernel* k : kernels_in(f)) {
+          if (k->ops[0].params.sink != -inf) continue;  // the sink's share: O = 1 - p_sink (SinkLogit below)
           const Outputs out = call(*k, b);
           for (std::size_t r = 0; r < b.rows.size(); ++r) {
             const Row& row = b.rows[r];
@@ -737,6 +756,100 @@ Row last_split_peak_row(Rng& rng, std::size_t n, std::size_t d) {
 TEST(AttentionSplitKv, HoldsItsContractsWithTheMaxInTheLastSplit) {
   check_family("last_split_peak", last_split_peak_row, {3, 4, 5, 65, 1000, 4099}, {1, 8, 64}, 2, 90);
   check_family("increasing", increasing_row, {3, 5, 257, 4099}, {8}, 2, 91);
+}
+
+// ------------------------------------------------- tile size, split count
+
+// The tile size Bc and the split count S are parameters of the algorithm
+// (make_flash_attention_kernel), each choice with the contract derived for
+// it. Every choice holds its contract on rows whose -inf runs sit on and
+// across tile boundaries, with a sink and with the max in the last split,
+// and any two agree within the sum of their bounds (the exact O and lse do
+// not depend on the tiling): |O_a - O_b| <= (B_a + B_b) u s_i. Bc from one
+// key (every key its own tile: C = n rescales) to more than the row; S from
+// one split (the combine of one segment) to more splits than keys (empty
+// segments).
+TEST(AttentionTiling, EveryTileSizeAndSplitCountHoldsItsContractsAndAgrees) {
+  const std::size_t tile_sizes[] = {1, 3, 16, 64, 100, 2048};
+  const std::size_t split_counts[] = {0, 1, 2, 3, 7, 16};  // 0: the flash loop without a combine
+  for (Format f : wide_formats) {
+    std::vector<Kernel> ks;
+    for (std::size_t bc : tile_sizes)
+      for (std::size_t s : split_counts) ks.push_back(kernels::make_flash_attention_kernel(f, bc, s));
+    const double u = unit_roundoff(f);
+    for (const auto& [family, fill] : std::vector<std::pair<std::string, Family>>{
+             {"tile_mask", tile_mask_row}, {"first_tile_masked", first_tile_masked_row},
+             {"last_split_peak", last_split_peak_row}, {"sink", sink_row}})
+      for (std::size_t n : {2u, 13u, 65u, 1000u}) {
+        const std::size_t d = 16;
+        const Batch b = make_batch(family, fill, n, d, 0.7, f, 2, 120);
+        const std::vector<oracle::ExactAttention> e = exact(b);
+        std::vector<Outputs> out;
+        for (const Kernel& k : ks) {
+          EXPECT_TRUE(holds(k, b, e, false));
+          out.push_back(call(k, b));
+        }
+        for (std::size_t r = 0; r < b.rows.size(); ++r) {
+          if (e[r].status != oracle::RowStatus::ok) continue;
+          const Row& row = b.rows[r];
+          const RowShape shape = attention_row_shape(row.x, row.q, row.K, static_cast<std::int64_t>(d), b.temperature, f);
+          for (std::size_t a = 0; a < ks.size(); ++a)
+            for (std::size_t c = a + 1; c < ks.size(); ++c) {
+              const OpDecl& da = *ks[a].find(Op::attention);
+              const OpDecl& dc = *ks[c].find(Op::attention);
+              const double bound_O = da.contract.bound_ulps(shape, f) + dc.contract.bound_ulps(shape, f);
+              const double bound_lse = da.contract_of(1).bound_ulps(shape, f) + dc.contract_of(1).bound_ulps(shape, f);
+              for (std::size_t i = 0; i < d; ++i)
+                EXPECT_LE(std::fabs(out[a].O[r * d + i] - out[c].O[r * d + i]),
+                          bound_O * u * static_cast<double>(e[r].scale[i]))
+                    << ks[a].name << " vs " << ks[c].name << " " << label(b, r) << " O_" << i;
+              EXPECT_LE(std::fabs(out[a].lse[r] - out[c].lse[r]), bound_lse * u)
+                  << ks[a].name << " vs " << ks[c].name << " " << label(b, r);
+            }
+        }
+      }
+  }
+}
+
+// Bc = 0 and S with Bc = 0 are refused; the names say Bc and S.
+TEST(AttentionTiling, TileSizeAndSplitCountAreNamedAndChecked) {
+  EXPECT_EQ(kernels::make_flash_attention_kernel(Format::f32, 64).name, "attention_flash_bc64_f32");
+  EXPECT_EQ(kernels::make_flash_attention_kernel(Format::f64, 16, 4).name, "attention_split4_bc16_f64");
+  EXPECT_THROW(kernels::make_flash_attention_kernel(Format::f32, 0), std::invalid_argument);
+  EXPECT_THROW(kernels::make_flash_attention_kernel(Format::f64, 0, 4), std::invalid_argument);
+  EXPECT_THROW(kernels::make_flash_attention_kernel(Format::bf16, 64), std::invalid_argument);
+}
+
+// -------------------------------------------------------------- sink logit
+
+// The sink kernels (OpParams::sink = 2) against the oracle with the same
+// sink: V = 1 gives O = 1 - p_sink, not 1 (the sink's share, from the
+// oracle); the sink alone on a fully masked query; and the split-KV kernel
+// that adds the sink to every split's l (counted S = 4 times) fails on
+// ordinary Gaussian rows, while the one that adds it once in the combine
+// holds.
+TEST(AttentionSinkLogit, SinkTakesItsShareAndIsCountedOnce) {
+  for (Format f : wide_formats)
+    for (const Kernel* k : kernels_in(f)) {
+      if (k->ops[0].params.sink == -inf) continue;
+      for (std::size_t n : {1u, 4u, 65u, 1000u}) {
+        const Batch b = make_batch("gaussian_v1", with_unit_values(gaussian_row), n, 8, 1.0, f, 2, 130);
+        std::vector<oracle::ExactAttention> own;
+        const std::vector<oracle::ExactAttention>& e = exact_for(*k, b, exact(b), own);
+        EXPECT_TRUE(holds(*k, b, e));
+        for (const oracle::ExactAttention& row : e)
+          EXPECT_LT(static_cast<double>(row.output[0]), 1.0 - 1e-6) << k->name << " n = " << n;
+      }
+    }
+  const Kernel& once = kernel("attention_split4_bc64_sink2_f32");
+  const Kernel& every = kernel("attention_split4_bc64_sink2_every_split_f32");
+  for (std::size_t n : {4u, 65u, 1000u}) {
+    const Batch b = make_batch("gaussian", gaussian_row, n, 8, 1.0, Format::f32, 2, 131);
+    std::vector<oracle::ExactAttention> own;
+    const std::vector<oracle::ExactAttention>& e = exact_for(once, b, exact(b), own);
+    EXPECT_TRUE(holds(once, b, e));
+    EXPECT_GT(worst_ratio(every, b, 1, e), 1.0) << "n = " << n;
+  }
 }
 
 // ----------------------------------------------------------------- P rounded

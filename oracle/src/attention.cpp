@@ -67,9 +67,10 @@ int exponent_bound(double v) { return std::ilogb(v) + 1; }
 // below about -3e18 underflows to 0 (oracle.cpp, prepare_mpfr_thread), a
 // relative weight no output can show.
 mpfr_prec_t working_bits(std::span<const double> x, std::span<const double> q, std::span<const double> K,
-                         std::size_t dim, double temperature, unsigned bits) {
+                         std::size_t dim, double temperature, unsigned bits, double sink) {
   const int extra = static_cast<int>(std::bit_width(dim)) - std::ilogb(temperature);
   int widest = 0;  // E
+  if (std::isfinite(sink) && sink != 0) widest = exponent_bound(sink);  // a score of its own
   for (std::size_t j = 0; j < x.size(); ++j) {
     if (x[j] == -INFINITY) continue;
     if (x[j] != 0) widest = std::max(widest, exponent_bound(x[j]));
@@ -108,14 +109,17 @@ std::vector<mpfr_ptr> pointers(std::vector<Real>& v) {
 //   m = max_j z_j,  e_j = exp(z_j - m)  (e = 1 exactly at the max)
 //   l = sum_j e_j,  lse = m + log l
 //   O_i = (sum_j e_j V_ji) / l,  s_i = (sum_j e_j |V_ji|) / l
-// over the unmasked keys only; every returned value is rounded once to `bits`.
+// over the unmasked keys only; a sink logit s joins m's max and adds
+// exp(s - m) to l (no value); every returned value is rounded once to `bits`.
 ExactAttention exact_attention(std::span<const double> x, std::span<const double> q, std::span<const double> K,
                                std::span<const double> V, std::int64_t d, double temperature, unsigned bits,
-                               double resolution, double softcap) {
+                               double resolution, double softcap, double sink) {
   if (!(resolution >= 0) || !std::isfinite(resolution))
     throw std::invalid_argument("exact_attention: resolution must be finite and >= 0");
   if (!(softcap >= 0) || !std::isfinite(softcap))
     throw std::invalid_argument("exact_attention: softcap must be finite and >= 0");
+  if (std::isnan(sink) || sink == INFINITY)
+    throw std::invalid_argument("exact_attention: the sink logit must be finite or -inf (none)");
   if (d < 1) throw std::invalid_argument("exact_attention: d must be >= 1");
   detail::check_arguments(x, temperature, bits, "exact_attention");
   const auto dim = static_cast<std::size_t>(d);
@@ -126,10 +130,13 @@ ExactAttention exact_attention(std::span<const double> x, std::span<const double
   if (!holds_n_by_d(K) || !holds_n_by_d(V))
     throw std::invalid_argument("exact_attention: K and V must hold n x d values");
   prepare_mpfr_thread();
+  const bool has_sink = std::isfinite(sink);
   const RowStatus status = attention_status(x, q, K, V, dim);
-  if (status != RowStatus::ok) return undefined_attention(status, bits);
+  // Every key masked: with a sink the row is still a softmax, of the sink alone.
+  if (status != RowStatus::ok && !(status == RowStatus::all_masked && has_sink))
+    return undefined_attention(status, bits);
 
-  const mpfr_prec_t w = working_bits(x, q, K, dim, temperature, bits);
+  const mpfr_prec_t w = working_bits(x, q, K, dim, temperature, bits, sink);
   static_assert(sizeof(unsigned long) == 8, "d must fit an unsigned long");
   Scratch root_scale(w), m(w), shift(w), l(w), log_l(w), sum(w);
   mpfr_sqrt_ui(root_scale.v, static_cast<unsigned long>(dim), MPFR_RNDN);
@@ -160,13 +167,22 @@ ExactAttention exact_attention(std::span<const double> x, std::span<const double
     }
     mpfr_add_d(raw(z), raw(z), x[j], MPFR_RNDN);
   }
-  const auto max_score = std::max_element(e.begin(), e.end());
-  mpfr_set(m.v, raw(*max_score), MPFR_RNDN);  // exact: same precision
+  // m: the largest score, or the sink (exact: w >= 53 bits).
+  if (has_sink) mpfr_set_d(m.v, sink, MPFR_RNDN);
+  else mpfr_set_inf(m.v, -1);
+  for (const Real& z : e) mpfr_max(m.v, m.v, raw(z), MPFR_RNDN);
   for (Real& z : e) {
     mpfr_sub(shift.v, raw(z), m.v, MPFR_RNDN);
     mpfr_exp(raw(z), shift.v, MPFR_RNDN);
   }
-  const std::vector<mpfr_ptr> e_ptr = pointers(e);
+  Real sink_term = real_with_bits(w);  // exp(s - m), in l only
+  std::vector<mpfr_ptr> e_ptr = pointers(e);
+  if (has_sink) {
+    mpfr_sub_d(shift.v, m.v, sink, MPFR_RNDN);
+    mpfr_neg(shift.v, shift.v, MPFR_RNDN);
+    mpfr_exp(raw(sink_term), shift.v, MPFR_RNDN);
+    e_ptr.push_back(raw(sink_term));
+  }
   mpfr_sum(l.v, e_ptr.data(), e_ptr.size(), MPFR_RNDN);
 
   ExactAttention a;

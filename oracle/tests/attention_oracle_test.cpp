@@ -245,6 +245,57 @@ TEST(ExactAttention, SoftcapActsBeforeTheMask) {
   EXPECT_TRUE(relatively_within(raw(plain.output[0]), p0.v, -250));
 }
 
+// A sink logit s is exp(s) in the denominator and nothing else: d = 1,
+// q = 1, K = (3, 0), V = (1, 0), s = 2 give p_0 = e^3 / (e^3 + 1 + e^2)
+// (O_0, computed by hand), lse = log(e^3 + 1 + e^2); the same row with the
+// sink written as one more key of score 2 and V = 0 (bias 2, K = 0) gives
+// the same O, scale and lse; every key masked leaves O = 0 (scale 0) and
+// lse = s with status ok; -inf is no sink; +inf and NaN are refused.
+TEST(ExactAttention, SinkLogitJoinsTheDenominatorOnly) {
+  const std::vector<double> x = {0, 0}, q = {1}, K = {3, 0}, V = {1, 0};
+  const ExactAttention a = exact_attention(x, q, K, V, 1, 1.0, default_bits, 0, 0, 2.0);
+  ASSERT_EQ(a.status, RowStatus::ok);
+  Mp e3(1200), e2(1200), denom(1200), p0(1200), lse(1200);
+  mpfr_set_ui(e3.v, 3, MPFR_RNDN);
+  mpfr_exp(e3.v, e3.v, MPFR_RNDN);
+  mpfr_set_ui(e2.v, 2, MPFR_RNDN);
+  mpfr_exp(e2.v, e2.v, MPFR_RNDN);
+  mpfr_add_ui(denom.v, e3.v, 1, MPFR_RNDN);
+  mpfr_add(denom.v, denom.v, e2.v, MPFR_RNDN);
+  mpfr_div(p0.v, e3.v, denom.v, MPFR_RNDN);
+  mpfr_log(lse.v, denom.v, MPFR_RNDN);
+  EXPECT_TRUE(relatively_within(raw(a.output[0]), p0.v, -250));
+  EXPECT_TRUE(relatively_within(raw(a.scale[0]), p0.v, -250));
+  EXPECT_TRUE(lse_within(raw(a.lse), lse.v, -250));
+
+  const ExactAttention as_key = exact_attention(std::vector<double>{0, 0, 2}, q, std::vector<double>{3, 0, 0},
+                                                std::vector<double>{1, 0, 0}, 1);
+  EXPECT_TRUE(relatively_within(raw(a.output[0]), raw(as_key.output[0]), -250));
+  EXPECT_TRUE(relatively_within(raw(a.scale[0]), raw(as_key.scale[0]), -250));
+  EXPECT_TRUE(lse_within(raw(a.lse), raw(as_key.lse), -250));
+
+  const std::vector<double> masked = {-inf, -inf};
+  const ExactAttention none = exact_attention(masked, q, std::vector<double>{nan, inf}, V, 1, 1.0, default_bits, 0,
+                                              0, -1.5);
+  ASSERT_EQ(none.status, RowStatus::ok);
+  EXPECT_EQ(mpfr_zero_p(raw(none.output[0])), 1);
+  EXPECT_EQ(mpfr_zero_p(raw(none.scale[0])), 1);
+  EXPECT_EQ(mpfr_cmp_d(raw(none.lse), -1.5), 0);
+  EXPECT_EQ(exact_attention(masked, q, K, V, 1).status, RowStatus::all_masked);
+
+  const ExactAttention no_sink = exact_attention(x, q, K, V, 1, 1.0, default_bits, 0, 0, -inf);
+  const ExactAttention plain = exact_attention(x, q, K, V, 1);
+  EXPECT_EQ(mpfr_cmp(raw(no_sink.output[0]), raw(plain.output[0])), 0);
+  EXPECT_EQ(mpfr_cmp(raw(no_sink.lse), raw(plain.lse)), 0);
+  for (double bad : {inf, nan})
+    EXPECT_THROW(exact_attention(x, q, K, V, 1, 1.0, default_bits, 0, 0, bad), std::invalid_argument) << bad;
+  // A sink of 1e300 takes all the mass (the keys' e^(3 - 1e300) is below
+  // MPFR's exponent range): lse = 1e300 to 2^-250 relative.
+  const ExactAttention huge = exact_attention(x, q, K, V, 1, 1.0, default_bits, 0, 0, 1e300);
+  ASSERT_EQ(huge.status, RowStatus::ok);
+  EXPECT_TRUE(lse_within(raw(huge.lse), Mp(1200, 1e300).v, -250));
+}
+
 // d = 2: the scores carry 1 / (T sqrt(2)). q = (1, 0), K_0 = (1, 0), K_1 = 0
 // give z = (1 / (T sqrt 2), 0); V = I reads off p = (1, e^-a) / (1 + e^-a)
 // with a = 1 / (T sqrt 2), and lse = log(1 + e^a).

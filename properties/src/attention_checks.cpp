@@ -81,7 +81,7 @@ std::optional<CaseResult> attention_scope(const Kernel& k, Op op, const Case& c,
   }
   if (domain != AttentionDomain::fully_masked &&
       !attention_row_fits_format(c.row, c.query, c.keys, c.head_dim, c.temperature, k.format,
-                                 k.find(op)->params.softcap))
+                                 k.find(op)->params.softcap, k.find(op)->params.sink))
     return not_applicable("the scores or their shifts overflow the format");
   return std::nullopt;
 }
@@ -168,19 +168,19 @@ CaseResult check_attention_mass(const Kernel& k, Op op, const Case& c) {
                    std::to_string(c.row.size()) + ", d = " + std::to_string(c.head_dim) + ")");
 }
 
-// ---- attention_key_permutation ----------------------------------------------------
-// Permuting the keys (the bias, K and V rows together) leaves the exact O
-// and lse unchanged, so with both runs within their contracts (triangle
-// inequality):
-//   |O_i(x) - O_i(Px)| <= (B_O(x) + B_O(Px)) u s_i,
-//   |lse(x) - lse(Px)| <= (B_lse(x) + B_lse(Px)) u.
-// Outputs without a contract are not compared. The permutation comes from
-// the case's hash.
-CaseResult check_attention_key_permutation(const Kernel& k, Op op, const Case& c) {
-  if (auto na = attention_scope(k, op, c, AttentionDomain::visible)) return *na;
-  const Case p = permuted(c, key_permutation(c));
-  const std::vector<std::vector<double>> a = run_case(k, op, c), b = run_case(k, op, p);
-  oracle::RowJudge ja = judge_of(k, c), jb = judge_of(k, p);
+namespace {
+
+// Both runs within their contracts of the same exact attention (the
+// property's transformation changes no exact output), so by the triangle
+// inequality
+//   |O_i(a) - O_i(b)| <= (B_O(a) + B_O(b)) u s_i,
+//   |lse(a) - lse(b)| <= (B_lse(a) + B_lse(b)) u,
+// s_i the exact scale of case a. `what` says what b is; outputs without a
+// contract are not compared.
+std::optional<CaseResult> agree_within_contracts(const Kernel& k, Op op, const Case& a_case, const Case& b_case,
+                                                 const std::string& what) {
+  const std::vector<std::vector<double>> a = run_case(k, op, a_case), b = run_case(k, op, b_case);
+  oracle::RowJudge ja = judge_of(k, a_case), jb = judge_of(k, b_case);
   const OpDecl& d = *k.find(op);
   std::optional<CaseResult> result;
   for (std::size_t o = 0; o < a.size(); ++o) {
@@ -200,12 +200,79 @@ CaseResult check_attention_key_permutation(const Kernel& k, Op op, const Case& c
       if (!(e <= measured)) measured = e, at = i;
     }
     CaseResult r = judge(measured, allowed, unit_of(out),
-                         std::string(out.name) + ": keys permuted, [" + std::to_string(at) + "] " + hex(a[o][at]) +
-                             " vs " + hex(b[o][at]) + " (n = " + std::to_string(c.row.size()) + ")");
+                         std::string(out.name) + ": " + what + ", [" + std::to_string(at) + "] " + hex(a[o][at]) +
+                             " vs " + hex(b[o][at]) + " (n = " + std::to_string(a_case.row.size()) + ")");
     result = result ? worst(std::move(*result), std::move(r)) : std::move(r);
   }
+  return result;
+}
+
+}  // namespace
+
+// ---- attention_key_permutation ----------------------------------------------------
+// Permuting the keys (the bias, K and V rows together) leaves the exact O
+// and lse unchanged: the two runs agree within the sum of their contracts
+// (agree_within_contracts). The permutation comes from the case's hash.
+CaseResult check_attention_key_permutation(const Kernel& k, Op op, const Case& c) {
+  if (auto na = attention_scope(k, op, c, AttentionDomain::visible)) return *na;
+  std::optional<CaseResult> r = agree_within_contracts(k, op, c, permuted(c, key_permutation(c)), "keys permuted");
+  if (!r) return not_applicable("no output with a contract");
+  return *r;
+}
+
+// ---- attention_masked_padding -----------------------------------------------------
+// r masked keys (bias -inf, K = V = 0) inserted before key p leave the exact
+// O and lse unchanged, while every tile boundary after p moves by r keys and
+// the split-KV segments (contiguous by count) take other keys: a tile or a
+// whole split may become fully masked, the -inf - -inf case of FlashAttention
+// tiling (REFERENCE.md). A tiled kernel's output must not depend on where
+// its tiles and splits cut the row beyond its contract: the two runs agree
+// within the sum of their contracts (agree_within_contracts), each contract
+// evaluated on its own row (n grows by r). r is 1, 7, 16, 63, 64 or n
+// (n masked keys at p = 0 mask the first half of the row: two of four
+// splits), and p in [0, n], both from the case's hash.
+CaseResult check_attention_masked_padding(const Kernel& k, Op op, const Case& c) {
+  if (auto na = attention_scope(k, op, c, AttentionDomain::visible)) return *na;
+  const std::size_t n = c.row.size(), d = static_cast<std::size_t>(c.head_dim);
+  std::uint64_t h = case_hash(c) | 1;
+  const auto next = [&h] { return h ^= h << 13, h ^= h >> 7, h ^= h << 17; };
+  const std::size_t counts[] = {1, 7, 16, 63, 64, n};
+  const std::size_t r = counts[next() % std::size(counts)], p = next() % (n + 1);
+  Case padded = c;
+  padded.row.insert(padded.row.begin() + static_cast<std::ptrdiff_t>(p), r, -INFINITY);
+  padded.keys.insert(padded.keys.begin() + static_cast<std::ptrdiff_t>(p * d), r * d, 0.0);
+  padded.values.insert(padded.values.begin() + static_cast<std::ptrdiff_t>(p * d), r * d, 0.0);
+  std::optional<CaseResult> result = agree_within_contracts(
+      k, op, c, padded, std::to_string(r) + " masked keys inserted before key " + std::to_string(p));
   if (!result) return not_applicable("no output with a contract");
   return *result;
+}
+
+// ---- attention_softcap_before_mask ------------------------------------------------
+// The softcap c tanh(y / c) acts on the scores before the bias and the mask
+// (Gemma 2, Grok; docs/attention.md): a masked key's score stays -inf. Capped
+// after the mask, c tanh(-inf / c) = -c brings every masked key back with
+// weight e^(-c) relative to a score of 0, and its V into O (the leak users
+// report). The masked keys' K is set to 0 and their V to +-big (alternating
+// by component, big = max_finite / (4 n): no partial sum can overflow), so
+// that even e^-30 of a leaked V outweighs any contract; the exact O and lse
+// (which never read masked keys) are unchanged, and the run must stay
+// within its contracts of them.
+CaseResult check_attention_softcap_before_mask(const Kernel& k, Op op, const Case& c) {
+  if (auto na = attention_scope(k, op, c, AttentionDomain::masked)) return *na;
+  const auto d = static_cast<std::size_t>(c.head_dim);
+  const double big = round_to_format(max_finite(k.format) / (4.0 * static_cast<double>(c.row.size())), k.format);
+  Case leaky = c;
+  for (std::size_t j = 0; j < c.row.size(); ++j) {
+    if (c.row[j] != -INFINITY) continue;
+    for (std::size_t i = 0; i < d; ++i) {
+      leaky.keys[j * d + i] = 0;
+      leaky.values[j * d + i] = i % 2 == 0 ? big : -big;
+    }
+  }
+  const std::vector<std::vector<double>> outs = run_case(k, op, leaky);
+  oracle::RowJudge rj = judge_of(k, leaky);
+  return outputs_within_contracts(k, op, outs, rj);
 }
 
 // ---- attention_masked_values ------------------------------------------------------
@@ -250,7 +317,10 @@ CaseResult check_attention_masked_values(const Kernel& k, Op op, const Case& c) 
 // kernel's declared masked-row policy (op.hpp, is_masked_row_value): zeros
 // O = 0 and lse = -inf (FlashAttention), nan every output NaN (lse -inf
 // accepted too, its exact value). uniform has no constant O (the mean of V)
-// and is never accepted for attention.
+// and is never accepted for attention. With a sink logit s the row is the
+// softmax of the sink alone: the exact O = 0 (scale 0: exactly 0) and lse =
+// s, judged by the contracts like any row (the judge's exact row has
+// status ok).
 CaseResult check_attention_fully_masked(const Kernel& k, Op op, const Case& c) {
   if (auto na = attention_scope(k, op, c, AttentionDomain::fully_masked)) return *na;
   const std::vector<std::vector<double>> outs = run_case(k, op, c);
@@ -276,7 +346,9 @@ CaseResult check_attention_fully_masked(const Kernel& k, Op op, const Case& c) {
 CaseResult check_attention_lse_is_softmax_lse(const Kernel& k, Op op, const Case& c) {
   if (auto na = attention_scope(k, op, c, AttentionDomain::exact_scores)) return *na;
   if (k.find(op)->params.softcap != 0) return not_applicable("softcapped scores c tanh(y / c) are not exact doubles");
-  const std::optional<std::vector<double>> z = exact_scores(c);
+  std::optional<std::vector<double>> z = exact_scores(c);
+  // A sink logit is one more score of the softmax (no value): exact, a double.
+  if (const double sink = k.find(op)->params.sink; sink != -INFINITY) z->push_back(sink);
   const std::size_t o = output_of(op, OutputKind::log_sum_exp);
   const std::vector<double> lse = run_case(k, op, c)[o];
   oracle::RowJudge rj = judge_of(k, c);

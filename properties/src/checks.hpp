@@ -62,6 +62,8 @@ CaseResult check_gradient_check(const Kernel& k, Op op, const Case& c);
 CaseResult check_attention_accuracy(const Kernel& k, Op op, const Case& c);
 CaseResult check_attention_mass(const Kernel& k, Op op, const Case& c);
 CaseResult check_attention_key_permutation(const Kernel& k, Op op, const Case& c);
+CaseResult check_attention_masked_padding(const Kernel& k, Op op, const Case& c);
+CaseResult check_attention_softcap_before_mask(const Kernel& k, Op op, const Case& c);
 CaseResult check_attention_masked_values(const Kernel& k, Op op, const Case& c);
 CaseResult check_attention_fully_masked(const Kernel& k, Op op, const Case& c);
 CaseResult check_attention_lse_is_softmax_lse(const Kernel& k, Op op, const Case& c);

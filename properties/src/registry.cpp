@@ -241,6 +241,13 @@ Claim attention_output_contract(const Kernel& k, Op op, OutputKind kind) {
 Claim attention_o_contract(const Kernel& k, Op op) {
   return attention_output_contract(k, op, OutputKind::attention_output);
 }
+// Mass conservation (V = 1 gives O = 1) without a sink: a sink logit takes
+// its share p_s of the mass, O = 1 - p_s (attention_accuracy checks that).
+Claim attention_mass_contract(const Kernel& k, Op op) {
+  if (const OpDecl* d = k.find(op); d != nullptr && d->params.sink != -INFINITY)
+    return {false, "sink logit " + num(d->params.sink) + ": V = 1 gives O = 1 - p_sink, not 1"};
+  return attention_o_contract(k, op);
+}
 Claim attention_lse_contract(const Kernel& k, Op op) {
   return attention_output_contract(k, op, OutputKind::log_sum_exp);
 }
@@ -251,6 +258,15 @@ Claim attention_uncapped_lse_contract(const Kernel& k, Op op) {
   if (const OpDecl* d = k.find(op); d != nullptr && d->params.softcap != 0)
     return {false, "softcap " + num(d->params.softcap) + ": the capped scores are never exact doubles"};
   return attention_lse_contract(k, op);
+}
+
+// The softcap's place before the mask: claimed by the kernels that cap
+// their scores and declare an O contract (the check judges O and lse).
+Claim attention_softcap_contract(const Kernel& k, Op op) {
+  const OpDecl* d = k.find(op);
+  if (d == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  if (d->params.softcap == 0) return {false, "no softcap"};
+  return attention_o_contract(k, op);
 }
 
 // ---- case generators ----------------------------------------------------------------
@@ -498,12 +514,24 @@ const std::vector<PropertyDef>& registry() {
         "attention ops with a declared contract"},
        dense_contract, attention_cases, check_attention_accuracy, attention_classes, CaseInputs::attention},
       {{"attention_mass", "V all ones gives O = 1 (mass conservation)", "max_i |O_i - 1| / u <= B_O (s_i = 1)",
-        "attention ops with a declared O contract"},
-       attention_o_contract, attention_mass_cases, check_attention_mass, attention_classes, CaseInputs::attention},
+        "attention ops with a declared O contract and no sink logit"},
+       attention_mass_contract, attention_mass_cases, check_attention_mass, attention_classes, CaseInputs::attention},
       {{"attention_key_permutation", "permuting the keys (K, V and the bias together) leaves O and lse unchanged",
         "O: |O_i - O'_i| / (u s_i) <= B_O(x) + B_O(Px); lse: |lse - lse'| / u <= B_lse(x) + B_lse(Px)",
         "attention ops with a declared contract"},
        dense_contract, attention_cases, check_attention_key_permutation, attention_classes, CaseInputs::attention},
+      {{"attention_masked_padding",
+        "masked keys inserted anywhere (moving every later tile and split boundary) leave O and lse unchanged",
+        "O: |O_i - O'_i| / (u s_i) <= B_O(x) + B_O(x'); lse: |lse - lse'| / u <= B_lse(x) + B_lse(x')",
+        "attention ops with a declared contract"},
+       dense_contract, attention_cases, check_attention_masked_padding, attention_classes, CaseInputs::attention},
+      {{"attention_softcap_before_mask",
+        "the softcap acts before the mask: masked keys with K = 0 and V = +-max/(4n) leave O and lse within "
+        "their contracts",
+        "O: max_i |O_i - exact_i| / (u s_i) <= B_O; lse: |lse - exact| / u <= B_lse",
+        "attention ops with a softcap and a declared O contract"},
+       attention_softcap_contract, attention_masked_cases, check_attention_softcap_before_mask, attention_classes,
+       CaseInputs::attention},
       {{"attention_masked_values", "the K and V of masked keys (NaN, inf, anything) change neither O nor lse",
         "exact (bitwise)", "every attention kernel"},
        attention_op, attention_masked_cases, check_attention_masked_values, attention_classes, CaseInputs::attention},

@@ -527,6 +527,36 @@ std::vector<Fake> make_fakes() {
                               {})});
   // -inf masks replaced by -1e300: the masked keys' scores read K, and
   // 0 x V_j turns a NaN or inf there into NaN.
+  // Flash-decoding whose combine turns a fully masked split into NaN (its
+  // lse_s = -inf enters exp(lse_s - L) as -inf - -inf): O and lse NaN when
+  // one of the four contiguous quarters of the row has no visible key.
+  f.push_back({"attention_masked_padding", Op::attention,
+               attention_fake("fake_attention_masked_split_nan", "attention_split4_bc64_f64", {},
+                              [](X x, X, std::size_t, AO O, double& lse) {
+                                const std::size_t n = x.size();
+                                for (std::size_t s = 0; s < 4; ++s) {
+                                  const auto begin = x.begin() + static_cast<std::ptrdiff_t>(s * n / 4);
+                                  const auto end = x.begin() + static_cast<std::ptrdiff_t>((s + 1) * n / 4);
+                                  if (begin != end && std::all_of(begin, end, [](double v) { return v == -INFINITY; })) {
+                                    std::fill(O.begin(), O.end(), NAN);
+                                    lse = NAN;
+                                  }
+                                }
+                              })});
+  // The softcap applied after the mask: a masked key's score is
+  // c tanh(-inf / c) = -c, not -inf, and its V enters O. Emulated on the
+  // capped kernel by giving each masked key K = 0 (cap(0) = 0) and the bias
+  // -c (c = 30).
+  f.push_back({"attention_softcap_before_mask", Op::attention,
+               attention_fake("fake_attention_softcap_after_mask", "attention_flash_bc64_softcap30_f64",
+                              [](AX x, AX, AX K, AX, std::size_t d) {
+                                for (std::size_t j = 0; j < x.size(); ++j) {
+                                  if (x[j] != -INFINITY) continue;
+                                  x[j] = -30;
+                                  std::fill_n(K.begin() + static_cast<std::ptrdiff_t>(j * d), d, 0.0);
+                                }
+                              },
+                              {})});
   f.push_back({"attention_masked_values", Op::attention,
                attention_fake("fake_attention_reads_masked_keys", "attention_flash_bc16_f64",
                               [](AX x, AX, AX, AX, std::size_t) {

@@ -52,13 +52,18 @@ RowShape row_shape(std::span<const double> x, double temperature, Format f);
 // With a softcap c > 0 (OpParams::softcap) the scores are c tanh(y / c) +
 // x_j, y = (q . K_j) / (T sqrt(d)); D stays the dot products' mass (tanh
 // passes their error on times sech^2 <= 1).
+// With a sink logit s (OpParams::sink, finite) the sink counts as one more
+// key of exact score s (n + 1; in R and M when it contributes, with the
+// error u|s| of a kernel's fl(s log2 e)) and no dot product.
 RowShape attention_row_shape(std::span<const double> x, std::span<const double> q, std::span<const double> K,
-                             std::int64_t d, double temperature, Format f, double softcap = 0);
+                             std::int64_t d, double temperature, Format f, double softcap = 0,
+                             double sink = -HUGE_VAL);
 // True when a kernel of format f can hold its intermediates on this
 // attention row: every score's terms s |q_i K_ji| summed, the scores and
 // their shifts from the max are finite values of f (with 4u of margin).
 bool attention_row_fits_format(std::span<const double> x, std::span<const double> q, std::span<const double> K,
-                               std::int64_t d, double temperature, Format f, double softcap = 0);
+                               std::int64_t d, double temperature, Format f, double softcap = 0,
+                               double sink = -HUGE_VAL);
 
 // True when a kernel of format f can represent its own intermediates on this
 // row: z = x / T and the shifts z_i - max z of the finite entries are finite

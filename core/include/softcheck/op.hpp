@@ -176,19 +176,24 @@ enum class OpParam : std::uint8_t { none, alpha, k, threshold, label_smoothing, 
 // q = (1 - eps) onehot(t) + eps / n (PyTorch's label_smoothing;
 // docs/gradients.md); attention: the tanh softcap c > 0 of the scores,
 // c tanh(y / c) applied before the bias and mask (Gemma 2, Grok; 0: none;
-// docs/attention.md). Unused fields stay 0.
+// docs/attention.md), and the sink logit s: a learned logit in the
+// softmax's denominator only, l = sum_j exp(z_j) + exp(s), with no value
+// (gpt-oss; a key of score s and V = 0), so O sums to less than 1 with V = 1
+// and a query with every key masked has O = 0 and lse = s. -inf (exp(-inf)
+// = 0) is no sink. Unused fields stay 0 (the sink -inf).
 struct OpParams {
   double alpha = 0;
   std::int64_t k = 0;
   double threshold = 0;
   double label_smoothing = 0;
   double softcap = 0;
+  double sink = -HUGE_VAL;  // -inf (HUGE_VAL: a constant expression for nvcc too)
 
   // Written out: nvcc's front end (the CUDA kernels include this header)
   // rejects a defaulted comparison.
   constexpr bool operator==(const OpParams& o) const {
     return alpha == o.alpha && k == o.k && threshold == o.threshold && label_smoothing == o.label_smoothing &&
-           softcap == o.softcap;
+           softcap == o.softcap && sink == o.sink;
   }
 };
 
@@ -321,7 +326,8 @@ inline constexpr OpSpec op_table[] = {
     // or split-KV kernel hands on; docs/attention.md).
     {Op::attention, "attention",
      "O = sum_j p_j V_j and lse(z), p = softmax(z), z_j = cap((q . K_j) / (T sqrt(d))) + bias_j, per query "
-     "(cap(y) = c tanh(y / c) with the kernel's softcap c, y without one)",
+     "(cap(y) = c tanh(y / c) with the kernel's softcap c, y without one; with the kernel's sink logit s, "
+     "exp(s) joins softmax's denominator and lse)",
      op_operands::bias_q_k_v, op_operands::attention_output_and_lse, OpParam::softcap, Reference::dense, false, 0},
 };
 

@@ -27,6 +27,12 @@ struct ExactAttention {
 // With a softcap c > 0 (OpParams::softcap; Gemma 2, Grok) the scores are
 // z_j = c tanh(y_j / c) + x_j, y_j = (q . K_j) / (T sqrt(d)): the cap acts
 // before the bias and the mask, so a masked key stays at -inf.
+// With a sink logit s (OpParams::sink; finite, -inf for none) the
+// softmax's denominator gains exp(s) and nothing else does (the sink has no
+// value): p_j = exp(z_j) / (sum_k exp(z_k) + exp(s)), O = sum_j p_j V_j,
+// s_i = sum_j p_j |V_ji|, lse = log(sum_k exp(z_k) + exp(s)). A query with
+// every key masked then has a value, O = 0 (scale 0: exactly 0) and lse = s,
+// with status ok.
 // x: n bias entries; q: d values; K and V: n x d values, key-major (K[j * d + i]).
 // Status: undefined when x holds +inf or NaN, or q (even with every key
 // masked), or the K or V row of an unmasked key holds a non-finite value
@@ -39,7 +45,7 @@ struct ExactAttention {
 // 2^-bits (1 + 2^-57) of max(1, |lse|), for any finite inputs. Every Real
 // returned carries exactly `bits` bits. Throws std::invalid_argument for
 // d < 1, an empty x, spans of the wrong length, a temperature not finite
-// and > 0, or bits outside [1, 2^24]. Thread-safe.
+// and > 0, bits outside [1, 2^24], or a sink of +inf or NaN. Thread-safe.
 //
 // `resolution` (rho >= 0): the scale becomes
 //   s_i = sum_j (max(p_j, rho) |V_ji| + rho)   over the unmasked keys,
@@ -51,7 +57,8 @@ struct ExactAttention {
 // subnormal and V_j near the format's max). 0 gives the exact scale.
 ExactAttention exact_attention(std::span<const double> x, std::span<const double> q, std::span<const double> K,
                                std::span<const double> V, std::int64_t d, double temperature = 1.0,
-                               unsigned bits = default_bits, double resolution = 0, double softcap = 0);
+                               unsigned bits = default_bits, double resolution = 0, double softcap = 0,
+                               double sink = -HUGE_VAL);
 
 // O (kind attention_output) or the lse (log_sum_exp).
 std::span<const Real> exact_values(const ExactAttention& a, OutputKind kind);

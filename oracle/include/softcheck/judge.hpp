@@ -178,10 +178,10 @@ class RowJudge {
   const ExactGradient& gradient_exact(OutputKind kind);
   std::span<const double> q_, K_, V_;
   std::int64_t head_dim_ = 0;
-  // Per softcap (kernels on one row may declare different ones); a deque
-  // keeps the spans handed out valid.
-  std::deque<std::pair<double, ExactAttention>> attention_;
-  const ExactAttention& attention_exact(double softcap);
+  // Per softcap and sink (kernels on one row may declare different ones);
+  // a deque keeps the spans handed out valid.
+  std::deque<std::pair<OpParams, ExactAttention>> attention_;
+  const ExactAttention& attention_exact(const OpParams& p);
   // The contract's row shape: row_shape, or attention_row_shape for op d.op.
   RowShape shape_for(const OpDecl& d) const;
   void set_bound(const OpDecl& d, std::size_t output, RowVerdict& v) const;
