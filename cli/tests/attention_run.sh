@@ -30,7 +30,7 @@ unavailable = [k for k in r["kernels"] if k["status"] == "unavailable"]
 assert all(k["kernel"].startswith("cuda_") and k["unavailable_reason"] for k in unavailable), unavailable
 ks = [k for k in r["kernels"] if k["status"] != "unavailable"]
 assert {k["op"] for k in ks} == {"attention"} and {k["output"] for k in ks} == {"O", "lse"}, ks
-assert len(ks) + len(unavailable) == 34, (len(ks), len(unavailable))
+assert len(ks) + len(unavailable) == 40, (len(ks), len(unavailable))
 # attention_flash_pf16_f32: O has no finite bound (P in f16 underflows
 # under a dominant key): measured, not gated (its reference-rule opt-out).
 for k in ks:

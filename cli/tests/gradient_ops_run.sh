@@ -15,10 +15,14 @@ bin=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# Every quick-suite family at five of its sizes (1 to 4096: the row lengths
+# where tiling, masking and the one-element row differ; 65536 adds oracle
+# time, not paths), both temperatures.
+sizes=(--size 1 --size 3 --size 31 --size 1000 --size 4096)
 
 check_all quick_suite_holds 0 "cross_entropy_f32" "cross_entropy:loss" "cross_entropy:dx" \
   "cross_entropy_chunked_f64" "bf16_cross_entropy_f32acc" "cross_entropy_ls0p1_f32" "every declared contract held" -- \
-  "$bin" run --op cross_entropy --jobs 2 --property-tests 0 --out "$tmp/ce"
+  "$bin" run --op cross_entropy "${sizes[@]}" --jobs 2 --property-tests 0 --out "$tmp/ce"
 check_all quick_suite_report 0 -- python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -37,7 +41,7 @@ assert r["verdict"] == "held"
 ' "$tmp/ce/report.json"
 
 check_all careless_fails 1 "careless_cross_entropy_f32" "CONTRACT VIOLATED" -- \
-  "$bin" run --impl careless_cross_entropy_f32 --jobs 2 --property-tests 0 --out "$tmp/careless"
+  "$bin" run --impl careless_cross_entropy_f32 "${sizes[@]}" --jobs 2 --property-tests 0 --out "$tmp/careless"
 check_all careless_counted 0 -- python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -76,7 +80,7 @@ check_all gate_passes 0 "gate: passed" -- "$bin" gate --baseline "$tmp/ce/report
 
 check_all backward_holds 0 "softmax_backward_wide_f64" "bf16_log_softmax_backward_f32acc" "log_softmax_backward:dx" \
   "every declared contract held" -- \
-  "$bin" run --op softmax_backward --op log_softmax_backward --jobs 2 --property-tests 0 --out "$tmp/bw"
+  "$bin" run --op softmax_backward --op log_softmax_backward "${sizes[@]}" --jobs 2 --property-tests 0 --out "$tmp/bw"
 check_all backward_footnote 0 "softmax_backward:dx (s_i = y_i (|g_i| + sum_j y_j |g_j|))" -- cat "$tmp/bw/report.md"
 check_all backward_report 0 -- python3 -c '
 import json, sys
