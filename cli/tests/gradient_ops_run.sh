@@ -36,7 +36,7 @@ assert len([k for k in ks if "_ls0p1_" in k["kernel"]]) == 8, [k["kernel"] for k
 for k in ks:
     assert k["status"] == "held" and k["contract"]["declared"], (k["kernel"], k["output"], k["status"])
     assert 0 < k["max_bound_ratio"] <= 1, (k["kernel"], k["max_bound_ratio"])
-    assert k["rows"] > 2000, (k["kernel"], k["rows"])
+    assert k["rows"] > 1000, (k["kernel"], k["rows"])
 assert r["verdict"] == "held"
 ' "$tmp/ce/report.json"
 

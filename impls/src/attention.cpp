@@ -765,10 +765,7 @@ ComputeFn storage16_compute(std::string kernel_name, Format storage, ComputeFn f
 
 // The relative errors, in units of u, of the exponential and the logarithm
 // a kernel calls (see above).
-struct LibmErrors {
-  double exp = 0, log = 0;
-  std::string what;
-};
+using LibmErrors = ExpLogErrors;
 
 LibmErrors naive_libm(Format f) {
   if (f == Format::f32) return {1.004, 1.636, "expf 0.502 ulp, logf 0.818 ulp"};
@@ -1153,6 +1150,13 @@ std::vector<Kernel> make_attention_kernels() {
           flash_sink_kernel<float>(2),
           flash_sink_kernel<double>(2),
           split_sink_kernel(2, false)};
+}
+
+Contract flash_attention_output_contract(std::size_t block_keys, const ExpLogErrors& e) {
+  return flash_output_contract(block_keys, e);
+}
+Contract flash_attention_lse_contract(std::size_t block_keys, const ExpLogErrors& e) {
+  return flash_lse_contract(block_keys, e);
 }
 
 Kernel make_flash_attention_kernel(Format f, std::size_t block_keys, std::size_t splits) {

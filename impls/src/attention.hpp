@@ -3,6 +3,8 @@
 // Op::attention; REFERENCE.md "Attention rows" and "FlashAttention tiling").
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <vector>
 
 #include "softcheck/kernel.hpp"
@@ -31,6 +33,19 @@ std::vector<Kernel> make_attention_kernels();
 // tunes them per head dimension and device), and every choice must keep its
 // contract. The registry lists Bc = 16, 64 and S = 4; the tests sweep others.
 Kernel make_flash_attention_kernel(Format f, std::size_t block_keys, std::size_t splits = 0);
+
+// The relative errors, in units of u (k ulp <= 2k u), of the exponential
+// and the logarithm a flash kernel calls, and what they are.
+struct ExpLogErrors {
+  double exp = 0, log = 0;
+  std::string what;
+};
+
+// The flash loop's O and lse contracts at tile size Bc (derived in
+// attention.cpp) for an exp2 and a log2 of errors `e`: the host twin of the
+// CUDA kernel runs the same loop with the portable exp2 / log2.
+Contract flash_attention_output_contract(std::size_t block_keys, const ExpLogErrors& e);
+Contract flash_attention_lse_contract(std::size_t block_keys, const ExpLogErrors& e);
 
 // Deliberately broken flash kernels (Kernel::test_only), each claiming the
 // contracts of the kernel it breaks: attention_flash_no_rescale_f32 (O is

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "attention.hpp"
 #include "cuda_backend.hpp"
 #include "kernel_util.hpp"
 #include "softcheck/attention_steps.hpp"
@@ -99,99 +100,31 @@ void attention_flash_twin_row(const float* x, const float* q, const float* K, co
 // error both O's numerator and l carry: twice on O) as stated there.
 //
 // The twin's arithmetic is attention.cpp's flash kernel at Bc = 64 in f32,
-// operation for operation (attention_steps.hpp lists the steps), except for
-// its exponential and logarithm: portable::exp2 and portable::log2 are each
-// within 0.5 ulp + 2^-20 ulp of exact (portable_math.hpp; measured by
-// impls.PortableExp2.* and impls.PortableLog2.*), and k ulp is at most 2k u
-// relative, so
+// operation for operation (attention_steps.hpp lists the steps; the CUDA
+// kernel stages K in shared memory 32 columns at a time, the order of q . K's
+// additions stays i = 0, 1, ..., d - 1), except for its exponential and
+// logarithm: portable::exp2 and portable::log2 are each within 0.5 ulp +
+// 2^-20 ulp of exact (portable_math.hpp; measured by impls.PortableExp2.* and
+// impls.PortableLog2.*), and k ulp is at most 2k u relative, so
 //   e2 = e_log2 = 2 (0.5 + 2^-20) = 1 + 2^-19
 // in place of glibc's exp2f 1.004 (0.502 ulp) and log2f 1.504 (0.752 ulp).
-// The derivation is flash's with these figures:
-//
-// Score in log2 units z'_j = fma(fl(q . K_j), fl(s^ L), fl(x_j L)),
-// L = fl(log2 e) = log2(e)(1 + lambda):
-//   fl(q . K_j)   left to right, 0 + q_0 K_j0 exact: gamma_d sum_i |q_i K_ji|
-//                 (Higham eq. 3.5; the CUDA kernel stages K in shared memory
-//                 32 columns at a time, the order of the additions stays
-//                 i = 0, 1, ..., d - 1)                                  d D
-//   s^, fl(s^ L)  fl(sqrt d), fl(T), their product, the reciprocal, and the
-//                 product with L: a factor common to the dot parts       5 D
-//   fl(x_j L)     one rounding of x_j, |x_j| <= |z_j| + D <= M + D        M + D
-//   the fma       one rounding of z_j                                    M
-//   score error e = (d + 6) D + 2M; lambda, common to every exponent: (b).
-// Tiles: C = ceil(n / 64), C - 1 <= n / Bc; a fully masked tile is skipped
-// and a rescale whose max did not move is exact (online::rescale), both only
-// lower the counts. A key of tile t reaches l and O's numerator through:
-//   both           its exp2 (e2) and, per later tile whose max grows, an
-//                  alpha (e2): e2 + (C - 1) e2; the exponents' roundings add
-//                  up to u (m_final - z'_j) ln 2 <= uR; a factor of both (c),
-//                  so twice;
-//   l              the tile sum Bc - 1 (0 + P_0 exact), the addition to the
-//                  rescaled l (exact in the first tile) and, per later tile,
-//                  the rescale product and the addition: Bc - 1 + 2(C - 1);
-//   O's numerator  P_j V_ji, the tile sum Bc - 1, per later tile alpha O_i
-//                  and the addition: Bc + 2(C - 1);
-//   O_i / l        one division.
-//   O    2e + R + 2(R + e2 C) + (Bc - 1 + 2(C - 1)) + (Bc + 2(C - 1)) + 1
-//        = 2 e2 + 2 Bc + 2(e2 + 2)(C - 1) + 3R + 4M + (2h + 12) D
-//        <= (2 e2 + 2 Bc) + (2(e2 + 2)/Bc) n + 3R + 4M + (2h + 12) D
-//        = (130 + 2^-18) + (3 + 2^-19)/32 n + 3R + 4M + (2h + 12) D.
-//   lse  fl(fl(m + fl(log2 l)) fl(ln 2)): e (a) + M (lambda, b) + l's
-//        relative error R + e2 + (Bc - 1) + (e2 + 2)(C - 1) (through log2 l,
-//        times ln 2) + e_log2 log n (log2's rounding, times ln 2) + 3(M +
-//        log n) (the addition, ln 2's rounding and the product each round
-//        |lse| <= M + log n); log n <= (log 4096 - 1) + n/4096 (the tangent
-//        of log at 4096):
-//        = (e2 + Bc - 1 + 7.32 (3 + e_log2)) + ((e2 + 2)/Bc + (3 + e_log2)/4096) n
-//          + R + 6M + (h + 6) D.
+// The contracts are flash's derivation (attention.cpp, "flash") with these
+// figures: flash_attention_output_contract / flash_attention_lse_contract.
 // Outside these bounds, as for attention.cpp's kernels: a subnormal P_j or
 // alpha carries an absolute error up to denorm_min/2 (the metric's floor
 // rho), keys below the contributing cut-off are left out of R, M and D.
 
-namespace {
-
-// The relative error, in units of u, of portable::exp2 and portable::log2:
-// 0.5 ulp + 2^-20 ulp each, k ulp <= 2k u.
-constexpr double portable_e2 = 1 + 0x1p-19;
-constexpr double portable_e_log2 = 1 + 0x1p-19;
-const char* const portable_what = "portable exp2 and log2, 0.5 + 2^-20 ulp each";
-
-// log n <= (log N0 - 1) + n / N0 for n >= 1: the tangent of log at N0.
-struct LinearInN {
-  double a, b;
-};
-LinearInN log_n_bound(double N0) { return {std::log(N0) - 1, 1 / N0}; }
-
-// attention.cpp's Contract shape: a + b n + c R + d M + hd h D + dot D.
-Contract attention_contract(double a, double b, double c, double d, double hd, double dot_coefficient,
-                            std::string why) {
-  Contract k = declared_contract(a, b, c, d, 0, std::move(why));
-  k.hd = hd;
-  k.dot = dot_coefficient;
-  return k;
+// portable::exp2 and portable::log2 in units of u.
+ExpLogErrors portable_errors() {
+  return {1 + 0x1p-19, 1 + 0x1p-19, "portable exp2 and log2, 0.5 + 2^-20 ulp each: e2 = e_log2 = 1 + 2^-19"};
 }
 
-}  // namespace
-
 Contract attention_flash_twin_output_contract() {
-  const auto bc = static_cast<double>(block_keys);
-  return attention_contract(2 * portable_e2 + 2 * bc, 2 * (portable_e2 + 2) / bc, 3, 4, 2, 12,
-                            "Bc = " + std::to_string(block_keys) +
-                                ": scores (d + 6)D + 2M twice, log2(e)'s rounding R; exp2 terms and alphas "
-                                "R + e2 (1 + (C - 1)) twice; l Bc - 1 + 2(C - 1), O Bc + 2(C - 1), O / l 1; "
-                                "C - 1 <= n/Bc (" + std::string(portable_what) + ": e2 = 1 + 2^-19; attention_twin.cpp)");
+  return flash_attention_output_contract(static_cast<std::size_t>(block_keys), portable_errors());
 }
 
 Contract attention_flash_twin_lse_contract() {
-  const auto bc = static_cast<double>(block_keys);
-  const LinearInN log_n = log_n_bound(4096);
-  return attention_contract(portable_e2 + bc - 1 + (3 + portable_e_log2) * log_n.a,
-                            (portable_e2 + 2) / bc + (3 + portable_e_log2) * log_n.b, 1, 6, 1, 6,
-                            "(m + log2 l) ln 2, Bc = " + std::to_string(block_keys) +
-                                ": scores (d + 6)D + 2M, log2(e)'s rounding M, l R + e2 + Bc - 1 + (e2 + 2)n/Bc, "
-                                "log2's rounding e_log2 log n, three roundings of M + log n; "
-                                "log n <= 7.32 + n/4096 (" + std::string(portable_what) +
-                                ": e2 = e_log2 = 1 + 2^-19; attention_twin.cpp)");
+  return flash_attention_lse_contract(static_cast<std::size_t>(block_keys), portable_errors());
 }
 
 namespace {

@@ -133,6 +133,11 @@ struct Target {
 
   const Contract& contract() const { return decl->contract_of(output); }
   const Operand& operand() const { return spec(decl->op).out[output]; }
+  // Output elements per row of case c: n for a row output, 1 for a scalar,
+  // d for attention's O (what `measured` counts, and can never exceed).
+  std::uint64_t elements_per_row(const SuiteCase& c) const {
+    return static_cast<std::uint64_t>(output_cols(operand(), c.cols, c.family ? c.family->head_dim : 0));
+  }
 };
 
 // Sweep bins (report.hpp ErrorBin) are accumulated with mean_ulp holding the
@@ -280,7 +285,7 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
                          const RunOptions& opt, const std::vector<std::size_t>* index = nullptr,
                          double reference_ratio = -1) {
   a.rows++;
-  a.elements += static_cast<std::uint64_t>(c.cols);
+  a.elements += t.elements_per_row(c);
   a.measured += e.measured;
   a.nonfinite += e.nonfinite;
   a.special_mismatch += e.special_mismatch;
@@ -320,7 +325,7 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
 void record_masked_row(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
                        const double* y, bool follows, const RunOptions& opt) {
   a.rows++;
-  a.elements += static_cast<std::uint64_t>(c.cols);
+  a.elements += t.elements_per_row(c);
   a.policy_rows++;
   if (follows) return;
   a.policy_violations++;
@@ -426,7 +431,7 @@ void record_failure(Accum& a, const Target& t, const SuiteCase& c, const double*
                     const RunOptions& opt) {
   const auto rows = static_cast<std::uint64_t>(c.rows);
   a.rows += rows;
-  a.elements += rows * static_cast<std::uint64_t>(c.cols);
+  a.elements += rows * t.elements_per_row(c);
   a.contract_violations += rows;
   a.violated_rows += rows;
   WorstCase w;
