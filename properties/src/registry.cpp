@@ -238,7 +238,14 @@ Claim attention_output_contract(const Kernel& k, Op op, OutputKind kind) {
   }
   return {false, std::string(name(op)) + " has no such output"};
 }
+// attention_mass: the ops whose O is a weighted mean of V (softmax and
+// linear attention: V = 1 gives O = 1); relu attention's weights relu(z_j) /
+// n do not sum to 1.
 Claim attention_o_contract(const Kernel& k, Op op) {
+  if (spec(op).out[0].kind == OutputKind::linear_attention_output)
+    return attention_output_contract(k, op, OutputKind::linear_attention_output);
+  if (spec(op).out[0].kind == OutputKind::relu_attention_output)
+    return {false, "relu attention's weights relu(z_j) / n do not sum to 1: V = 1 gives no fixed O"};
   return attention_output_contract(k, op, OutputKind::attention_output);
 }
 Claim attention_lse_contract(const Kernel& k, Op op) {
