@@ -37,6 +37,7 @@ nlohmann::ordered_json kernel_json(const Kernel& k) {
         entry["contract"]["hd"] = c.hd;
         entry["contract"]["dot"] = c.dot;
       }
+      if (c.head != 0) entry["contract"]["head"] = c.head;  // relu and linear attention's h
       ops.push_back(std::move(entry));
     }
   return {{"name", k.name},

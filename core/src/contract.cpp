@@ -208,6 +208,41 @@ RowShape attention_row_shape(std::span<const double> x, std::span<const double> 
   return s;
 }
 
+RowShape relu_attention_row_shape(std::span<const double> x, std::int64_t d, double temperature) {
+  RowShape s;
+  s.n = static_cast<double>(x.size());
+  s.h = static_cast<double>(d);
+  s.temperature_is_one = temperature == 1.0;
+  return s;
+}
+
+RowShape linear_attention_row_shape(std::span<const double> x, std::span<const double> q, std::int64_t d,
+                                    double temperature, Format f) {
+  if (d < 1 || q.size() != static_cast<std::size_t>(d))
+    throw std::invalid_argument("linear attention row: q must hold d values (d >= 1)");
+  // R: the exponents x_j - max x of the unmasked biases within the cut-off,
+  // as row_shape's range of z = x at T = 1 (the temperature acts on q here).
+  RowShape s = row_shape(x, 1.0, f);
+  s.M = 0;
+  s.h = static_cast<double>(d);
+  s.temperature_is_one = temperature == 1.0;
+  // q_i / T in double: one rounding, inflated as row_shape's figures.
+  double m = 0;
+  for (double v : q) m = std::max(m, -v / temperature);
+  s.M = m * (1 + std::ldexp(1.0, -50));
+  return s;
+}
+
+RowShape attention_op_row_shape(Op op, std::span<const double> x, std::span<const double> q,
+                                std::span<const double> K, std::int64_t d, double temperature, Format f,
+                                double softcap, double sink) {
+  switch (spec(op).out[0].kind) {
+    case OutputKind::relu_attention_output: return relu_attention_row_shape(x, d, temperature);
+    case OutputKind::linear_attention_output: return linear_attention_row_shape(x, q, d, temperature, f);
+    default: return attention_row_shape(x, q, K, d, temperature, f, softcap, sink);
+  }
+}
+
 bool attention_row_fits_format(std::span<const double> x, std::span<const double> q, std::span<const double> K,
                                std::int64_t d, double temperature, Format f, double softcap, double sink) {
   const AttentionScores a = attention_scores(x, q, K, d, temperature, f, softcap, sink);
@@ -229,7 +264,7 @@ double Contract::bound_ulps(const RowShape& s, Format f) const {
   constexpr double inf = std::numeric_limits<double>::infinity();
   if (!declared) return inf;
   const double m_coefficient = d + (s.temperature_is_one ? 0.0 : t);
-  const double K = a + b * s.n + c * s.R + m_coefficient * s.M + (hd * s.h + dot) * s.D;
+  const double K = a + b * s.n + c * s.R + m_coefficient * s.M + (hd * s.h + dot) * s.D + head * s.h;
   const double u = unit_roundoff(f);
   if (!(K * u < 1)) return inf;  // also NaN K
   return K / (1 - K * u);       // Higham's gamma_K in units of u
@@ -238,9 +273,10 @@ double Contract::bound_ulps(const RowShape& s, Format f) const {
 std::string Contract::formula(const std::function<std::string(double, std::string_view)>& term) const {
   if (!declared) return "none";
   // The constant is written when non-zero or when it is the only term.
-  std::string out = a != 0 || (b == 0 && c == 0 && d == 0 && t == 0 && hd == 0 && dot == 0) ? term(a, "") : "";
-  const std::pair<double, std::string_view> terms[] = {{b, "n"}, {c, "R"}, {d, "M"}, {t, "M[T!=1]"},
-                                                       {hd, "h*D"}, {dot, "D"}};
+  std::string out =
+      a != 0 || (b == 0 && c == 0 && d == 0 && t == 0 && hd == 0 && dot == 0 && head == 0) ? term(a, "") : "";
+  const std::pair<double, std::string_view> terms[] = {{b, "n"},    {c, "R"},   {d, "M"},   {t, "M[T!=1]"},
+                                                       {hd, "h*D"}, {dot, "D"}, {head, "h"}};
   for (const auto& [v, var] : terms)
     if (v != 0) out += (out.empty() ? "" : " + ") + term(v, var);
   return out;

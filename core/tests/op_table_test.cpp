@@ -170,6 +170,78 @@ TEST(OpTable, AttentionOperandsHaveTheHeadDimension) {
   EXPECT_EQ(seen_head_dim, 1);
 }
 
+// Relu and linear attention: attention's operands, one head-shaped O in
+// the scaled metric with a scale of its own; relu's fully masked O is its
+// exact value 0 under every policy, linear's follows the policy (0/0) and
+// never uniform (the mean of V is no constant).
+TEST(OpTable, AttentionAlternativesShareTheOperands) {
+  for (const Op op : {Op::relu_attention, Op::linear_attention}) {
+    const OpSpec& a = spec(op);
+    ASSERT_EQ(a.in.size(), 4u) << a.name;
+    EXPECT_TRUE(has_head_dim(op));
+    for (std::size_t i = 0; i < a.in.size(); ++i) {
+      EXPECT_EQ(a.in[i].input, spec(Op::attention).in[i].input) << a.name;
+      EXPECT_EQ(a.in[i].shape, spec(Op::attention).in[i].shape) << a.name;
+    }
+    ASSERT_EQ(a.out.size(), 1u);
+    EXPECT_FALSE(a.several_outputs());
+    EXPECT_EQ(output_cols(a.out[0], 10, 64), 64);  // O
+    EXPECT_EQ(a.out[0].metric, Metric::scaled);
+    EXPECT_TRUE(is_attention_output(a.out[0].kind));
+    EXPECT_TRUE(has_scale(a.out[0].kind));
+    EXPECT_FALSE(scale_formula(a.out[0].kind).empty());
+    EXPECT_NE(scale_formula(a.out[0].kind), scale_formula(OutputKind::attention_output));
+    EXPECT_FALSE(a.fast_tier);
+    EXPECT_EQ(a.plugin_code, 0);
+  }
+  const OutputKind relu = spec(Op::relu_attention).out[0].kind, linear = spec(Op::linear_attention).out[0].kind;
+  EXPECT_NE(relu, linear);
+  for (const MaskedRowPolicy p : {MaskedRowPolicy::nan, MaskedRowPolicy::zeros, MaskedRowPolicy::uniform}) {
+    EXPECT_EQ(masked_row_value(relu, p, 5), 0.0);
+    EXPECT_TRUE(is_masked_row_value(0.0, relu, p, 5, 1e-7));
+    EXPECT_FALSE(is_masked_row_value(NAN, relu, p, 5, 1e-7));
+    EXPECT_FALSE(is_masked_row_value(0.2, relu, p, 5, 1e-7));
+  }
+  EXPECT_EQ(masked_row_value(linear, MaskedRowPolicy::zeros, 5), 0.0);
+  EXPECT_TRUE(std::isnan(masked_row_value(linear, MaskedRowPolicy::nan, 5)));
+  EXPECT_TRUE(is_masked_row_value(NAN, linear, MaskedRowPolicy::nan, 5, 1e-7));
+  EXPECT_FALSE(is_masked_row_value(0.0, linear, MaskedRowPolicy::nan, 5, 1e-7));
+  EXPECT_FALSE(is_masked_row_value(0.2, linear, MaskedRowPolicy::uniform, 5, 1e-7));
+  EXPECT_FALSE(is_masked_row_value(0.0, linear, MaskedRowPolicy::uniform, 5, 1e-7));
+}
+
+// Their row shapes: relu n and h alone; linear n, h, R the range of the
+// unmasked biases and M the largest -q_i / T; the contract's h term.
+TEST(RowShape, AttentionAlternativesRowShapes) {
+  const std::vector<double> q = {1, -3, 2, 0.5}, x = {0, -2.5, -INFINITY, 1};
+  const std::vector<double> K(16, 1.0);
+  const RowShape relu = attention_op_row_shape(Op::relu_attention, x, q, K, 4, 0.5, Format::f32);
+  EXPECT_EQ(relu.n, 4);
+  EXPECT_EQ(relu.h, 4);
+  EXPECT_EQ(relu.R, 0);
+  EXPECT_EQ(relu.M, 0);
+  EXPECT_EQ(relu.D, 0);
+  EXPECT_FALSE(relu.temperature_is_one);
+  const RowShape linear = attention_op_row_shape(Op::linear_attention, x, q, K, 4, 0.5, Format::f32);
+  EXPECT_EQ(linear.n, 4);
+  EXPECT_EQ(linear.h, 4);
+  EXPECT_NEAR(linear.R, 3.5, 1e-13);  // biases 1 down to -2.5
+  EXPECT_GE(linear.R, 3.5);
+  EXPECT_NEAR(linear.M, 6, 1e-13);  // -q_1 / T = 3 / 0.5
+  EXPECT_GE(linear.M, 6);
+  EXPECT_EQ(linear.D, 0);
+  // attention's own shape for attention.
+  const RowShape soft = attention_op_row_shape(Op::attention, x, q, K, 4, 0.5, Format::f32);
+  EXPECT_GT(soft.D, 0);
+  Contract c;
+  c.declared = true;
+  c.a = 8;
+  c.b = 1;
+  c.head = 1;
+  EXPECT_EQ(c.formula(), "8 + 1*n + 1*h");
+  EXPECT_NEAR(c.bound_ulps(relu, Format::f64), 8 + 4 + 4, 1e-9);
+}
+
 // The attention row's shape (kernel.hpp): scores z_j = q . K_j / (T sqrt d)
 // + x_j stand for z; D = max_j sum_i |q_i K_ji| / (T sqrt d), h = d; each
 // figure an upper bound within a few 2^-50 of the exact one.

@@ -39,6 +39,7 @@
 // contracts are derived below the kernels, next to the code that declares
 // them.
 #include "attention.hpp"
+#include "attention_row.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -62,38 +63,9 @@
 namespace softcheck::kernels {
 namespace {
 
-// ------------------------------------------------------------- one query
-
-// One query's operands in the element type T: the n bias entries, q (d
-// values), K and V (n x d values, key-major).
-template <class T>
-struct Query {
-  std::span<const T> x, q, K, V;
-  std::size_t d;
-
-  std::size_t keys() const { return x.size(); }
-  bool masked(std::size_t j) const { return x[j] == minus_inf<T>; }
-  std::span<const T> key(std::size_t j) const { return K.subspan(j * d, d); }
-  std::span<const T> value(std::size_t j) const { return V.subspan(j * d, d); }
-};
-
-// s = 1 / (T sqrt(d)) in the element type, once per call: fl(sqrt(d)), fl(T)
-// and their product (both exact at T = 1), then the reciprocal.
-template <class T>
-T score_scale(double temperature, std::size_t d) {
-  const T root = std::sqrt(static_cast<T>(d));
-  return T(1) / (static_cast<T>(temperature) * root);
-}
-
-// q . k summed left to right (0 + the first product is exact):
-// |fl(q . k) - q . k| <= gamma_d sum_i |q_i k_i| (Higham, Accuracy and
-// Stability of Numerical Algorithms, eq. 3.5).
-template <class T>
-T dot(std::span<const T> q, std::span<const T> k) {
-  T acc = 0;
-  for (std::size_t i = 0; i < q.size(); ++i) acc += q[i] * k[i];
-  return acc;
-}
+using attention_row::dot;
+using attention_row::Query;
+using attention_row::score_scale;
 
 // v_i <- c v_i
 template <class T>

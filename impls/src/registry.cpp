@@ -3,6 +3,7 @@
 #include <string>
 
 #include "attention.hpp"
+#include "attention_alternatives.hpp"
 #include "attention_twin.hpp"
 #include "cross_entropy_simd.hpp"
 #include "kernel_util.hpp"
@@ -102,19 +103,21 @@ const std::vector<Kernel>& gradient_kernels() {
 const std::vector<Kernel>& attention_kernels() {
   static const std::vector<Kernel> registry = [] {
     std::vector<Kernel> k = kernels::make_attention_kernels();
+    for (Kernel& a : kernels::make_attention_alternative_kernels()) k.push_back(std::move(a));
     for (Kernel& x : kernels::attention_twin_kernels()) k.push_back(std::move(x));  // host twin of the CUDA kernel
     for (Kernel& x : kernels::cuda_attention_kernels()) k.push_back(std::move(x));  // available or not
     for (Kernel& m : kernels::make_attention_mutants()) k.push_back(std::move(m));
+    for (Kernel& m : kernels::make_attention_alternative_mutants()) k.push_back(std::move(m));
     return k;
   }();
   return registry;
 }
 
-StableReference stable_attention_reference(Format f, std::size_t output) {
-  const Kernel* k = find_in(attention_kernels(), "attention_naive_" + std::string(name(f)));
-  if (k == nullptr || !k->available) return {};
-  const OpDecl* d = k->find(Op::attention);
-  return d != nullptr && output < spec(Op::attention).out.size() ? StableReference{k, d, output} : StableReference{};
+StableReference stable_attention_reference(Op op, Format f, std::size_t output) {
+  const Kernel* k = find_in(attention_kernels(), std::string(name(op)) + "_naive_" + std::string(name(f)));
+  if (k == nullptr || !k->available || k->test_only) return {};
+  const OpDecl* d = k->find(op);
+  return d != nullptr && output < spec(op).out.size() ? StableReference{k, d, output} : StableReference{};
 }
 
 // Other libraries' kernels (peer_*.cpp), listed whether or not they were built in.

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
 namespace softcheck::oracle {
 
@@ -82,6 +83,26 @@ mpfr_prec_t working_bits(std::span<const double> x, std::span<const double> q, s
   return static_cast<mpfr_prec_t>(bits) + 64 + widest;
 }
 
+// The checks every exact attention op makes (attention_oracle.hpp); d as
+// a size. Prepares the thread's MPFR state.
+std::size_t check_attention_arguments(std::span<const double> x, std::span<const double> q,
+                                      std::span<const double> K, std::span<const double> V, std::int64_t d,
+                                      double temperature, unsigned bits, double resolution, const char* who) {
+  const std::string w(who);
+  if (!(resolution >= 0) || !std::isfinite(resolution))
+    throw std::invalid_argument(w + ": resolution must be finite and >= 0");
+  if (d < 1) throw std::invalid_argument(w + ": d must be >= 1");
+  detail::check_arguments(x, temperature, bits, who);
+  const auto dim = static_cast<std::size_t>(d);
+  const std::size_t n = x.size();
+  if (q.size() != dim) throw std::invalid_argument(w + ": q must hold d values");
+  // n x d without forming the product (no overflow).
+  const auto holds_n_by_d = [&](std::span<const double> v) { return v.size() % dim == 0 && v.size() / dim == n; };
+  if (!holds_n_by_d(K) || !holds_n_by_d(V)) throw std::invalid_argument(w + ": K and V must hold n x d values");
+  prepare_mpfr_thread();
+  return dim;
+}
+
 ExactAttention undefined_attention(RowStatus status, unsigned bits) {
   ExactAttention a;
   a.status = status;
@@ -101,6 +122,54 @@ std::vector<mpfr_ptr> pointers(std::vector<Real>& v) {
   return p;
 }
 
+// O_i = (sum_t e_t V_(keys_t) i) / l and its scale s_i = (sum_t max(e_t,
+// rho l) |V_(keys_t) i|) / l + |keys| rho for positive weights e_t (w bits)
+// of the unmasked keys `keys`, their sum l and the resolution rho: the
+// weights' normalisation shared by softmax attention (e_j = exp(z_j - m))
+// and linear attention (e_j = a_j). Each product is exact (w + 53 bits),
+// each sum correctly rounded (mpfr_sum), the division one rounding: O_i
+// within 2u_w s_i of the exact value for the weights given, s_i within 3u_w
+// of itself; both rounded once more to `bits`.
+void weighted_values(const std::vector<std::size_t>& keys, const std::vector<Real>& e, mpfr_srcptr l,
+                     std::span<const double> V, std::size_t dim, mpfr_prec_t w, unsigned bits, double resolution,
+                     ExactAttention& a) {
+  Scratch sum(w);
+  std::vector<Real> weighted;  // e_j V_ji: exact in w + 53 bits
+  weighted.reserve(keys.size());
+  for (std::size_t t = 0; t < keys.size(); ++t) weighted.push_back(real_with_bits(w + 53));
+  const std::vector<mpfr_ptr> weighted_ptr = pointers(weighted);
+  // The scale's weights: max(e_j, resolution l), i.e. p_j floored at the
+  // resolution (exact: resolution is a double, l has w bits).
+  Scratch floor_weight(w + 53), resolution_mass(w + 64);
+  mpfr_mul_d(floor_weight.v, l, resolution, MPFR_RNDN);
+  std::vector<Real> scale_weight;
+  scale_weight.reserve(keys.size());
+  for (const Real& et : e) {
+    scale_weight.push_back(real_with_bits(w + 53));
+    mpfr_max(raw(scale_weight.back()), raw(et), floor_weight.v, MPFR_RNDN);
+  }
+  // n_unmasked x resolution, added to every s_i.
+  mpfr_set_d(resolution_mass.v, resolution, MPFR_RNDN);
+  mpfr_mul_ui(resolution_mass.v, resolution_mass.v, static_cast<unsigned long>(keys.size()), MPFR_RNDN);
+  a.output.reserve(dim);
+  a.scale.reserve(dim);
+  for (std::size_t i = 0; i < dim; ++i) {
+    for (std::size_t t = 0; t < keys.size(); ++t)
+      mpfr_mul_d(raw(weighted[t]), raw(e[t]), V[keys[t] * dim + i], MPFR_RNDN);
+    mpfr_sum(sum.v, weighted_ptr.data(), weighted_ptr.size(), MPFR_RNDN);
+    a.output.push_back(real_with_bits(bits));
+    mpfr_div(raw(a.output.back()), sum.v, l, MPFR_RNDN);
+    for (std::size_t t = 0; t < keys.size(); ++t) {
+      mpfr_mul_d(raw(weighted[t]), raw(scale_weight[t]), V[keys[t] * dim + i], MPFR_RNDN);
+      mpfr_abs(raw(weighted[t]), raw(weighted[t]), MPFR_RNDN);
+    }
+    mpfr_sum(sum.v, weighted_ptr.data(), weighted_ptr.size(), MPFR_RNDN);
+    mpfr_div(sum.v, sum.v, l, MPFR_RNDN);
+    a.scale.push_back(real_with_bits(bits));
+    mpfr_add(raw(a.scale.back()), sum.v, resolution_mass.v, MPFR_RNDN);
+  }
+}
+
 }  // namespace
 
 // The FlashAttention recurrence in one tile (REFERENCE.md, "FlashAttention
@@ -114,22 +183,12 @@ std::vector<mpfr_ptr> pointers(std::vector<Real>& v) {
 ExactAttention exact_attention(std::span<const double> x, std::span<const double> q, std::span<const double> K,
                                std::span<const double> V, std::int64_t d, double temperature, unsigned bits,
                                double resolution, double softcap, double sink) {
-  if (!(resolution >= 0) || !std::isfinite(resolution))
-    throw std::invalid_argument("exact_attention: resolution must be finite and >= 0");
   if (!(softcap >= 0) || !std::isfinite(softcap))
     throw std::invalid_argument("exact_attention: softcap must be finite and >= 0");
   if (std::isnan(sink) || sink == INFINITY)
     throw std::invalid_argument("exact_attention: the sink logit must be finite or -inf (none)");
-  if (d < 1) throw std::invalid_argument("exact_attention: d must be >= 1");
-  detail::check_arguments(x, temperature, bits, "exact_attention");
-  const auto dim = static_cast<std::size_t>(d);
+  const std::size_t dim = check_attention_arguments(x, q, K, V, d, temperature, bits, resolution, "exact_attention");
   const std::size_t n = x.size();
-  if (q.size() != dim) throw std::invalid_argument("exact_attention: q must hold d values");
-  // n x d without forming the product (no overflow).
-  const auto holds_n_by_d = [&](std::span<const double> v) { return v.size() % dim == 0 && v.size() / dim == n; };
-  if (!holds_n_by_d(K) || !holds_n_by_d(V))
-    throw std::invalid_argument("exact_attention: K and V must hold n x d values");
-  prepare_mpfr_thread();
   const bool has_sink = std::isfinite(sink);
   const RowStatus status = attention_status(x, q, K, V, dim);
   // Every key masked: with a sink the row is still a softmax, of the sink alone.
@@ -138,7 +197,7 @@ ExactAttention exact_attention(std::span<const double> x, std::span<const double
 
   const mpfr_prec_t w = working_bits(x, q, K, dim, temperature, bits, sink);
   static_assert(sizeof(unsigned long) == 8, "d must fit an unsigned long");
-  Scratch root_scale(w), m(w), shift(w), l(w), log_l(w), sum(w);
+  Scratch root_scale(w), m(w), shift(w), l(w), log_l(w);
   mpfr_sqrt_ui(root_scale.v, static_cast<unsigned long>(dim), MPFR_RNDN);
   mpfr_mul_d(root_scale.v, root_scale.v, temperature, MPFR_RNDN);  // T sqrt(d)
 
@@ -191,45 +250,207 @@ ExactAttention exact_attention(std::span<const double> x, std::span<const double
   a.lse = real_with_bits(bits);
   mpfr_add(raw(a.lse), m.v, log_l.v, MPFR_RNDN);
 
-  std::vector<Real> weighted;  // e_j V_ji: exact in w + 53 bits
-  weighted.reserve(keys.size());
-  for (std::size_t t = 0; t < keys.size(); ++t) weighted.push_back(real_with_bits(w + 53));
-  const std::vector<mpfr_ptr> weighted_ptr = pointers(weighted);
-  // The scale's weights: max(e_j, resolution l), i.e. p_j floored at the
-  // resolution (exact: resolution is a double, l has w bits).
-  Scratch floor_weight(w + 53), resolution_mass(w + 64);
-  mpfr_mul_d(floor_weight.v, l.v, resolution, MPFR_RNDN);
-  std::vector<Real> scale_weight;
-  scale_weight.reserve(keys.size());
-  for (const Real& et : e) {
-    scale_weight.push_back(real_with_bits(w + 53));
-    mpfr_max(raw(scale_weight.back()), raw(et), floor_weight.v, MPFR_RNDN);
+  weighted_values(keys, e, l.v, V, dim, w, bits, resolution, a);
+  return a;
+}
+
+// ReLU attention (attention_oracle.hpp). At w = bits + 64 bits, per
+// unmasked key:
+//   dot_j  mpfr_sum of the exact products q_i K_ji: u_w |dot_j|
+//   y_j    dot_j / fl(fl(sqrt d) T): three roundings, 4 u_w |y_j| in all
+//   z_j    y_j + x_j: u_w |z_j|
+// so |z^_j - z_j| <= 6 u_w (D_j + |x_j|) (to first order; D_j the key's
+// score mass, |y_j| <= D_j), and relu, 1-Lipschitz, passes it on as it is,
+// at its kink too. relu(z_j) V_ji is exact in w + 53 bits, the sum over the
+// keys correctly rounded (u_w |N_i| <= u_w n s_i) and the division by n one
+// rounding: O_i within 8 u_w s_i = 2^-(bits+61) s_i of the exact value. No
+// exponential is taken, so unlike softmax attention no error scales with
+// the largest score: each key's error is relative to its own mass, and
+// bits + 64 suffices for any finite inputs (scores up to d 2^2048 / T stay
+// inside MPFR's exponent range). The scale: D_j (sum_i |q_i K_ji| + d rho)
+// / (T sqrt d), the same roundings, relative.
+ExactAttention exact_relu_attention(std::span<const double> x, std::span<const double> q, std::span<const double> K,
+                                    std::span<const double> V, std::int64_t d, double temperature, unsigned bits,
+                                    double resolution) {
+  const std::size_t dim =
+      check_attention_arguments(x, q, K, V, d, temperature, bits, resolution, "exact_relu_attention");
+  const std::size_t n = x.size();
+  const RowStatus status = attention_status(x, q, K, V, dim);
+  if (status == RowStatus::undefined) return undefined_attention(status, bits);
+  // Every key masked: O = (1/n) times an empty sum, exactly 0, and so is
+  // its scale (no policy question: relu(-inf) = 0).
+  ExactAttention a;
+  a.status = RowStatus::ok;
+  a.lse = real_with_bits(bits);
+  mpfr_set_nan(raw(a.lse));  // relu attention has no lse
+
+  const mpfr_prec_t w = static_cast<mpfr_prec_t>(bits) + 64;
+  Scratch root_scale(w), sum(w), floor_mass(w);
+  mpfr_sqrt_ui(root_scale.v, static_cast<unsigned long>(dim), MPFR_RNDN);
+  mpfr_mul_d(root_scale.v, root_scale.v, temperature, MPFR_RNDN);  // T sqrt(d)
+  mpfr_set_d(floor_mass.v, resolution, MPFR_RNDN);
+  mpfr_mul_ui(floor_mass.v, floor_mass.v, static_cast<unsigned long>(dim), MPFR_RNDN);  // d rho
+
+  std::vector<Real> products;  // q_i K_ji (exact in 2 x 53 bits), then |q_i K_ji|
+  products.reserve(dim);
+  for (std::size_t i = 0; i < dim; ++i) products.push_back(real_with_bits(106));
+  const std::vector<mpfr_ptr> product_ptr = pointers(products);
+
+  std::vector<std::size_t> keys;  // the unmasked keys, in order
+  std::vector<Real> r, mass;      // relu(z_j) and D_j + |x_j| per unmasked key, w bits
+  for (std::size_t j = 0; j < n; ++j) {
+    if (x[j] == -INFINITY) continue;
+    keys.push_back(j);
+    for (std::size_t i = 0; i < dim; ++i) {
+      mpfr_set_d(raw(products[i]), q[i], MPFR_RNDN);
+      mpfr_mul_d(raw(products[i]), raw(products[i]), K[j * dim + i], MPFR_RNDN);
+    }
+    r.push_back(real_with_bits(w));
+    mpfr_sum(raw(r.back()), product_ptr.data(), dim, MPFR_RNDN);
+    mpfr_div(raw(r.back()), raw(r.back()), root_scale.v, MPFR_RNDN);
+    mpfr_add_d(raw(r.back()), raw(r.back()), x[j], MPFR_RNDN);
+    if (mpfr_sgn(raw(r.back())) < 0) mpfr_set_zero(raw(r.back()), 1);  // relu
+    for (Real& p : products) mpfr_abs(raw(p), raw(p), MPFR_RNDN);
+    mass.push_back(real_with_bits(w));
+    mpfr_sum(raw(mass.back()), product_ptr.data(), dim, MPFR_RNDN);
+    mpfr_add(raw(mass.back()), raw(mass.back()), floor_mass.v, MPFR_RNDN);
+    mpfr_div(raw(mass.back()), raw(mass.back()), root_scale.v, MPFR_RNDN);
+    mpfr_add_d(raw(mass.back()), raw(mass.back()), std::fabs(x[j]), MPFR_RNDN);
   }
-  // n_unmasked x resolution, added to every s_i.
-  mpfr_set_d(resolution_mass.v, resolution, MPFR_RNDN);
-  mpfr_mul_ui(resolution_mass.v, resolution_mass.v, static_cast<unsigned long>(keys.size()), MPFR_RNDN);
+
+  std::vector<Real> weighted;  // relu(z_j) V_ji or (D_j + |x_j|) |V_ji|: exact in w + 53 bits
+  weighted.reserve(keys.size() + 1);
+  for (std::size_t t = 0; t <= keys.size(); ++t) weighted.push_back(real_with_bits(w + 53));
+  // The last term of the scale's sum: |keys| rho, the products' underflow floor.
+  mpfr_set_d(raw(weighted.back()), resolution, MPFR_RNDN);
+  mpfr_mul_ui(raw(weighted.back()), raw(weighted.back()), static_cast<unsigned long>(keys.size()), MPFR_RNDN);
+  const std::vector<mpfr_ptr> weighted_ptr = pointers(weighted);
   a.output.reserve(dim);
   a.scale.reserve(dim);
   for (std::size_t i = 0; i < dim; ++i) {
     for (std::size_t t = 0; t < keys.size(); ++t)
-      mpfr_mul_d(raw(weighted[t]), raw(e[t]), V[keys[t] * dim + i], MPFR_RNDN);
-    mpfr_sum(sum.v, weighted_ptr.data(), weighted_ptr.size(), MPFR_RNDN);
+      mpfr_mul_d(raw(weighted[t]), raw(r[t]), V[keys[t] * dim + i], MPFR_RNDN);
+    mpfr_sum(sum.v, weighted_ptr.data(), keys.size(), MPFR_RNDN);  // 0 for no key
     a.output.push_back(real_with_bits(bits));
-    mpfr_div(raw(a.output.back()), sum.v, l.v, MPFR_RNDN);
+    mpfr_div_ui(raw(a.output.back()), sum.v, static_cast<unsigned long>(n), MPFR_RNDN);
     for (std::size_t t = 0; t < keys.size(); ++t) {
-      mpfr_mul_d(raw(weighted[t]), raw(scale_weight[t]), V[keys[t] * dim + i], MPFR_RNDN);
-      mpfr_abs(raw(weighted[t]), raw(weighted[t]), MPFR_RNDN);
+      mpfr_mul_d(raw(weighted[t]), raw(mass[t]), std::fabs(V[keys[t] * dim + i]), MPFR_RNDN);
     }
     mpfr_sum(sum.v, weighted_ptr.data(), weighted_ptr.size(), MPFR_RNDN);
-    mpfr_div(sum.v, sum.v, l.v, MPFR_RNDN);
     a.scale.push_back(real_with_bits(bits));
-    mpfr_add(raw(a.scale.back()), sum.v, resolution_mass.v, MPFR_RNDN);
+    mpfr_div_ui(raw(a.scale.back()), sum.v, static_cast<unsigned long>(n), MPFR_RNDN);
   }
   return a;
 }
 
+namespace {
+
+// Below this argument phi(t) = exp(t) would leave MPFR's exponent range
+// (about -3.2e18) once two of them are multiplied: a row with such a
+// component has no exact linear attention here.
+constexpr double phi_floor = -0x1p60;
+
+// phi(t) = elu(t) + 1: t + 1 for t > 0, exp(t) for t <= 0 (Katharopoulos
+// et al. 2020, section 3.2.1), rounded once to r's precision.
+void phi(mpfr_ptr r, mpfr_srcptr t) {
+  if (mpfr_sgn(t) > 0)
+    mpfr_add_ui(r, t, 1, MPFR_RNDN);
+  else
+    mpfr_exp(r, t, MPFR_RNDN);
+}
+
+}  // namespace
+
+// Linear attention (attention_oracle.hpp). At w = bits + 64 + E bits, E >= 0
+// bounding |q_i / T| < 2^E and |x_j| < 2^E over the unmasked keys (the
+// exponent bounds of working_bits, from the inputs alone):
+//   q'_i   q_i / T: u_w |q'_i|, through exp's slope a relative error u_w 2^E
+//          of phi(q'_i) (t + 1 passes at most u_w on);
+//   phi    one rounding each of phi(q'_i) and phi(K_ji) (K_ji exact);
+//   a_j    the d products exact (2w bits), their sum correctly rounded:
+//          all terms positive, so the sum's relative error is u_w;
+//   E_j    exp(x_j - m), m the largest unmasked bias (exact): the
+//          subtraction u_w |x_j - m| < u_w 2^(E+1) through exp's slope,
+//          exp's rounding u_w; a_j E_j one rounding.
+// Each weight within u_w (3 2^E + 6) relatively, so (weighted_values) O_i
+// within u_w (6 2^E + 14) s_i <= 2^-(bits+60) s_i, the scale within
+// 2^-(bits+60) of itself: far below the final rounding to `bits`. Every
+// a_j E_j > 0 and the largest bias's E_j = 1, so l > 0: no shift by the
+// largest weight is needed (all weights stay inside MPFR's exponent range
+// when every unmasked q'_i and K_ji is >= -2^60: phi_floor).
+ExactAttention exact_linear_attention(std::span<const double> x, std::span<const double> q,
+                                      std::span<const double> K, std::span<const double> V, std::int64_t d,
+                                      double temperature, unsigned bits, double resolution) {
+  const std::size_t dim =
+      check_attention_arguments(x, q, K, V, d, temperature, bits, resolution, "exact_linear_attention");
+  const std::size_t n = x.size();
+  const RowStatus status = attention_status(x, q, K, V, dim);
+  if (status != RowStatus::ok) {
+    ExactAttention u = undefined_attention(status, bits);
+    mpfr_set_nan(raw(u.lse));  // linear attention has no lse
+    return u;
+  }
+  bool in_range = true;
+  int widest = 0;  // E
+  for (double v : q) {
+    if (v / temperature < phi_floor) in_range = false;
+    if (v != 0) widest = std::max(widest, exponent_bound(v) - std::ilogb(temperature) + 1);
+  }
+  double m = -INFINITY;
+  for (std::size_t j = 0; j < n; ++j) {
+    if (x[j] == -INFINITY) continue;
+    m = std::max(m, x[j]);
+    if (x[j] != 0) widest = std::max(widest, exponent_bound(x[j]));
+    for (std::size_t i = 0; i < dim; ++i)
+      if (K[j * dim + i] < phi_floor) in_range = false;
+  }
+  if (!in_range) return undefined_attention(RowStatus::undefined, bits);
+
+  const mpfr_prec_t w = static_cast<mpfr_prec_t>(bits) + 64 + widest;
+  Scratch t(w), phi_k(w), l(w), shift(w), e_shift(w);
+  std::vector<Real> phi_q;
+  phi_q.reserve(dim);
+  for (std::size_t i = 0; i < dim; ++i) {
+    mpfr_set_d(t.v, q[i], MPFR_RNDN);
+    mpfr_div_d(t.v, t.v, temperature, MPFR_RNDN);
+    phi_q.push_back(real_with_bits(w));
+    phi(raw(phi_q.back()), t.v);
+  }
+  std::vector<Real> products;  // phi(q'_i) phi(K_ji): exact in 2w bits
+  products.reserve(dim);
+  for (std::size_t i = 0; i < dim; ++i) products.push_back(real_with_bits(2 * w));
+  const std::vector<mpfr_ptr> product_ptr = pointers(products);
+
+  std::vector<std::size_t> keys;
+  std::vector<Real> e;  // a_j E_j per unmasked key
+  for (std::size_t j = 0; j < n; ++j) {
+    if (x[j] == -INFINITY) continue;
+    keys.push_back(j);
+    for (std::size_t i = 0; i < dim; ++i) {
+      mpfr_set_d(t.v, K[j * dim + i], MPFR_RNDN);  // exact: w >= 53
+      phi(phi_k.v, t.v);
+      mpfr_mul(raw(products[i]), phi_k.v, raw(phi_q[i]), MPFR_RNDN);
+    }
+    e.push_back(real_with_bits(w));
+    mpfr_sum(raw(e.back()), product_ptr.data(), dim, MPFR_RNDN);
+    mpfr_set_d(shift.v, x[j], MPFR_RNDN);
+    mpfr_sub_d(shift.v, shift.v, m, MPFR_RNDN);
+    mpfr_exp(e_shift.v, shift.v, MPFR_RNDN);
+    mpfr_mul(raw(e.back()), raw(e.back()), e_shift.v, MPFR_RNDN);
+  }
+  const std::vector<mpfr_ptr> e_ptr = pointers(e);
+  mpfr_sum(l.v, e_ptr.data(), e_ptr.size(), MPFR_RNDN);
+
+  ExactAttention a;
+  a.status = RowStatus::ok;
+  a.lse = real_with_bits(bits);
+  mpfr_set_nan(raw(a.lse));  // linear attention has no lse
+  weighted_values(keys, e, l.v, V, dim, w, bits, resolution, a);
+  return a;
+}
+
 std::span<const Real> exact_values(const ExactAttention& a, OutputKind kind) {
-  if (kind == OutputKind::attention_output) return a.output;
+  if (is_attention_output(kind)) return a.output;
   if (kind == OutputKind::log_sum_exp) return {&a.lse, 1};
   throw std::invalid_argument("exact_values: not an attention output");
 }

@@ -28,7 +28,8 @@ long double wide(const DD& g) { return static_cast<long double>(g.hi) + g.lo; }
 RowShape RowJudge::shape_for(const OpDecl& d) const {
   if (!has_head_dim(d.op)) return row_shape(x_, temperature_, format_);
   if (head_dim_ == 0) throw std::logic_error("RowJudge: an attention output judged before set_attention");
-  return attention_row_shape(x_, q_, K_, head_dim_, temperature_, format_, d.params.softcap, d.params.sink);
+  return attention_op_row_shape(d.op, x_, q_, K_, head_dim_, temperature_, format_, d.params.softcap,
+                                d.params.sink);
 }
 
 void RowJudge::set_bound(const OpDecl& d, std::size_t output, RowVerdict& v) const {
@@ -83,13 +84,26 @@ void RowJudge::set_attention(std::span<const double> q, std::span<const double> 
   attention_.clear();
 }
 
-const ExactAttention& RowJudge::attention_exact(const OpParams& p) {
+const ExactAttention& RowJudge::attention_exact(const OpDecl& d) {
   if (head_dim_ == 0) throw std::logic_error("RowJudge: an attention output judged before set_attention");
-  for (const auto& [params, a] : attention_)
-    if (params.softcap == p.softcap && params.sink == p.sink) return a;
+  // The op's head-shaped output names which exact attention it is.
+  const OutputKind kind = spec(d.op).out[0].kind;
+  const OpParams& p = d.params;
+  for (const auto& [key, a] : attention_)
+    if (key.first == kind && key.second.softcap == p.softcap && key.second.sink == p.sink) return a;
   // The scale at the format's resolution (attention_oracle.hpp).
-  attention_.emplace_back(p, exact_attention(x_, q_, K_, V_, head_dim_, temperature_, opt_.bits,
-                                             denorm_min(format_) / unit_roundoff(format_), p.softcap, p.sink));
+  const double rho = denorm_min(format_) / unit_roundoff(format_);
+  ExactAttention a;
+  switch (kind) {
+    case OutputKind::relu_attention_output:
+      a = exact_relu_attention(x_, q_, K_, V_, head_dim_, temperature_, opt_.bits, rho);
+      break;
+    case OutputKind::linear_attention_output:
+      a = exact_linear_attention(x_, q_, K_, V_, head_dim_, temperature_, opt_.bits, rho);
+      break;
+    default: a = exact_attention(x_, q_, K_, V_, head_dim_, temperature_, opt_.bits, rho, p.softcap, p.sink);
+  }
+  attention_.emplace_back(std::pair{kind, p}, std::move(a));
   return attention_.back().second;
 }
 
@@ -149,7 +163,7 @@ bool is_cross_entropy(OutputKind k) {
 
 std::span<const Real> RowJudge::exact_output(const OpDecl& d, std::size_t output) {
   const OutputKind kind = spec(d.op).out[output].kind;
-  if (has_head_dim(d.op)) return exact_values(attention_exact(d.params), kind);
+  if (has_head_dim(d.op)) return exact_values(attention_exact(d), kind);
   if (is_cross_entropy(kind)) return exact_values(cross_entropy_exact(d.params.label_smoothing), kind);
   if (is_gradient(kind)) return gradient_exact(kind).value;
   return exact_values(exact(), kind);
@@ -158,7 +172,7 @@ std::span<const Real> RowJudge::exact_output(const OpDecl& d, std::size_t output
 std::span<const Real> RowJudge::exact_scale(const OpDecl& d, std::size_t output) {
   const OutputKind kind = spec(d.op).out[output].kind;
   if (spec(d.op).out[output].metric != Metric::scaled) return {};
-  if (kind == OutputKind::attention_output) return attention_exact(d.params).scale;
+  if (is_attention_output(kind)) return attention_exact(d).scale;
   if (kind == OutputKind::cross_entropy_gradient) return cross_entropy_exact(d.params.label_smoothing).scale;
   return gradient_exact(kind).scale;
 }
@@ -239,7 +253,7 @@ const ExactRow& RowJudge::exact() {
 // for the status (every tier classifies the row by the same rules).
 RowStatus RowJudge::status_for(const OpDecl& d, std::size_t output) {
   // q, K and V can leave a row undefined too.
-  if (has_head_dim(d.op)) return attention_exact(d.params).status;
+  if (has_head_dim(d.op)) return attention_exact(d).status;
   if (!exact_ && !has_dd_ && !has_double_ && !(opt_.tiered && has_fast_tier(d, output))) return exact().status;
   return status();
 }

@@ -248,7 +248,9 @@ std::span<const Real> exact_values(const ExactRow& row, OutputKind kind) {
     case OutputKind::cross_entropy_gradient: break;  // need the target: exact_cross_entropy
     case OutputKind::softmax_gradient:
     case OutputKind::log_softmax_gradient: break;  // need g: exact_backward
-    case OutputKind::attention_output: break;      // needs q, K, V: exact_attention
+    case OutputKind::attention_output:              // needs q, K, V: exact_attention
+    case OutputKind::relu_attention_output:         // exact_relu_attention
+    case OutputKind::linear_attention_output: break;  // exact_linear_attention
     case OutputKind::none: break;
   }
   throw std::invalid_argument("exact_values: not an output kind");

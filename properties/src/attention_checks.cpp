@@ -144,15 +144,16 @@ CaseResult check_attention_accuracy(const Kernel& k, Op op, const Case& c) {
 }
 
 // ---- attention_mass ---------------------------------------------------------------
-// With every V_j = 1 the exact O_i is sum_j p_j = 1 and its scale s_i =
-// sum_j p_j |1| = 1, so the O contract reads |O_i - 1| <= B_O u: probability
+// With every V_j = 1 the exact O_i is sum_j p_j = 1 (linear attention's
+// weights w_j sum to 1 as well) and its scale s_i = sum_j p_j |1| = 1, so
+// the O contract reads |O_i - 1| <= B_O u: probability
 // mass is neither lost nor gained (FlashAttention's rescale of O when the
 // running max grows, a P rounded before P.V while l sums the unrounded P).
 // A case whose V holds anything but ones is not applicable (shrinking keeps
 // them ones, so the printed case is the one that ran).
 CaseResult check_attention_mass(const Kernel& k, Op op, const Case& c) {
   if (auto na = attention_scope(k, op, c, AttentionDomain::unit_values)) return *na;
-  const std::size_t o = output_of(op, OutputKind::attention_output);
+  const std::size_t o = 0;  // O, the first output of every attention op
   const std::vector<double> O = run_case(k, op, c)[o];
   oracle::RowJudge rj = judge_of(k, c);
   const double bound = rj.judge(*k.find(op), k.masked_policy, O, o).bound;

@@ -238,7 +238,14 @@ Claim attention_output_contract(const Kernel& k, Op op, OutputKind kind) {
   }
   return {false, std::string(name(op)) + " has no such output"};
 }
+// attention_mass: the ops whose O is a weighted mean of V (softmax and
+// linear attention: V = 1 gives O = 1); relu attention's weights relu(z_j) /
+// n do not sum to 1.
 Claim attention_o_contract(const Kernel& k, Op op) {
+  if (spec(op).out[0].kind == OutputKind::linear_attention_output)
+    return attention_output_contract(k, op, OutputKind::linear_attention_output);
+  if (spec(op).out[0].kind == OutputKind::relu_attention_output)
+    return {false, "relu attention's weights relu(z_j) / n do not sum to 1: V = 1 gives no fixed O"};
   return attention_output_contract(k, op, OutputKind::attention_output);
 }
 // Mass conservation (V = 1 gives O = 1) without a sink: a sink logit takes
@@ -247,6 +254,14 @@ Claim attention_mass_contract(const Kernel& k, Op op) {
   if (const OpDecl* d = k.find(op); d != nullptr && d->params.sink != -INFINITY)
     return {false, "sink logit " + num(d->params.sink) + ": V = 1 gives O = 1 - p_sink, not 1"};
   return attention_o_contract(k, op);
+}
+// attention_masked_padding: the ops whose exact output masked keys leave
+// alone; relu attention divides by the row length n, masked keys included,
+// so inserting keys changes its exact O.
+Claim attention_padding_contract(const Kernel& k, Op op) {
+  if (spec(op).out[0].kind == OutputKind::relu_attention_output)
+    return {false, "relu attention divides by n, masked keys included: inserted keys change the exact O"};
+  return dense_contract(k, op);
 }
 Claim attention_lse_contract(const Kernel& k, Op op) {
   return attention_output_contract(k, op, OutputKind::log_sum_exp);
@@ -523,8 +538,8 @@ const std::vector<PropertyDef>& registry() {
       {{"attention_masked_padding",
         "masked keys inserted anywhere (moving every later tile and split boundary) leave O and lse unchanged",
         "O: |O_i - O'_i| / (u s_i) <= B_O(x) + B_O(x'); lse: |lse - lse'| / u <= B_lse(x) + B_lse(x')",
-        "attention ops with a declared contract"},
-       dense_contract, attention_cases, check_attention_masked_padding, attention_classes, CaseInputs::attention},
+        "attention ops with a declared contract whose exact output masked keys leave alone (not relu attention)"},
+       attention_padding_contract, attention_cases, check_attention_masked_padding, attention_classes, CaseInputs::attention},
       {{"attention_softcap_before_mask",
         "the softcap acts before the mask: masked keys with K = 0 and V = +-max/(4n) leave O and lse within "
         "their contracts",

@@ -301,9 +301,9 @@ TEST(AttentionOps, ClaimsFollowTheOpsInputs) {
   for (const Kernel& k : attention_kernels()) {
     if (k.test_only || !k.available) continue;
     ++kernels;
-    const OpDecl& d = *k.find(Op::attention);
+    const OpDecl& d = k.ops.at(0);  // attention, relu_attention or linear_attention
     for (const PropertyInfo& p : property_list()) {
-      const Claim c = claim(k, Op::attention, p.name);
+      const Claim c = claim(k, d.op, p.name);
       const std::string_view n = p.name;
       if (!n.starts_with("attention_")) {
         EXPECT_FALSE(c.claimed) << k.name << " " << n;
@@ -312,11 +312,20 @@ TEST(AttentionOps, ClaimsFollowTheOpsInputs) {
       }
       const bool exact = n == "attention_masked_values" || n == "attention_fully_masked";
       const bool by_o = n == "attention_mass", by_lse = n == "attention_lse_is_softmax_lse";
+      if (n == "attention_masked_padding") {
+        const bool relu = spec(d.op).out[0].kind == OutputKind::relu_attention_output;
+        EXPECT_EQ(c.claimed, !relu && (d.contract_of(0).declared || d.contract_of(1).declared))
+            << k.name << ": " << c.reason;
+        continue;
+      }
       if (n == "attention_softcap_before_mask") {
         EXPECT_EQ(c.claimed, d.params.softcap != 0 && d.contract_of(0).declared) << k.name << ": " << c.reason;
         continue;
       }
-      const bool expected = exact || (by_o && d.contract_of(0).declared && d.params.sink == -INFINITY) ||
+      // Mass conservation: O a weighted mean of V (softmax and linear
+      // attention, not relu; not with a sink, which takes its share).
+      const bool mean_of_v = spec(d.op).out[0].kind != OutputKind::relu_attention_output && d.params.sink == -INFINITY;
+      const bool expected = exact || (by_o && mean_of_v && d.contract_of(0).declared) ||
                             (by_lse && d.contract_of(1).declared && d.params.softcap == 0) ||
                             (!by_o && !by_lse && (d.contract_of(0).declared || d.contract_of(1).declared));
       EXPECT_EQ(c.claimed, expected) << k.name << " " << n << ": " << c.reason;

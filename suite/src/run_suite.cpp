@@ -829,7 +829,7 @@ void choose_reference(Target& t, const ReferenceRuleSettings& rule) {
   }
   // An attention output's reference is an attention kernel (its lse is no row's lse).
   const StableReference ref = has_head_dim(t.decl->op)
-                                  ? stable_attention_reference(t.kernel->format, t.output)
+                                  ? stable_attention_reference(t.decl->op, t.kernel->format, t.output)
                                   : stable_reference_kernel(t.kernel->format, t.operand().kind, t.decl->params);
   if (ref.kernel == nullptr) {
     t.reference_not_applied = fmt::format("softcheck has no stable kernel for this output in {}", name(t.kernel->format));

@@ -505,7 +505,7 @@ TEST(RunSuite, AttentionKernelsHoldAndTheBrokenOnesAreCaught) {
   // device is present (docs/attention.md): it takes part only when available.
   std::vector<const Kernel*> ks;
   for (const Kernel& k : attention_kernels())
-    if (k.available) ks.push_back(&k);
+    if (k.available && k.find(Op::attention) != nullptr) ks.push_back(&k);
   const Report r = run_suite(ks, opt);
   ASSERT_EQ(r.kernels.size(), 2 * ks.size());
   std::size_t caught = 0;
@@ -530,11 +530,55 @@ TEST(RunSuite, AttentionKernelsHoldAndTheBrokenOnesAreCaught) {
       EXPECT_GT(s.max_bound_ratio, 0.0) << s.kernel << ":" << s.output;  // measured, not vacuous
     }
   }
-  const auto mutants = std::count_if(attention_kernels().begin(), attention_kernels().end(),
-                                     [](const Kernel& k) { return k.test_only; });
+  const auto mutants = std::count_if(ks.begin(), ks.end(), [](const Kernel* k) { return k->test_only; });
   EXPECT_GE(mutants, 2);
   EXPECT_EQ(caught, static_cast<std::size_t>(mutants));
   EXPECT_EQ(r.families.size(), 6u);  // the attention families only
+  expect_same_report_with_two_jobs(ks, opt, r);
+}
+
+// Relu and linear attention (docs/attention.md) on the same attention
+// families: every kernel holds its O contract with a measured, non-vacuous
+// bound; the broken ones (relu without the 1/n, linear dividing by n) are
+// caught; relu's fully masked queries are measured (O = 0 exactly, no
+// policy), linear's follow the policy; the reference rule's kernel is the
+// op's own naive one; the report is the same for any --jobs.
+TEST(RunSuite, AttentionAlternativesHoldAndTheBrokenOnesAreCaught) {
+  RunOptions opt = small_run({"attn_gaussian_d64", "attn_sink_d128", "attn_tile_mask_d64", "attn_causal_d64",
+                              "attn_wide_bias_d64", "attn_fully_masked_d64"},
+                             {1, 17, 128, 300});
+  std::vector<const Kernel*> ks;
+  for (const Kernel& k : attention_kernels())
+    if (k.find(Op::relu_attention) != nullptr || k.find(Op::linear_attention) != nullptr) ks.push_back(&k);
+  ASSERT_GE(ks.size(), 8u);
+  const Report r = run_suite(ks, opt);
+  ASSERT_EQ(r.kernels.size(), ks.size());  // one output each
+  std::size_t caught = 0, mutants = 0;
+  for (const KernelSummary& s : r.kernels) {
+    const std::optional<Op> op = parse_op(s.op);
+    ASSERT_TRUE(op == Op::relu_attention || op == Op::linear_attention) << s.op;
+    EXPECT_EQ(s.output, "");  // one output: the entry is the op's
+    EXPECT_GT(s.rows, 0u) << s.kernel;
+    // Relu's fully masked query has an exact value; linear's is 0/0.
+    if (op == Op::relu_attention)
+      EXPECT_EQ(s.policy_rows, 0u) << s.kernel;
+    else
+      EXPECT_GT(s.policy_rows, 0u) << s.kernel;
+    const Kernel* k = find_kernel(s.kernel);
+    ASSERT_NE(k, nullptr) << s.kernel;
+    if (k->test_only) {
+      ++mutants;
+      if (s.status == "violated" && s.contract_violations > 0) ++caught;
+      continue;
+    }
+    EXPECT_EQ(s.status, "held") << s.kernel << " worst " << s.worst.repro;
+    EXPECT_GT(s.max_bound_ratio, 0.0) << s.kernel;  // measured, not vacuous
+    EXPECT_LT(s.max_bound_ratio, 1.0) << s.kernel;
+    EXPECT_EQ(stable_attention_reference(*op, k->format, 0).kernel->algorithm, std::string(s.op) + "_naive");
+  }
+  EXPECT_EQ(mutants, 2u);
+  EXPECT_EQ(caught, mutants);
+  EXPECT_EQ(r.families.size(), 6u);
   expect_same_report_with_two_jobs(ks, opt, r);
 }
 

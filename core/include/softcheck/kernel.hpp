@@ -58,6 +58,24 @@ RowShape row_shape(std::span<const double> x, double temperature, Format f);
 RowShape attention_row_shape(std::span<const double> x, std::span<const double> q, std::span<const double> K,
                              std::int64_t d, double temperature, Format f, double softcap = 0,
                              double sink = -HUGE_VAL);
+// The shape of a relu_attention row (op.hpp, OutputKind::relu_attention_output):
+// n and h = d only. Its scale holds each key's score mass, so no score
+// figure (R, M, D) enters a contract: every first-order error is a
+// multiple of u s_i with a coefficient in n and h (impls/src/attention_alternatives.cpp).
+RowShape relu_attention_row_shape(std::span<const double> x, std::int64_t d, double temperature);
+// The shape of a linear_attention row (op.hpp, OutputKind::linear_attention_output):
+// n, h = d; R the range of the unmasked biases, which enter as
+// exp(x_j - max x) (only those within format f's contributing cut-off of
+// the largest, as row_shape); M the largest -q_i / T over the query's
+// negative components, the argument of phi(t) = exp(t) for t <= 0 whose
+// rounding at T != 1 is a relative error M u of phi. D = 0.
+RowShape linear_attention_row_shape(std::span<const double> x, std::span<const double> q, std::int64_t d,
+                                    double temperature, Format f);
+// The contract's row shape for an op with a head dimension (has_head_dim):
+// the one above for its output kind, attention_row_shape for attention's.
+RowShape attention_op_row_shape(Op op, std::span<const double> x, std::span<const double> q,
+                                std::span<const double> K, std::int64_t d, double temperature, Format f,
+                                double softcap = 0, double sink = -HUGE_VAL);
 // True when a kernel of format f can hold its intermediates on this
 // attention row: every score's terms s |q_i K_ji| summed, the scores and
 // their shifts from the max are finite values of f (with 4u of margin).
@@ -80,16 +98,22 @@ bool temperature_fits_format(double temperature, Format f);
 // Accuracy contract: the largest componentwise ULP error (in the output format)
 // the kernel promises on a row with finite entries (-inf masks allowed):
 //   K = a + b*n + c*R + (d + t*[temperature != 1]) * M   (first order, in units of u)
-//       + hd*h*D + dot*D                                 (attention rows only)
+//       + hd*h*D + dot*D + head*h                        (attention rows only)
 //   bound = K / (1 - K*u)                                (Higham's gamma_K, covers
 //                                                         the second-order terms)
 // t accounts for rounding fl(x/temperature) (and of the temperature itself);
-// hd and dot for the scores' dot products (RowShape::h, D).
+// hd and dot for the scores' dot products (RowShape::h, D). head, of h
+// alone, is for the attention outputs whose scale already carries each
+// key's dot-product mass (relu_attention: a score's absolute error u h D_j
+// is u h times its key's share of s_i) or whose weights are dot products
+// of positive terms (linear_attention: gamma_d relative): there the head
+// dimension enters without D, which no other term can say.
 // Each kernel derives its coefficients next to its code from REFERENCE.md.
 struct Contract {
   bool declared = false;  // false: "none" (a baseline reported, never gated)
   double a = 0, b = 0, c = 0, d = 0, t = 0;
   double hd = 0, dot = 0;  // of h*D and D (attention)
+  double head = 0;         // of h (relu and linear attention)
   std::string why;  // derivation or, when none, why there is no useful bound
 
   double bound_ulps(const RowShape& s, Format f) const;  // +inf when K*u >= 1
@@ -252,10 +276,12 @@ StableReference stable_reference_kernel(Format f, OutputKind kind, const OpParam
 // builtin_kernels() like gradient_kernels(); `run --attention` or `--op
 // attention` takes them.
 const std::vector<Kernel>& attention_kernels();
-// The reference rule's kernel for output `output` of an attention kernel in
-// format f: attention_naive (three passes, the max subtracted: the textbook
-// algorithm); {nullptr, nullptr} when there is none.
-StableReference stable_attention_reference(Format f, std::size_t output);
+// The reference rule's kernel for output `output` of a kernel of op (one
+// with a head dimension) in format f: the op's naive kernel, the textbook
+// algorithm (attention_naive: three passes, the max subtracted; for relu
+// and linear attention the quadratic form: weights, then their sum with V);
+// {nullptr, nullptr} when there is none.
+StableReference stable_attention_reference(Op op, Format f, std::size_t output);
 // The sparse and sharpened kernels (sparsemax, entmax15, entmax_bisect_*,
 // topk_softmax_*, threshold_softmax_*; docs/sparse.md), in registration order.
 // Kept out of builtin_kernels(): the softmax paths (suite, properties, fuzzers,

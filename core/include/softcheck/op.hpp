@@ -32,6 +32,8 @@ enum class Op : std::uint8_t {
   softmax_backward,
   log_softmax_backward,
   attention,
+  relu_attention,
+  linear_attention,
 };
 
 // Shape of one operand of a call on `rows` rows of `cols` inputs.
@@ -75,7 +77,39 @@ enum class OutputKind : std::uint8_t {
   // Metric::scaled with s_i = sum_j p_j |V_ji|: the error of every algorithm
   // is a multiple of u s_i.
   attention_output,
+  // ReLU attention's output (Wortsman et al. 2023, arXiv:2309.08586; the
+  // softmax replaced by relu divided by the sequence length):
+  //   O_i = (1/n) sum_j relu(z_j) V_ji, the scores z_j as attention's,
+  // n the row length (masked keys count in n and add 0). A fully masked
+  // row has the exact value O = 0 under every policy. Measured in
+  // Metric::scaled with
+  //   s_i = (1/n) sum_{j unmasked} (D_j + |x_j|) |V_ji|,
+  //   D_j = sum_k |q_k K_jk| / (T sqrt(d)),
+  // each key's score mass: relu is 1-Lipschitz, so a computed score's
+  // absolute error, a multiple of u (D_j + |x_j|) for every way of forming
+  // the dot product and adding the bias (Higham, ASNA eq. 3.5), reaches O
+  // as that times |V_ji| / n, near relu's kink too; relu(z_j) <= D_j + |x_j|
+  // makes the products' and the sum's errors multiples of the same s_i.
+  // No global score scale enters: the metric is invariant under scaling q.
+  relu_attention_output,
+  // Linear attention's output (Katharopoulos et al. 2020, "Transformers
+  // are RNNs", arXiv:2006.16236): with phi(t) = elu(t) + 1 > 0 componentwise
+  // and the query scaled by the temperature, q' = q / T (T = 1 and a zero
+  // bias are the paper's form),
+  //   a_j = (phi(q') . phi(K_j)) exp(x_j),  w_j = a_j / sum_k a_k,
+  //   O_i = sum_j w_j V_ji,
+  // the bias a log-weight: x_j = -inf masks key j as the paper's masked
+  // form does. A fully masked row is 0/0: the kernel's masked-row policy.
+  // Every w_j > 0, so as for attention's O the scale is s_i = sum_j w_j
+  // |V_ji|: a relative error r of the weights moves O_i by at most 2 r s_i.
+  linear_attention_output,
 };
+
+// The attention ops' head-shaped outputs (O of one query).
+constexpr bool is_attention_output(OutputKind k) {
+  return k == OutputKind::attention_output || k == OutputKind::relu_attention_output ||
+         k == OutputKind::linear_attention_output;
+}
 
 // What an input operand holds: the row of logits x (scaled by the
 // temperature inside the op), or one class index per row (int64, whatever the
@@ -97,12 +131,14 @@ constexpr bool is_gradient(OutputKind k) {
 }
 
 // The output kinds measured in Metric::scaled (the oracle gives their scale).
-constexpr bool has_scale(OutputKind k) { return is_gradient(k) || k == OutputKind::attention_output; }
+constexpr bool has_scale(OutputKind k) { return is_gradient(k) || is_attention_output(k); }
 
 // The scale s of an output's scaled metric, in words (reports, docs).
 constexpr std::string_view scale_formula(OutputKind k) {
   switch (k) {
     case OutputKind::attention_output: return "s_i = sum_j p_j |V_ji|";
+    case OutputKind::relu_attention_output: return "s_i = (1/n) sum_j (D_j + |x_j|) |V_ji|, D_j = sum_k |q_k K_jk| / (T sqrt d)";
+    case OutputKind::linear_attention_output: return "s_i = sum_j w_j |V_ji|";
     case OutputKind::cross_entropy_gradient: return "s_j = p_j + [j = t]";
     case OutputKind::softmax_gradient: return "s_i = y_i (|g_i| + sum_j y_j |g_j|)";
     case OutputKind::log_softmax_gradient: return "s_i = |g_i| + p_i sum_j |g_j|";
@@ -276,6 +312,10 @@ inline constexpr Operand bias_q_k_v[] = {
     {"V", OperandShape::keys, OutputKind::none, Metric::ulp, false, InputKind::values}};
 inline constexpr Operand attention_output_and_lse[] = {
     {"O", OperandShape::head, OutputKind::attention_output, Metric::scaled}, lse_value};
+inline constexpr Operand relu_attention_output[] = {
+    {"O", OperandShape::head, OutputKind::relu_attention_output, Metric::scaled}};
+inline constexpr Operand linear_attention_output[] = {
+    {"O", OperandShape::head, OutputKind::linear_attention_output, Metric::scaled}};
 inline constexpr Operand loss_and_gradient[] = {
     {"loss", OperandShape::scalar, OutputKind::cross_entropy_loss, Metric::ulp},
     {"dx", OperandShape::row, OutputKind::cross_entropy_gradient, Metric::scaled}};
@@ -329,6 +369,17 @@ inline constexpr OpSpec op_table[] = {
      "(cap(y) = c tanh(y / c) with the kernel's softcap c, y without one; with the kernel's sink logit s, "
      "exp(s) joins softmax's denominator and lse)",
      op_operands::bias_q_k_v, op_operands::attention_output_and_lse, OpParam::softcap, Reference::dense, false, 0},
+    // Attention with the softmax replaced by relu / n (Wortsman et al. 2023,
+    // arXiv:2309.08586), on the same operands and scores (docs/attention.md).
+    {Op::relu_attention, "relu_attention",
+     "O = (1/n) sum_j relu(z_j) V_j, z_j = (q . K_j) / (T sqrt(d)) + bias_j, per query (n the row length)",
+     op_operands::bias_q_k_v, op_operands::relu_attention_output, OpParam::none, Reference::dense, false, 0},
+    // Linear attention (Katharopoulos et al. 2020, arXiv:2006.16236): a
+    // kernel feature map in place of exp, the bias a log-weight
+    // (docs/attention.md).
+    {Op::linear_attention, "linear_attention",
+     "O = sum_j w_j V_j, w_j proportional to (phi(q / T) . phi(K_j)) exp(bias_j), phi(t) = elu(t) + 1, per query",
+     op_operands::bias_q_k_v, op_operands::linear_attention_output, OpParam::none, Reference::dense, false, 0},
 };
 
 inline constexpr std::size_t op_count = std::size(op_table);
@@ -407,6 +458,7 @@ inline std::string op_names(std::string_view sep = ", ") {
 // p: NaN for the nan policy; the exact value where one exists (0, -inf); the
 // uniform row's 1/n, -log n or log n.
 inline double masked_row_value(OutputKind kind, MaskedRowPolicy p, double n) {
+  if (kind == OutputKind::relu_attention_output) return 0.0;  // exact, whatever the policy
   if (p == MaskedRowPolicy::nan) return NAN;
   const bool uniform = p == MaskedRowPolicy::uniform;
   switch (kind) {
@@ -424,7 +476,11 @@ inline double masked_row_value(OutputKind kind, MaskedRowPolicy p, double n) {
     // O of a query with no visible key: 0 (FlashAttention). The uniform
     // p's O is the mean of V, no constant: no attention kernel can declare
     // uniform (is_masked_row_value never accepts it).
-    case OutputKind::attention_output: return uniform ? NAN : 0.0;
+    case OutputKind::attention_output:
+    case OutputKind::linear_attention_output: return uniform ? NAN : 0.0;
+    // ReLU attention's O of a fully masked row is exactly 0 (a sum of
+    // nothing over n): the judge measures it like any row, no policy.
+    case OutputKind::relu_attention_output: return 0.0;
     case OutputKind::none: break;
   }
   return NAN;
@@ -440,7 +496,9 @@ inline double masked_entry_value(OutputKind kind) { return kind == OutputKind::l
 // kernel's format, within 4u (relative; for the logs relative to max(1, log n)).
 inline bool is_masked_row_value(double v, OutputKind kind, MaskedRowPolicy p, double n, double u) {
   if (kind == OutputKind::log_sum_exp && v == -INFINITY) return true;
-  if (kind == OutputKind::attention_output && p == MaskedRowPolicy::uniform) return false;
+  if ((kind == OutputKind::attention_output || kind == OutputKind::linear_attention_output) &&
+      p == MaskedRowPolicy::uniform)
+    return false;
   const double target = masked_row_value(kind, p, n);
   if (std::isnan(target)) return std::isnan(v);
   if (target == 0 || std::isinf(target)) return v == target;
@@ -482,8 +540,8 @@ constexpr bool well_formed() {
     if (o.takes(InputKind::query) != o.takes(InputKind::keys) || o.takes(InputKind::keys) != o.takes(InputKind::values))
       return false;
     for (const Operand& out : o.out)
-      if ((out.kind == OutputKind::attention_output) != (out.shape == OperandShape::head) ||
-          (out.kind == OutputKind::attention_output && !o.takes(InputKind::values)))
+      if (is_attention_output(out.kind) != (out.shape == OperandShape::head) ||
+          (is_attention_output(out.kind) && !o.takes(InputKind::values)))
         return false;
     // A gradient is the gradient of its op's inputs: its op takes what it needs.
     for (const Operand& out : o.out) {

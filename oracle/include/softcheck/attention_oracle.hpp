@@ -60,7 +60,42 @@ ExactAttention exact_attention(std::span<const double> x, std::span<const double
                                unsigned bits = default_bits, double resolution = 0, double softcap = 0,
                                double sink = -HUGE_VAL);
 
-// O (kind attention_output) or the lse (log_sum_exp).
+// ReLU attention (op.hpp, OutputKind::relu_attention_output; Wortsman et
+// al. 2023): O_i = (1/n) sum_j relu(z_j) V_ji over the unmasked keys, n =
+// x.size(), the scores z_j as exact_attention's (no softcap). lse is NaN
+// (the op has none). Status: undefined as exact_attention's; a row with
+// every key masked is ok with O = 0 and s = 0 (the exact value, no policy).
+// The scale s_i = (1/n) sum_j ((D_j + |x_j|) |V_ji| + rho) with each key's
+// score mass D_j = sum_i (|q_i K_ji| + rho) / (T sqrt(d)) and rho =
+// `resolution` (0: the exact scale; the judge passes denorm_min / u of the
+// kernel's format: a product q_i K_ji or relu(z_j) V_ji that underflows
+// carries an absolute error up to denorm_min = u rho). Accuracy: O_i within
+// 2^-bits (1 + 2^-60) of s_i, s_i within 2^-bits (1 + 2^-60) of itself,
+// at a working precision of bits + 64 (attention.cpp: no exponential, each
+// key's error is relative to its own mass). Throws as exact_attention.
+ExactAttention exact_relu_attention(std::span<const double> x, std::span<const double> q, std::span<const double> K,
+                                    std::span<const double> V, std::int64_t d, double temperature = 1.0,
+                                    unsigned bits = default_bits, double resolution = 0);
+
+// Linear attention (op.hpp, OutputKind::linear_attention_output;
+// Katharopoulos et al. 2020): q' = q / T, phi(t) = elu(t) + 1,
+//   a_j = (phi(q') . phi(K_j)) exp(x_j),  w_j = a_j / sum_k a_k,
+//   O_i = sum_j w_j V_ji
+// over the unmasked keys. lse is NaN (the op has none). Status: undefined
+// as exact_attention's, and also when an unmasked K_ji or a q_i / T lies
+// below -2^60 (phi of it would leave MPFR's exponent range); all_masked
+// when every x_j is -inf (0/0: the kernel's policy). The scale is
+// exact_attention's with w_j for p_j: s_i = sum_j (max(w_j, rho) |V_ji| +
+// rho). Accuracy: O_i within 2^-bits (1 + 2^-59) of s_i, s_i within
+// 2^-bits (1 + 2^-59) of itself, at a working precision of bits + 64 + E,
+// E bounding the exponents of q / T and of the biases (attention.cpp).
+// Throws as exact_attention.
+ExactAttention exact_linear_attention(std::span<const double> x, std::span<const double> q,
+                                      std::span<const double> K, std::span<const double> V, std::int64_t d,
+                                      double temperature = 1.0, unsigned bits = default_bits, double resolution = 0);
+
+// O (any attention op's output kind, is_attention_output) or the lse
+// (log_sum_exp, attention's only).
 std::span<const Real> exact_values(const ExactAttention& a, OutputKind kind);
 
 }  // namespace softcheck::oracle

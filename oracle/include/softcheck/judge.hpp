@@ -111,7 +111,9 @@ class RowJudge {
   void set_upstream(std::span<const double> g);
   // The row's q, K and V of head dimension d, for the attention op (the row
   // set_row gave is the score bias; set after set_row, which forgets them;
-  // the caller keeps them alive). Its row shape is attention_row_shape's.
+  // the caller keeps them alive), for the ops with a head dimension
+  // (attention, relu_attention, linear_attention). Its row shape is
+  // attention_op_row_shape's.
   void set_attention(std::span<const double> q, std::span<const double> K, std::span<const double> V,
                      std::int64_t d);
 
@@ -178,11 +180,12 @@ class RowJudge {
   const ExactGradient& gradient_exact(OutputKind kind);
   std::span<const double> q_, K_, V_;
   std::int64_t head_dim_ = 0;
-  // Per softcap and sink (kernels on one row may declare different ones);
-  // a deque keeps the spans handed out valid.
-  std::deque<std::pair<OpParams, ExactAttention>> attention_;
-  const ExactAttention& attention_exact(const OpParams& p);
-  // The contract's row shape: row_shape, or attention_row_shape for op d.op.
+  // Per op output kind (attention, relu or linear attention), softcap and
+  // sink (kernels on one row may declare different ones); a deque keeps the
+  // spans handed out valid.
+  std::deque<std::pair<std::pair<OutputKind, OpParams>, ExactAttention>> attention_;
+  const ExactAttention& attention_exact(const OpDecl& d);
+  // The contract's row shape: row_shape, or attention_op_row_shape for op d.op.
   RowShape shape_for(const OpDecl& d) const;
   void set_bound(const OpDecl& d, std::size_t output, RowVerdict& v) const;
   // By op and parameters; a deque, so that the references sparse_exact
