@@ -28,6 +28,8 @@ constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 using testing::Mp;
 using testing::raw;
+using testing::relatively_within;
+using testing::within;
 
 struct Row {
   std::vector<double> x, q, K, V;
@@ -40,20 +42,6 @@ ExactAttention relu(const Row& r, unsigned bits = default_bits, double resolutio
 }
 ExactAttention linear(const Row& r, unsigned bits = default_bits, double resolution = 0) {
   return exact_linear_attention(r.x, r.q, r.K, r.V, r.d, r.temperature, bits, resolution);
-}
-
-// |a - b| <= 2^e s (the difference at 4096 bits).
-bool within(mpfr_srcptr a, mpfr_srcptr b, mpfr_srcptr s, long e) {
-  Mp diff(4096), bound(64);
-  mpfr_sub(diff.v, a, b, MPFR_RNDN);
-  mpfr_abs(diff.v, diff.v, MPFR_RNDN);
-  mpfr_mul_2si(bound.v, s, e, MPFR_RNDU);
-  return mpfr_lessequal_p(diff.v, bound.v);
-}
-bool relatively_within(mpfr_srcptr a, mpfr_srcptr b, long e) {
-  Mp abs_b(mpfr_get_prec(b));
-  mpfr_abs(abs_b.v, b, MPFR_RNDN);
-  return within(a, b, abs_b.v, e);
 }
 
 void expect_values(const ExactAttention& a, const std::vector<double>& O, const std::vector<double>& s,

@@ -29,23 +29,8 @@ constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 using testing::Mp;
 using testing::raw;
-
-// |a - b| <= 2^e s. The difference is rounded at 4096 bits, far finer than
-// any 2^e s checked here.
-bool within(mpfr_srcptr a, mpfr_srcptr b, mpfr_srcptr s, long e) {
-  Mp diff(4096), bound(64);
-  mpfr_sub(diff.v, a, b, MPFR_RNDN);
-  mpfr_abs(diff.v, diff.v, MPFR_RNDN);
-  mpfr_mul_2si(bound.v, s, e, MPFR_RNDU);
-  return mpfr_lessequal_p(diff.v, bound.v);
-}
-
-// |a - b| <= 2^e |b|.
-bool relatively_within(mpfr_srcptr a, mpfr_srcptr b, long e) {
-  Mp abs_b(mpfr_get_prec(b));
-  mpfr_abs(abs_b.v, b, MPFR_RNDN);
-  return within(a, b, abs_b.v, e);
-}
+using testing::relatively_within;
+using testing::within;
 
 // |a - b| <= 2^e max(1, |b|): the lse's yardstick.
 bool lse_within(mpfr_srcptr a, mpfr_srcptr b, long e) {

@@ -20,4 +20,21 @@ struct Mp {
   Mp& operator=(const Mp&) = delete;
 };
 
+// |a - b| <= 2^e s. The difference is rounded at 4096 bits, far finer than
+// any 2^e s the tests check.
+inline bool within(mpfr_srcptr a, mpfr_srcptr b, mpfr_srcptr s, long e) {
+  Mp diff(4096), bound(64);
+  mpfr_sub(diff.v, a, b, MPFR_RNDN);
+  mpfr_abs(diff.v, diff.v, MPFR_RNDN);
+  mpfr_mul_2si(bound.v, s, e, MPFR_RNDU);
+  return mpfr_lessequal_p(diff.v, bound.v);
+}
+
+// |a - b| <= 2^e |b|.
+inline bool relatively_within(mpfr_srcptr a, mpfr_srcptr b, long e) {
+  Mp abs_b(mpfr_get_prec(b));
+  mpfr_abs(abs_b.v, b, MPFR_RNDN);
+  return within(a, b, abs_b.v, e);
+}
+
 }  // namespace softcheck::oracle::testing
