@@ -448,20 +448,13 @@ void check_call(const OpCall& c, const std::string& kernel_name) {
   if (c.head_dim < 1) throw std::invalid_argument(kernel_name + ": attention needs a head dimension >= 1");
 }
 
-// row(query, O, lse) for every query of an attention call in T.
+// row(query, O, lse) for every query of an attention call in T: the
+// one-output walk of attention_row.hpp, with the query's lse beside its O.
 template <class T, class Row>
 void for_each_query(const OpCall& c, Row&& row) {
-  const auto n = static_cast<std::size_t>(c.cols), d = static_cast<std::size_t>(c.head_dim);
-  const auto* x = static_cast<const T*>(c.in[0]);
-  const auto* q = static_cast<const T*>(c.in[1]);
-  const auto* K = static_cast<const T*>(c.in[2]);
-  const auto* V = static_cast<const T*>(c.in[3]);
-  auto* O = static_cast<T*>(c.out[0]);
   auto* lse = static_cast<T*>(c.out[1]);
-  for (std::size_t r = 0; r < static_cast<std::size_t>(c.rows); ++r) {
-    const Query<T> query{{x + r * n, n}, {q + r * d, d}, {K + r * n * d, n * d}, {V + r * n * d, n * d}, d};
-    row(query, std::span<T>(O + r * d, d), lse[r]);
-  }
+  std::size_t r = 0;
+  attention_row::for_each_query_output<T>(c, [&](const Query<T>& query, std::span<T> O) { row(query, O, lse[r++]); });
 }
 
 template <class T>
