@@ -40,7 +40,7 @@ struct ReproArgs {
   std::optional<std::int64_t> target;
   // attention (docs/attention.md): the head dimension, q, K and V; the row is the bias
   std::int64_t head_dim = 0;
-  std::string query, keys, values;
+  std::string query, keys, values, window;
   PluginArgs plugins;
 };
 
@@ -96,7 +96,7 @@ Command add_repro(CLI::App& app) {
       "Replay one case printed by `check` or `run`: exit 0 the property holds, 1 it fails,\n"
       "3 the property is not claimed or does not apply to the case, 2 usage error.\n"
       "Write rows as --row=V1,V2,... (hex floats are exact; inf, -inf allowed); attention takes\n"
-      "--head-dim=D --query=... --keys=... --values=... besides, the row being the score bias.");
+      "--head-dim=D --query=... --keys=... --values=... [--window=P,L,R] besides, the row being the score bias.");
   auto a = std::make_shared<ReproArgs>();
   sub->add_option("--impl", a->impl, "Kernel")->required();
   add_plugin_options(*sub, a->plugins);
@@ -115,6 +115,9 @@ Command add_repro(CLI::App& app) {
   sub->add_option("--query", a->query, "attention: q, d values, comma-separated");
   sub->add_option("--keys", a->keys, "attention: K, n x d values, key-major, comma-separated");
   sub->add_option("--values", a->values, "attention: V, n x d values, key-major, comma-separated");
+  sub->add_option("--window", a->window,
+                  "attention: the query's window position,left,right (keys position-left .. position+right "
+                  "visible, -1 unbounded; causal: P,-1,0)");
   return [a] {
     const KernelSet kernel_set(a->plugins);
     const Kernel* k = kernel_set.find(a->impl);
@@ -140,6 +143,11 @@ Command add_repro(CLI::App& app) {
       const auto v = props::parse_row(*text);
       if (!v.has_value()) throw std::invalid_argument(std::string(option) + ": " + v.error());
       *into = *v;
+    }
+    if (!a->window.empty()) {
+      const auto w = props::parse_window(a->window);
+      if (!w.has_value()) throw std::invalid_argument("--window: " + w.error());
+      c.window = *w;
     }
     const Op op = *parse_op(a->op);
     const auto r = props::replay(*k, op, a->property, c);

@@ -5,7 +5,8 @@
 # (forgets to rescale O, rounds P to bf16 before P.V) violates its O
 # contract and exits 1 with a repro line that replays the failure; the gate
 # reruns an attention baseline and passes; `list --families` shows the
-# attention families; `oracle --op attention` says it cannot read q, K, V.
+# attention families; `oracle --op attention` says it cannot read q, K, V;
+# the causal and window families hold, and `repro` replays a query window.
 #   attention_run.sh SOFTCHECK
 set -u
 bin=$1
@@ -63,6 +64,31 @@ open(sys.argv[2], "w").write(o["worst"]["repro"].replace("softcheck ", "", 1))
   check_all "${broken}_repro_replays" 1 "CONTRACT VIOLATED" -- "$bin" "${repro[@]}" --property-tests 0 \
     --out "$tmp/replay_$broken"
 done
+
+# Causal and sliding windows: the kernels mask the keys outside the query's
+# window themselves (docs/attention.md, "The query's position and window").
+check_all windows_hold 0 "every declared contract held" -- \
+  "$bin" run --op attention --op relu_attention --op linear_attention --jobs 2 --property-tests 0 \
+  --family attn_causal_d64 --family attn_window_d64 --size 1 --size 65 --size 1000 --out "$tmp/windows"
+check_all windows_report 0 -- python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+ks = [k for k in r["kernels"] if k["status"] != "unavailable"]
+assert {k["op"] for k in ks} == {"attention", "relu_attention", "linear_attention"}, {k["op"] for k in ks}
+assert all(k["status"] in ("held", "no_contract") for k in ks), [(k["kernel"], k["status"]) for k in ks]
+assert r["verdict"] == "held"
+' "$tmp/windows/report.json"
+# repro takes the window as --window=P,L,R; a window outside the row is exit 2.
+window_case=(--impl attention_flash_bc16_f32 --op attention --head-dim=1 --query=1 --keys=1,2,3 --values=1,2,3
+             --temperature=1 --row=0,0,0)
+check_all repro_causal_full_window 0 "window:      position 1, left -1, right 0" "outputs identical" -- \
+  "$bin" repro "${window_case[@]}" --property attention_causal_full_window --window=1,-1,0
+check_all repro_window_as_bias 0 "outputs identical" -- \
+  "$bin" repro "${window_case[@]}" --property attention_window_as_bias --window=2,0,0
+check_all repro_window_outside_row 2 "needs a position in [0, n)" -- \
+  "$bin" repro "${window_case[@]}" --property attention_accuracy --window=3,-1,0
+check_all repro_window_not_integers 2 "--window: expected three integers" -- \
+  "$bin" repro "${window_case[@]}" --property attention_accuracy --window=1,-1
 
 check_all gate_reruns_attention 0 "gate: passed" -- \
   "$bin" gate --baseline "$tmp/attn/report.json" --jobs 2

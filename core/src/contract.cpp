@@ -166,6 +166,15 @@ AttentionScores attention_scores(std::span<const double> x, std::span<const doub
 
 }  // namespace
 
+std::vector<double> window_masked_bias(std::span<const double> x, const KeyWindow& w) {
+  const auto n = static_cast<std::int64_t>(x.size());
+  std::vector<double> out(x.begin(), x.end());
+  const std::int64_t first = w.first(n), end = w.end(n);
+  for (std::int64_t j = 0; j < n; ++j)
+    if (j < first || j >= end) out[static_cast<std::size_t>(j)] = -INFINITY;
+  return out;
+}
+
 RowShape attention_row_shape(std::span<const double> x, std::span<const double> q, std::span<const double> K,
                              std::int64_t d, double temperature, Format f, double softcap, double sink) {
   const AttentionScores a = attention_scores(x, q, K, d, temperature, f, softcap, sink);

@@ -168,16 +168,25 @@ void random_mask(std::span<double> row, Format, Rng& rng) {
   for (double& v : row) v = rng.below(2) == 0 ? -INFINITY : 0.0;
 }
 
-// The query at position p (uniform) sees keys 0..p: the keys after it masked.
-void causal_mask(std::span<double> row, Format, Rng& rng) {
-  const std::size_t p = rng.below(row.size());
-  for (std::size_t j = 0; j < row.size(); ++j) row[j] = j <= p ? 0.0 : -INFINITY;
+// The query's position among n keys: uniform, or (half the time) at a
+// tile edge, 16 k - 1 or 16 k (the last key of a 16- or 64-key tile, or the
+// first of the next: where a kernel's first or last tile of the window
+// starts or ends), clamped to n - 1.
+std::int64_t query_position(std::int64_t n, Rng& rng) {
+  const auto un = static_cast<std::uint64_t>(n);
+  if (rng.below(2) == 0) return static_cast<std::int64_t>(rng.below(un));
+  const std::int64_t edge = 16 * static_cast<std::int64_t>(1 + rng.below(un / 16 + 1)) - 1 +
+                            static_cast<std::int64_t>(rng.below(2));
+  return std::min(edge, n - 1);
 }
 
-// A sliding window of w = max(1, n / 4) keys ending at the query's position.
-void sliding_window_mask(std::span<double> row, Format, Rng& rng) {
-  const std::size_t n = row.size(), p = rng.below(n), w = std::max<std::size_t>(1, n / 4);
-  for (std::size_t j = 0; j < n; ++j) row[j] = j <= p && p - j < w ? 0.0 : -INFINITY;
+// Causal (window (-1, 0)): the query sees the keys up to its position.
+KeyWindow causal_window(std::int64_t n, Rng& rng) { return {query_position(n, rng), -1, 0}; }
+
+// A sliding window of w = max(1, n / 4) keys ending at the query (Mistral's
+// local attention: window (w - 1, 0)).
+KeyWindow sliding_window(std::int64_t n, Rng& rng) {
+  return {query_position(n, rng), std::max<std::int64_t>(1, n / 4) - 1, 0};
 }
 
 // -inf runs that align exactly with tile boundaries (16 and 64 keys: the
@@ -224,9 +233,14 @@ const std::vector<InputFamily>& attention_input_families() {
       {"attn_peaked_d64", "q, K ~ N(0, 16), d = 64: scores of standard deviation 16, p near one-hot", 0, no_bias, 64, 4},
       {"attn_sink_d128", "an attention sink: key 0 with a bias 10 to 20 above the rest, d = 128", 0, sink_bias, 128},
       {"attn_random_mask_d64", "each key masked with probability 1/2, d = 64", 0, random_mask, 64},
-      {"attn_causal_d64", "causal: the keys after the query's position masked, d = 64", 0, causal_mask, 64},
-      {"attn_window_d64", "a sliding window of n/4 keys ending at the query's position, d = 64", 0,
-       sliding_window_mask, 64},
+      {"attn_causal_d64",
+       "causal: the kernel masks the keys after the query's position (window (-1, 0); the position at a tile "
+       "edge half the time), d = 64",
+       0, no_bias, 64, 1, causal_window},
+      {"attn_window_d64",
+       "a sliding window of n/4 keys ending at the query's position (window (n/4 - 1, 0)), the kernel's mask, "
+       "d = 64",
+       0, no_bias, 64, 1, sliding_window},
       {"attn_tile_mask_d64", "-inf runs aligned with 16- and 64-key tiles, the first and last tile masked, d = 64", 0,
        tile_aligned_mask, 64},
       {"attn_alibi_d64", "ALiBi slopes 2^-1..2^-8 on a causal row, d = 64", 0, alibi_causal, 64},
@@ -258,6 +272,9 @@ AttentionOperands fill_attention_operands(const InputFamily& fam, Format f, std:
   draw(a.q, r * d, fam.qk_sigma);
   draw(a.K, r * n * d, fam.qk_sigma);
   draw(a.V, r * n * d, 1.0);
+  a.window.assign(r, KeyWindow{});
+  if (fam.window != nullptr)
+    for (KeyWindow& w : a.window) w = fam.window(cols, rng);
   return a;
 }
 

@@ -141,11 +141,13 @@ TEST(OpTable, RunPassesEveryOutputOfAnOpWithSeveral) {
 // masked-row values; a call must carry the head dimension.
 TEST(OpTable, AttentionOperandsHaveTheHeadDimension) {
   const OpSpec& a = spec(Op::attention);
-  ASSERT_EQ(a.in.size(), 4u);
+  ASSERT_EQ(a.in.size(), 5u);
   EXPECT_TRUE(has_head_dim(Op::attention));
   EXPECT_FALSE(has_head_dim(Op::cross_entropy));
   EXPECT_EQ(output_cols(a.in[1], 10, 64), 64);   // q
   EXPECT_EQ(output_cols(a.in[2], 10, 64), 640);  // K
+  EXPECT_EQ(output_cols(a.in[4], 10, 64), 1);    // one KeyWindow
+  EXPECT_EQ(a.in[4].input, InputKind::key_window);
   EXPECT_EQ(output_cols(a.out[0], 10, 64), 64);  // O
   EXPECT_EQ(output_cols(a.out[1], 10, 64), 1);   // lse
   EXPECT_EQ(a.out[0].metric, Metric::scaled);
@@ -163,7 +165,8 @@ TEST(OpTable, AttentionOperandsHaveTheHeadDimension) {
   std::int64_t seen_head_dim = -1;
   k.compute = [&](const OpCall& c) { seen_head_dim = c.head_dim; };
   double x = 0, q = 0, K = 0, V = 0, O = 0, lse = 0;
-  const void* const in[] = {&x, &q, &K, &V};
+  const KeyWindow window;
+  const void* const in[] = {&x, &q, &K, &V, &window};
   void* const out[] = {&O, &lse};
   EXPECT_THROW(k.call({Op::attention, in, out, 1, 1, 1.0}), std::invalid_argument);  // no head dimension
   k.call({Op::attention, in, out, 1, 1, 1.0, 1});
@@ -177,7 +180,7 @@ TEST(OpTable, AttentionOperandsHaveTheHeadDimension) {
 TEST(OpTable, AttentionAlternativesShareTheOperands) {
   for (const Op op : {Op::relu_attention, Op::linear_attention}) {
     const OpSpec& a = spec(op);
-    ASSERT_EQ(a.in.size(), 4u) << a.name;
+    ASSERT_EQ(a.in.size(), 5u) << a.name;
     EXPECT_TRUE(has_head_dim(op));
     for (std::size_t i = 0; i < a.in.size(); ++i) {
       EXPECT_EQ(a.in[i].input, spec(Op::attention).in[i].input) << a.name;

@@ -112,7 +112,9 @@ std::vector<Kernel> cuda_attention_kernels() {
   k.compute = [name = k.name](const OpCall& c) {
     if (c.op != Op::attention) throw std::invalid_argument(name + " does not provide " + std::string(softcheck::name(c.op)));
     if (c.head_dim < 1) throw std::invalid_argument(name + ": attention needs a head dimension >= 1");
-    cuda::run_attention(static_cast<const float*>(c.in[0]), static_cast<const float*>(c.in[1]),
+    const std::vector<float> bias =
+        bias_with_windows(static_cast<const float*>(c.in[0]), static_cast<const KeyWindow*>(c.in[4]), c.rows, c.cols);
+    cuda::run_attention(bias.data(), static_cast<const float*>(c.in[1]),
                         static_cast<const float*>(c.in[2]), static_cast<const float*>(c.in[3]),
                         static_cast<float*>(c.out[0]), static_cast<float*>(c.out[1]), c.rows, c.cols, c.head_dim,
                         c.temperature);

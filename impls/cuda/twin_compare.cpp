@@ -166,6 +166,7 @@ struct Queries {
   std::int64_t rows, n, d;
   double temperature;
   std::vector<double> x, q, K, V;
+  std::vector<KeyWindow> window = std::vector<KeyWindow>(static_cast<std::size_t>(rows));  // every key: (-1, -1)
 };
 
 // Gaussian queries (bias 0, one row) whose bias `bias(j)` (-inf masks key j,
@@ -175,7 +176,7 @@ template <class Bias>
 Queries boundary_query(std::string name, std::int64_t n, std::int64_t d, Bias bias) {
   std::mt19937_64 rng(hash_mix(1, name));
   std::normal_distribution<double> g(0, 1);
-  Queries r{std::move(name), 1, n, d, 1.0, {}, {}, {}, {}};
+  Queries r{std::move(name), 1, n, d, 1.0, {}, {}, {}, {}, std::vector<KeyWindow>(1)};
   for (std::int64_t i = 0; i < d; ++i) r.q.push_back(round_to_format(g(rng), Format::f32));
   for (std::int64_t j = 0; j < n; ++j) {
     const double b = bias(j);
@@ -220,7 +221,7 @@ std::vector<Queries> attention_cases(std::uint64_t seed, bool quick) {
                                                  static_cast<std::uint64_t>(t * 1000));
         const AttentionOperands ops = fill_attention_operands(fam, Format::f32, rows, n, case_seed);
         out.push_back({fam.name, rows, n, fam.head_dim, t, fill_rows(fam, Format::f32, rows, n, case_seed), ops.q,
-                       ops.K, ops.V});
+                       ops.K, ops.V, ops.window});
       }
   return out;
 }
@@ -231,7 +232,7 @@ std::array<std::vector<double>, 2> run_attention(const Kernel& k, const Queries&
                                    V = pack(r.V, k.format);
   const auto size = element_size(k.format);
   std::vector<unsigned char> O(static_cast<std::size_t>(r.rows * r.d) * size), lse(static_cast<std::size_t>(r.rows) * size);
-  const void* in[] = {x.data(), q.data(), K.data(), V.data()};
+  const void* in[] = {x.data(), q.data(), K.data(), V.data(), r.window.data()};
   void* out[] = {O.data(), lse.data()};
   k.call({Op::attention, in, out, r.rows, r.n, r.temperature, r.d});
   return {unpack(O, k.format, static_cast<std::size_t>(r.rows * r.d)),

@@ -340,7 +340,13 @@ void flash_row(const Query<T>& query, ScoreScales<T> scales, const FlashSteps& s
                T& lse) {
   RowState<T> state = initial_state<T>(steps.sink);
   std::fill(O.begin(), O.end(), T(0));
-  for (std::size_t first = 0; first < query.keys(); first += steps.block_keys) {
+  // Only the tiles that meet the window (FlashAttention's n_block_min and
+  // n_block_max of local and causal attention); the tiles keep their
+  // boundaries at multiples of Bc, and a skipped tile is one that would be
+  // fully masked, which leaves (m, l) and O untouched anyway.
+  const std::size_t first_tile = query.visible_first / steps.block_keys * steps.block_keys;
+  const std::size_t end = std::min(query.keys(), query.visible_end);
+  for (std::size_t first = first_tile; first < end; first += steps.block_keys) {
     const std::size_t count = std::min(steps.block_keys, query.keys() - first);
     const std::span<T> z2(w.z2.data(), count), P(w.P.data(), count);
     if (steps.softcap > 0)
@@ -373,8 +379,14 @@ void flash_row(const Query<T>& query, ScoreScales<T> scales, const FlashSteps& s
 template <class T>
 Query<T> key_range(const Query<T>& query, std::size_t begin, std::size_t end) {
   const std::size_t count = end - begin;
-  return {query.x.subspan(begin, count), query.q, query.K.subspan(begin * query.d, count * query.d),
-          query.V.subspan(begin * query.d, count * query.d), query.d};
+  const auto shifted = [begin](std::size_t bound) { return bound > begin ? bound - begin : 0; };
+  return {query.x.subspan(begin, count),
+          query.q,
+          query.K.subspan(begin * query.d, count * query.d),
+          query.V.subspan(begin * query.d, count * query.d),
+          query.d,
+          shifted(query.visible_first),
+          shifted(query.visible_end)};
 }
 
 // A split's partial in the combine's online state: (lse_s, 1), the split's
@@ -513,7 +525,8 @@ ComputeFn storage16_compute(std::string kernel_name, Format storage, ComputeFn f
                d = static_cast<std::size_t>(c.head_dim);
     const std::size_t count[4] = {rows * n, rows * d, rows * n * d, rows * n * d};  // x, q, K, V
     std::vector<float> in[4];
-    const void* in_f32[4];
+    const void* in_f32[5];
+    in_f32[4] = c.in[4];  // the windows: int64, whatever the format
     for (std::size_t k = 0; k < 4; ++k) {
       const auto* bits = static_cast<const std::uint16_t*>(c.in[k]);
       in[k].resize(count[k]);

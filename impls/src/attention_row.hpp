@@ -14,14 +14,17 @@
 namespace softcheck::kernels::attention_row {
 
 // One query's operands in the element type T: the n bias entries, q (d
-// values), K and V (n x d values, key-major).
+// values), K and V (n x d values, key-major), and the keys its window lets
+// it see, [visible_first, visible_end) (KeyWindow::first / end, relative to
+// this query's key 0). A key is masked by a -inf bias or outside that range.
 template <class T>
 struct Query {
   std::span<const T> x, q, K, V;
   std::size_t d;
+  std::size_t visible_first = 0, visible_end = static_cast<std::size_t>(-1);
 
   std::size_t keys() const { return x.size(); }
-  bool masked(std::size_t j) const { return x[j] == minus_inf<T>; }
+  bool masked(std::size_t j) const { return j < visible_first || j >= visible_end || x[j] == minus_inf<T>; }
   std::span<const T> key(std::size_t j) const { return K.subspan(j * d, d); }
   std::span<const T> value(std::size_t j) const { return V.subspan(j * d, d); }
 };
@@ -45,7 +48,8 @@ T dot(std::span<const T> q, std::span<const T> k) {
 }
 
 // O(query) for every query of a call of an op whose one output is O (relu
-// and linear attention): the bias row, q, K, V in, rows x d values out.
+// and linear attention): the bias row, q, K, V and the windows in, rows x d
+// values out.
 template <class T, class Row>
 void for_each_query_output(const OpCall& c, Row&& row) {
   const auto n = static_cast<std::size_t>(c.cols), d = static_cast<std::size_t>(c.head_dim);
@@ -53,9 +57,16 @@ void for_each_query_output(const OpCall& c, Row&& row) {
   const auto* q = static_cast<const T*>(c.in[1]);
   const auto* K = static_cast<const T*>(c.in[2]);
   const auto* V = static_cast<const T*>(c.in[3]);
+  const auto* window = static_cast<const KeyWindow*>(c.in[4]);
   auto* O = static_cast<T*>(c.out[0]);
   for (std::size_t r = 0; r < static_cast<std::size_t>(c.rows); ++r) {
-    const Query<T> query{{x + r * n, n}, {q + r * d, d}, {K + r * n * d, n * d}, {V + r * n * d, n * d}, d};
+    const Query<T> query{{x + r * n, n},
+                         {q + r * d, d},
+                         {K + r * n * d, n * d},
+                         {V + r * n * d, n * d},
+                         d,
+                         static_cast<std::size_t>(window[r].first(c.cols)),
+                         static_cast<std::size_t>(window[r].end(c.cols))};
     row(query, std::span<T>(O + r * d, d));
   }
 }

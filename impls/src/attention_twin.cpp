@@ -127,6 +127,16 @@ Contract attention_flash_twin_lse_contract() {
   return flash_attention_lse_contract(static_cast<std::size_t>(block_keys), portable_errors());
 }
 
+std::vector<float> bias_with_windows(const float* x, const KeyWindow* window, std::int64_t rows, std::int64_t n) {
+  std::vector<float> out(x, x + rows * n);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t first = window[r].first(n), end = window[r].end(n);
+    for (std::int64_t j = 0; j < n; ++j)
+      if (j < first || j >= end) out[static_cast<std::size_t>(r * n + j)] = online::minus_inf;
+  }
+  return out;
+}
+
 namespace {
 
 ComputeFn twin_compute(std::string kernel_name) {
@@ -136,7 +146,9 @@ ComputeFn twin_compute(std::string kernel_name) {
     if (c.head_dim < 1) throw std::invalid_argument(kernel_name + ": attention needs a head dimension >= 1");
     const std::int64_t n = c.cols, d = c.head_dim;
     const flash::Scales scales = flash::scales(static_cast<float>(c.temperature), d);
-    const auto* x = static_cast<const float*>(c.in[0]);
+    const std::vector<float> bias =
+        bias_with_windows(static_cast<const float*>(c.in[0]), static_cast<const KeyWindow*>(c.in[4]), c.rows, n);
+    const float* x = bias.data();
     const auto* q = static_cast<const float*>(c.in[1]);
     const auto* K = static_cast<const float*>(c.in[2]);
     const auto* V = static_cast<const float*>(c.in[3]);

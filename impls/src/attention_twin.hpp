@@ -21,6 +21,12 @@ namespace softcheck::kernels {
 void attention_flash_twin_row(const float* x, const float* q, const float* K, const float* V, std::int64_t n,
                               std::int64_t d, flash::Scales scales, float* O, float& lse);
 
+// The bias rows (rows x n) of a call with each row's keys outside its
+// window (KeyWindow) set to -inf: how the CUDA kernel and its twin take the
+// window (the host folds it into the bias; the kernel then masks those keys
+// like any other, processing every tile, with no tile skipping).
+std::vector<float> bias_with_windows(const float* x, const KeyWindow* window, std::int64_t rows, std::int64_t n);
+
 // The twin's contracts (derived in attention_twin.cpp), which the CUDA
 // kernel declares too: its bits are the twin's.
 Contract attention_flash_twin_output_contract();

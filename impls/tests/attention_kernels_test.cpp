@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -77,6 +78,7 @@ std::vector<const Kernel*> kernels_in(Format f) {
 // One query: n bias entries, q (d), K and V (n x d, key-major).
 struct Row {
   std::vector<double> x, q, K, V;
+  KeyWindow window{};
 };
 
 // Queries of the same shape, every value one of the format's.
@@ -249,7 +251,9 @@ Outputs call(const Kernel& k, const Batch& b) {
                                    K = pack(concat(b, &Row::K), k.format), V = pack(concat(b, &Row::V), k.format);
   const std::size_t rows = b.rows.size();
   std::vector<unsigned char> O(rows * b.d * element_size(k.format)), lse(rows * element_size(k.format));
-  const void* in[] = {x.data(), q.data(), K.data(), V.data()};
+  std::vector<KeyWindow> window;
+  for (const Row& r : b.rows) window.push_back(r.window);
+  const void* in[] = {x.data(), q.data(), K.data(), V.data(), window.data()};
   void* out[] = {O.data(), lse.data()};
   k.call({Op::attention, in, out, static_cast<std::int64_t>(rows), static_cast<std::int64_t>(b.n), b.temperature,
           static_cast<std::int64_t>(b.d)});
@@ -592,6 +596,60 @@ TEST(AttentionKernels, FullyMaskedRowsFollowTheDeclaredPolicy) {
 // Bc = 16, Bc = 64 and the naive kernel on the same rows: every pair within
 // the sum of its bounds, |O_a - O_b| <= (B_a + B_b) u s_i and
 // |lse_a - lse_b| <= (B_a + B_b) u.
+// A query's window (KeyWindow) masks the keys outside it as -inf biases do:
+// every attention kernel gives O and lse identical bit for bit, at the tile
+// edges of both tile sizes (positions and window ends at 16 k - 1 and
+// 16 k), with the hidden keys' K and V NaN and inf (never read). The flash
+// kernels skip the tiles outside the window; the bias form runs them as
+// fully masked tiles.
+TEST(AttentionWindows, EveryKernelMasksItsWindowAsTheBiasWould) {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> bounds = {{-1, 0},  {0, 0},  {15, 0}, {16, 0},
+                                                                     {63, 0},  {64, 0}, {3, 5},  {-1, 16},
+                                                                     {20, -1}, {0, -1}};
+  std::size_t compared = 0;
+  for (const Kernel& k : attention_kernels()) {
+    if (!k.available || k.find(Op::attention) == nullptr) continue;
+    for (std::size_t n : {1u, 63u, 64u, 65u, 130u}) {
+      Batch windowed{"window", n, 8, 0.7, k.format, {}};
+      for (std::int64_t p : {0L, 15L, 16L, 63L, 64L, static_cast<std::int64_t>(n) - 1}) {
+        if (p >= static_cast<std::int64_t>(n)) continue;
+        for (const auto& [left, right] : bounds) {
+          Rng rng(static_cast<std::uint64_t>(n * 131 + static_cast<std::size_t>(p)));
+          Row row = gaussian_row(rng, n, 8);
+          for (std::vector<double>* v : {&row.x, &row.q, &row.K, &row.V})
+            for (double& e : *v) e = in_format(e, k.format);
+          row.window = {p, left, right};
+          for (std::size_t j = 0; j < n; ++j) {
+            const auto key = static_cast<std::int64_t>(j);
+            if (key < row.window.first(static_cast<std::int64_t>(n)) || key >= row.window.end(static_cast<std::int64_t>(n)))
+              for (std::size_t i = 0; i < 8; ++i) row.K[j * 8 + i] = nan, row.V[j * 8 + i] = inf;
+          }
+          windowed.rows.push_back(std::move(row));
+        }
+      }
+      Batch biased = windowed;
+      for (Row& r : biased.rows) {
+        r.x = window_masked_bias(r.x, r.window);
+        r.window = {};
+      }
+      const Outputs a = call(k, windowed), b = call(k, biased);
+      for (std::size_t i = 0; i < a.O.size(); ++i)
+        EXPECT_TRUE(std::bit_cast<std::uint64_t>(a.O[i]) == std::bit_cast<std::uint64_t>(b.O[i]) ||
+                    (std::isnan(a.O[i]) && std::isnan(b.O[i])))
+            << k.name << " n=" << n << " O[" << i << "] " << a.O[i] << " vs " << b.O[i];
+      for (std::size_t r = 0; r < a.lse.size(); ++r) {
+        const KeyWindow& w = windowed.rows[r].window;
+        EXPECT_TRUE(std::bit_cast<std::uint64_t>(a.lse[r]) == std::bit_cast<std::uint64_t>(b.lse[r]) ||
+                    (std::isnan(a.lse[r]) && std::isnan(b.lse[r])))
+            << k.name << " n=" << n << " window (" << w.left << ", " << w.right << ") at " << w.position << ": lse "
+            << a.lse[r] << " vs " << b.lse[r];
+      }
+      compared += windowed.rows.size();
+    }
+  }
+  EXPECT_GT(compared, 1000u);
+}
+
 TEST(AttentionKernels, TileSizesAndTheNaiveKernelAgreeWithinTheirBounds) {
   for (Format f : {Format::f32, Format::f64}) {
     const auto of_format = [f](std::string algorithm) { return algorithm.append("_").append(name(f)); };

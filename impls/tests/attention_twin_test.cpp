@@ -163,6 +163,7 @@ struct Batch {
   std::int64_t rows = 1, n = 0, d = 0;
   double temperature = 1;
   std::vector<double> x, q, K, V;
+  std::vector<KeyWindow> window = std::vector<KeyWindow>(static_cast<std::size_t>(rows));
 };
 
 struct Outputs {
@@ -174,7 +175,7 @@ Outputs call(const Kernel& k, const Batch& b) {
                                    V = pack(b.V, k.format);
   Outputs out{std::vector<float>(static_cast<std::size_t>(b.rows * b.d)),
               std::vector<float>(static_cast<std::size_t>(b.rows))};
-  const void* in[] = {x.data(), q.data(), K.data(), V.data()};
+  const void* in[] = {x.data(), q.data(), K.data(), V.data(), b.window.data()};
   void* outs[] = {out.O.data(), out.lse.data()};
   k.call({Op::attention, in, outs, b.rows, b.n, b.temperature, b.d});
   return out;
@@ -190,7 +191,8 @@ Batch family_batch(const InputFamily& fam, std::int64_t rows, std::int64_t n, do
           fill_rows(fam, Format::f32, rows, n, seed),
           ops.q,
           ops.K,
-          ops.V};
+          ops.V,
+          ops.window};
 }
 
 // Gaussian q, K, V of one query (n keys, head dimension d), bias 0.
@@ -238,7 +240,9 @@ struct Worst {
   const OperandList outs = spec(Op::attention).out;
   std::string failures;
   for (std::size_t r = 0; r < static_cast<std::size_t>(b.rows); ++r) {
-    const std::span<const double> x(b.x.data() + r * n, n), q(b.q.data() + r * d, d), K(b.K.data() + r * n * d, n * d),
+    // The exact attention of the row with the keys outside its window masked.
+    const std::vector<double> bias = window_masked_bias({b.x.data() + r * n, n}, b.window[r]);
+    const std::span<const double> x(bias), q(b.q.data() + r * d, d), K(b.K.data() + r * n * d, n * d),
         V(b.V.data() + r * n * d, n * d);
     const oracle::ExactAttention e = oracle::exact_attention(x, q, K, V, b.d, b.temperature);
     const std::vector<double> O(out.O.begin() + static_cast<std::ptrdiff_t>(r * d),

@@ -58,7 +58,7 @@ RowJudge::RowJudge(std::span<const double> x, double temperature, Format f, Judg
 }
 
 void RowJudge::set_row(std::span<const double> x, double temperature) {
-  x_ = x;
+  x_ = given_row_ = x;
   temperature_ = temperature;
   has_double_ = has_extended_ = has_dd_ = false;
   exact_.reset();
@@ -73,10 +73,20 @@ void RowJudge::set_row(std::span<const double> x, double temperature) {
 }
 
 void RowJudge::set_attention(std::span<const double> q, std::span<const double> K, std::span<const double> V,
-                             std::int64_t d) {
-  const auto n = x_.size(), dim = static_cast<std::size_t>(d);
+                             std::int64_t d, const KeyWindow& window) {
+  const auto n = given_row_.size(), dim = static_cast<std::size_t>(d);
   if (d < 1 || q.size() != dim || K.size() != n * dim || V.size() != n * dim)
     throw std::invalid_argument("RowJudge::set_attention: q must hold d values, K and V cols x d (d >= 1)");
+  if (!window.valid(static_cast<std::int64_t>(n)))
+    throw std::invalid_argument("RowJudge::set_attention: the window's position must lie in [0, n), its bounds in [-1, n]");
+  if (window.bounded()) {
+    window_row_ = window_masked_bias(given_row_, window);
+    x_ = window_row_;
+  } else {
+    x_ = given_row_;
+  }
+  has_double_ = has_extended_ = has_dd_ = false;
+  exact_.reset();
   q_ = q;
   K_ = K;
   V_ = V;

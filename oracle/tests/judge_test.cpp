@@ -184,5 +184,31 @@ TEST(RowJudge, EachOutputOfAnOpWithSeveralIsJudgedOnItsOwn) {
   EXPECT_FALSE(on_masked.judge(d, MaskedRowPolicy::zeros, std::vector<double>{0.0}, 1).holds());
 }
 
+// A query's window (KeyWindow) makes the judge's row the bias with the keys
+// outside the window masked: causal at position 1 of three keys hides key 2
+// (score 20 above the others, V = 100), so O is V_0 and V_1's mean exactly;
+// the unbounded window sees key 2 and O is near 100. A window the row cannot
+// take is refused.
+TEST(RowJudge, AQueryWindowMasksTheKeysOutsideIt) {
+  const std::vector<double> x = {0, 0, 20}, q = {1}, K = {1, 1, 1}, V = {2, 4, 100};
+  OpDecl d = with_contract(Op::attention, 1);
+  d.further_contracts = {d.contract};
+  RowJudge j(x, 1.0, Format::f32, JudgeOptions::exact_only());
+  j.set_attention(q, K, V, 1, KeyWindow{1, -1, 0});
+  const std::span<const Real> causal = j.exact_output(d, 0);
+  ASSERT_EQ(causal.size(), 1u);
+  EXPECT_EQ(causal[0], Real(3));
+  const std::vector<double> O = {3};
+  EXPECT_TRUE(j.judge(d, MaskedRowPolicy::zeros, O, 0).holds());
+  j.set_attention(q, K, V, 1, KeyWindow{});  // the given row again: key 2 dominates
+  EXPECT_GT(j.exact_output(d, 0)[0], Real(99));
+  EXPECT_FALSE(j.judge(d, MaskedRowPolicy::zeros, O, 0).holds());
+  // Key 0 alone: (0, 0) at position 0.
+  j.set_attention(q, K, V, 1, KeyWindow{0, 0, 0});
+  EXPECT_EQ(j.exact_output(d, 0)[0], Real(2));
+  EXPECT_THROW(j.set_attention(q, K, V, 1, KeyWindow{3, -1, 0}), std::invalid_argument);
+  EXPECT_THROW(j.set_attention(q, K, V, 1, KeyWindow{0, -2, 0}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace softcheck::oracle

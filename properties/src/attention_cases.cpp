@@ -41,8 +41,20 @@ bool product_exact(double a, double b, double p) {
 
 }  // namespace
 
+std::vector<double> visible_bias(const Case& c) {
+  if (!c.window.bounded()) return c.row;
+  return window_masked_bias(c.row, c.window);
+}
+
+Case window_as_bias(Case c) {
+  c.row = visible_bias(c);
+  c.window = {};
+  return c;
+}
+
 std::optional<std::vector<double>> exact_scores(const Case& c) {
-  if (!shapes_ok(c)) return std::nullopt;
+  if (!shapes_ok(c) || !c.window.valid(static_cast<std::int64_t>(c.row.size()))) return std::nullopt;
+  const std::vector<double> bias = visible_bias(c);
   const auto d = static_cast<std::size_t>(c.head_dim);
   // s = T sqrt(d): sqrt(d) exact for a perfect square, the product exact.
   const double root = std::sqrt(static_cast<double>(d));
@@ -51,7 +63,7 @@ std::optional<std::vector<double>> exact_scores(const Case& c) {
   if (!product_exact(c.temperature, root, s)) return std::nullopt;
   std::vector<double> z(keys_of(c));
   for (std::size_t j = 0; j < z.size(); ++j) {
-    const double x = c.row[j];
+    const double x = bias[j];
     if (x == -INFINITY) {
       z[j] = -INFINITY;
       continue;
@@ -76,9 +88,9 @@ std::optional<std::vector<double>> exact_scores(const Case& c) {
 }
 
 bool in_attention_domain(const Case& c, AttentionDomain d) {
-  if (!shapes_ok(c)) return false;
+  if (!shapes_ok(c) || !c.window.valid(static_cast<std::int64_t>(c.row.size()))) return false;
   std::size_t masked = 0, visible = 0;
-  for (double x : c.row) {
+  for (double x : visible_bias(c)) {
     if (x == -INFINITY) ++masked;
     else if (std::isfinite(x)) ++visible;
     else return false;  // +inf or NaN: no exact attention
@@ -118,6 +130,9 @@ Case with_head_dim(const Case& c, std::size_t to) {
 }
 
 // The case without keys [start, start + length): their bias, K and V rows.
+// The query keeps its own key: its position moves down by the keys removed
+// before it (a chunk holding it leaves a position past the end or on
+// another key; in_attention_domain's window check and the property decide).
 Case without_keys(const Case& c, std::size_t start, std::size_t length) {
   const auto d = static_cast<std::size_t>(c.head_dim);
   Case out = c;
@@ -127,6 +142,8 @@ Case without_keys(const Case& c, std::size_t start, std::size_t length) {
   erase(out.row, start, length);
   erase(out.keys, start * d, length * d);
   erase(out.values, start * d, length * d);
+  if (out.window.bounded() && static_cast<std::int64_t>(start + length) <= out.window.position)
+    out.window.position -= static_cast<std::int64_t>(length);
   return out;
 }
 
@@ -231,7 +248,7 @@ rc::Shrinkable<Case> shrinkable_attention_case(Case c, Format f, AttentionDomain
 // ---- generation -----------------------------------------------------------------------
 namespace {
 
-enum class Bias { zeros, random_mask, causal, tile_runs, sink, all_masked };
+enum class Bias { zeros, random_mask, causal, tile_runs, sink, all_masked, causal_window, sliding_window, causal_masked };
 
 struct Recipe {
   std::vector<std::pair<unsigned, Bias>> bias;  // weighted patterns
@@ -282,19 +299,43 @@ void fill_bias(std::vector<double>& x, Bias b, bool integer, Format f, Rng& rng)
       x[0] = integer ? static_cast<double>(10 + rng.below(11)) : round_to_format(rng.uniform(10.0, 20.0), f);
       break;
     case Bias::all_masked: std::fill(x.begin(), x.end(), -INFINITY); break;
+    case Bias::causal_masked:  // random -inf masks under a causal window
+      for (double& v : x)
+        if (rng.below(4) == 0) v = -INFINITY;
+      break;
+    case Bias::causal_window:
+    case Bias::sliding_window: break;  // the window does the masking (window_of)
   }
+}
+
+// The query's window of a pattern (KeyWindow): causal (-1, 0), or a sliding
+// window of w in [1, n] keys ending at the query (w - 1, 0); the position
+// uniform, or at a 16-key tile edge (16 k - 1 or 16 k: the last key of a
+// 16- or 64-key tile or the first of the next). Unbounded otherwise.
+KeyWindow window_of(Bias b, std::size_t n, Rng& rng) {
+  if (b != Bias::causal_window && b != Bias::sliding_window && b != Bias::causal_masked) return {};
+  const auto keys = static_cast<std::int64_t>(n);
+  std::int64_t p = static_cast<std::int64_t>(rng.below(n));
+  if (rng.below(2) == 0) p = std::min<std::int64_t>(keys - 1, 16 * static_cast<std::int64_t>(1 + rng.below(n / 16 + 1)) - 1 +
+                                                                  static_cast<std::int64_t>(rng.below(2)));
+  if (b != Bias::sliding_window) return {p, -1, 0};
+  return {p, static_cast<std::int64_t>(rng.below(n)), 0};
 }
 
 // Makes the bias row a member of the domain (the patterns may leave every
 // key visible, or none).
-void fit_domain(std::vector<double>& x, AttentionDomain d, Rng& rng) {
+void fit_domain(std::vector<double>& x, const KeyWindow& w, AttentionDomain d, Rng& rng) {
   const std::size_t n = x.size();
   if (d == AttentionDomain::fully_masked) {
     std::fill(x.begin(), x.end(), -INFINITY);
     return;
   }
-  const auto visible = [&] { return std::count_if(x.begin(), x.end(), [](double v) { return v != -INFINITY; }); };
-  if (visible() == 0) x[rng.below(n)] = 0;
+  const auto visible = [&] {
+    const std::vector<double> seen = w.bounded() ? window_masked_bias(x, w) : x;
+    return std::count_if(seen.begin(), seen.end(), [](double v) { return v != -INFINITY; });
+  };
+  // The query's own key is inside every window.
+  if (visible() == 0) x[w.bounded() ? static_cast<std::size_t>(w.position) : rng.below(n)] = 0;
   if (d == AttentionDomain::masked && visible() == static_cast<std::ptrdiff_t>(n)) {
     // n >= 2 here: mask one key other than a visible one we keep.
     x[1 + rng.below(n - 1)] = -INFINITY;
@@ -329,7 +370,8 @@ class AttentionGen {
     c.head_dim = static_cast<std::int64_t>(d);
     c.row.resize(n);
     fill_bias(c.row, bias, r_.integer_qk, f_, rng);
-    fit_domain(c.row, r_.domain, rng);
+    c.window = window_of(bias, n, rng);
+    fit_domain(c.row, c.window, r_.domain, rng);
     const auto draw = [&](std::vector<double>& v, std::size_t count, double s, bool integer) {
       v.resize(count);
       for (double& e : v) {
@@ -350,9 +392,11 @@ class AttentionGen {
 };
 
 const std::vector<std::pair<unsigned, Bias>> visible_patterns = {
-    {2, Bias::zeros}, {2, Bias::random_mask}, {2, Bias::causal}, {1, Bias::tile_runs}, {1, Bias::sink}};
+    {2, Bias::zeros},     {2, Bias::random_mask},   {2, Bias::causal},        {1, Bias::tile_runs},
+    {1, Bias::sink},      {1, Bias::causal_window}, {1, Bias::sliding_window}};
 const std::vector<std::pair<unsigned, Bias>> masked_patterns = {
-    {2, Bias::random_mask}, {2, Bias::causal}, {2, Bias::tile_runs}};
+    {2, Bias::random_mask}, {2, Bias::causal}, {2, Bias::tile_runs}, {1, Bias::causal_window},
+    {1, Bias::sliding_window}};
 
 rc::Gen<Case> make(Format f, const gen::RowOptions& o, Recipe r) {
   r.max_keys = std::min<std::size_t>(300, o.max_cols);
@@ -379,6 +423,10 @@ rc::Gen<Case> attention_fully_masked_cases(Format f, const gen::RowOptions& o) {
 
 rc::Gen<Case> attention_exact_score_cases(Format f, const gen::RowOptions& o) {
   return make(f, o, Recipe{visible_patterns, AttentionDomain::exact_scores, true});
+}
+
+rc::Gen<Case> attention_causal_cases(Format f, const gen::RowOptions& o) {
+  return make(f, o, Recipe{{{3, Bias::causal_window}, {1, Bias::causal_masked}}, AttentionDomain::visible});
 }
 
 }  // namespace softcheck::props::detail

@@ -26,8 +26,18 @@ enum class AttentionDomain {
   unit_values,   // visible, and every V entry 1 (mass conservation)
 };
 
+// The bias row the exact attention sees: Case::row with the keys outside
+// the query's window (Case::window) masked (window_masked_bias).
+std::vector<double> visible_bias(const Case& c);
+// The same case with the window folded into the bias and no window left:
+// the exact attention is the same, and so is every kernel's output (the
+// attention_window_as_bias property); for the properties that move keys
+// (a window is about positions).
+Case window_as_bias(Case c);
+
 // Whether the case lies in the domain: q, K, V of the sizes head_dim and n
-// give, the bias free of +inf and NaN, and the domain's own condition.
+// give, a window valid for n, the bias free of +inf and NaN, and the
+// domain's own condition on the visible keys (visible_bias).
 bool in_attention_domain(const Case& c, AttentionDomain d);
 
 // The scores z_j = (q . K_j) / (T sqrt d) + x_j (-inf for a masked key) when
@@ -42,7 +52,9 @@ std::optional<std::vector<double>> exact_scores(const Case& c);
 // size; d in {1, 2, 4, 8, 16, 64}; T in {1, 0.7, 2}; q, K ~
 // N(0, sigma^2), sigma in {1, 4}; V ~ N(0, 1). Bias patterns: zeros, random
 // -inf masks, causal, -inf runs on 16- and 64-key tile boundaries, a sink
-// key at +10 .. 20, all masked.
+// key at +10 .. 20, all masked; and windows the kernel applies: causal
+// (-1, 0) and sliding (w - 1, 0), the position uniform or at a 16-key tile
+// edge.
 // The accuracy and permutation cases: every pattern but all masked.
 rc::Gen<Case> attention_cases(Format f, const gen::RowOptions& o);
 // The same with V all ones (mass conservation: O = 1).
@@ -55,6 +67,8 @@ rc::Gen<Case> attention_fully_masked_cases(Format f, const gen::RowOptions& o);
 // d in {1, 4, 16, 64} (sqrt(d) a power of two), T in {1, 2, 0.5}, bias 0,
 // -inf or an integer sink.
 rc::Gen<Case> attention_exact_score_cases(Format f, const gen::RowOptions& o);
+// Causal windows (-1, 0) over a zero bias (sometimes with random masks).
+rc::Gen<Case> attention_causal_cases(Format f, const gen::RowOptions& o);
 
 // A Shrinkable case: a smaller head dimension (q, K, V truncated to their
 // first d' components), keys removed in chunks of halving length (bias, K

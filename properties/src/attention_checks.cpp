@@ -40,7 +40,7 @@ std::size_t output_of(Op op, OutputKind kind) {
 // (the judge keeps views of them).
 oracle::RowJudge judge_of(const Kernel& k, const Case& c) {
   oracle::RowJudge j(c.row, c.temperature, k.format, oracle::JudgeOptions::exact_only());
-  j.set_attention(c.query, c.keys, c.values, c.head_dim);
+  j.set_attention(c.query, c.keys, c.values, c.head_dim, c.window);
   return j;
 }
 
@@ -73,14 +73,15 @@ std::optional<CaseResult> attention_scope(const Kernel& k, Op op, const Case& c,
   const auto d = static_cast<std::size_t>(c.head_dim);
   for (double v : c.query)
     if (!std::isfinite(v)) return not_applicable("q holds NaN or inf: no exact attention");
-  for (std::size_t j = 0; j < c.row.size(); ++j) {
-    if (c.row[j] == -INFINITY) continue;
+  const std::vector<double> bias = visible_bias(c);
+  for (std::size_t j = 0; j < bias.size(); ++j) {
+    if (bias[j] == -INFINITY) continue;
     for (std::size_t i = 0; i < d; ++i)
       if (!std::isfinite(c.keys[j * d + i]) || !std::isfinite(c.values[j * d + i]))
         return not_applicable("an unmasked key's K or V holds NaN or inf: no exact attention");
   }
   if (domain != AttentionDomain::fully_masked &&
-      !attention_row_fits_format(c.row, c.query, c.keys, c.head_dim, c.temperature, k.format,
+      !attention_row_fits_format(bias, c.query, c.keys, c.head_dim, c.temperature, k.format,
                                  k.find(op)->params.softcap, k.find(op)->params.sink))
     return not_applicable("the scores or their shifts overflow the format");
   return std::nullopt;
@@ -214,8 +215,11 @@ std::optional<CaseResult> agree_within_contracts(const Kernel& k, Op op, const C
 // Permuting the keys (the bias, K and V rows together) leaves the exact O
 // and lse unchanged: the two runs agree within the sum of their contracts
 // (agree_within_contracts). The permutation comes from the case's hash.
-CaseResult check_attention_key_permutation(const Kernel& k, Op op, const Case& c) {
-  if (auto na = attention_scope(k, op, c, AttentionDomain::visible)) return *na;
+// A window is about positions: it is folded into the bias first
+// (window_as_bias; attention_window_as_bias checks that fold).
+CaseResult check_attention_key_permutation(const Kernel& k, Op op, const Case& windowed) {
+  if (auto na = attention_scope(k, op, windowed, AttentionDomain::visible)) return *na;
+  const Case c = window_as_bias(windowed);
   std::optional<CaseResult> r = agree_within_contracts(k, op, c, permuted(c, key_permutation(c)), "keys permuted");
   if (!r) return not_applicable("no output with a contract");
   return *r;
@@ -232,8 +236,9 @@ CaseResult check_attention_key_permutation(const Kernel& k, Op op, const Case& c
 // evaluated on its own row (n grows by r). r is 1, 7, 16, 63, 64 or n
 // (n masked keys at p = 0 mask the first half of the row: two of four
 // splits), and p in [0, n], both from the case's hash.
-CaseResult check_attention_masked_padding(const Kernel& k, Op op, const Case& c) {
-  if (auto na = attention_scope(k, op, c, AttentionDomain::visible)) return *na;
+CaseResult check_attention_masked_padding(const Kernel& k, Op op, const Case& windowed) {
+  if (auto na = attention_scope(k, op, windowed, AttentionDomain::visible)) return *na;
+  const Case c = window_as_bias(windowed);  // as attention_key_permutation
   const std::size_t n = c.row.size(), d = static_cast<std::size_t>(c.head_dim);
   std::uint64_t h = case_hash(c) | 1;
   const auto next = [&h] { return h ^= h << 13, h ^= h >> 7, h ^= h << 17; };
@@ -264,8 +269,9 @@ CaseResult check_attention_softcap_before_mask(const Kernel& k, Op op, const Cas
   const auto d = static_cast<std::size_t>(c.head_dim);
   const double big = round_to_format(max_finite(k.format) / (4.0 * static_cast<double>(c.row.size())), k.format);
   Case leaky = c;
+  const std::vector<double> bias = visible_bias(c);  // the keys outside the window are masked too
   for (std::size_t j = 0; j < c.row.size(); ++j) {
-    if (c.row[j] != -INFINITY) continue;
+    if (bias[j] != -INFINITY) continue;
     for (std::size_t i = 0; i < d; ++i) {
       leaky.keys[j * d + i] = 0;
       leaky.values[j * d + i] = i % 2 == 0 ? big : -big;
@@ -277,8 +283,8 @@ CaseResult check_attention_softcap_before_mask(const Kernel& k, Op op, const Cas
 }
 
 // ---- attention_masked_values ------------------------------------------------------
-// A masked key (x_j = -inf) has p_j = 0 exactly and its K and V are never
-// read (docs/attention.md; the oracle does not read them either), so setting
+// A masked key (x_j = -inf, or outside the query's window) has p_j = 0
+// exactly and its K and V are never read (docs/attention.md; the oracle does not read them either), so setting
 // them to anything, NaN and inf included, leaves O and lse identical bit for
 // bit (NaN matches any NaN: payloads are not compared). A kernel that forms
 // 0 * V_j, or a score from K_j, for a masked key turns NaN or inf there into
@@ -291,8 +297,9 @@ CaseResult check_attention_masked_values(const Kernel& k, Op op, const Case& c) 
   Case alt = c;
   std::uint64_t h = case_hash(c) | 1;
   std::size_t masked = 0;
+  const std::vector<double> bias = visible_bias(c);
   for (std::size_t j = 0; j < c.row.size(); ++j) {
-    if (c.row[j] != -INFINITY) continue;
+    if (bias[j] != -INFINITY) continue;
     ++masked;
     for (std::size_t i = 0; i < d; ++i) {
       h ^= h << 13, h ^= h >> 7, h ^= h << 17;
@@ -362,6 +369,64 @@ CaseResult check_attention_lse_is_softmax_lse(const Kernel& k, Op op, const Case
   oracle::PrecisionScope scope(2 * oracle::default_bits);
   const double measured = (abs(Real(lse[0]) - softmax.lse) / Real(unit_roundoff(k.format))).convert_to<double>();
   return judge(measured, bound, "u", what);
+}
+
+namespace {
+
+// Where two runs of the kernel differ bit for bit (NaN matches any NaN), as
+// a result: pass when they agree everywhere.
+CaseResult identical_outputs(Op op, const std::vector<std::vector<double>>& a,
+                             const std::vector<std::vector<double>>& b, const std::string& what) {
+  std::size_t wrong = 0;
+  std::string first;
+  for (std::size_t o = 0; o < a.size(); ++o)
+    for (std::size_t i = 0; i < a[o].size(); ++i)
+      if (!same_bits_or_both_nan(a[o][i], b[o][i]) && wrong++ == 0)
+        first = std::string(spec(op).out[o].name) + "[" + std::to_string(i) + "]: " + hex(a[o][i]) + " vs " +
+                hex(b[o][i]);
+  if (wrong == 0) return pass(0, 0, "entries", what + ": outputs identical");
+  return fail(static_cast<double>(wrong), 0, "entries", what + ": " + first + " (" + std::to_string(wrong) + " differ)");
+}
+
+std::string window_text(const KeyWindow& w) {
+  return "(" + std::to_string(w.left) + ", " + std::to_string(w.right) + ") at position " +
+         std::to_string(w.position);
+}
+
+}  // namespace
+
+// ---- attention_window_as_bias -----------------------------------------------------
+// The kernel computes the window's mask from the query's position
+// (KeyWindow: keys position - left .. position + right); the same keys
+// masked by -inf biases instead, with no window, must give O and lse
+// identical bit for bit: a masked key is masked whichever way (its K and V
+// unread, its score -inf, a tile of them skipped or absorbed as nothing).
+// An off-by-one at either edge of the window (a key too many or too few)
+// shows as a difference wherever that key carries weight.
+CaseResult check_attention_window_as_bias(const Kernel& k, Op op, const Case& c) {
+  if (auto na = attention_scope(k, op, c, AttentionDomain::visible)) return *na;
+  if (!c.window.bounded()) return not_applicable("needs a query window");
+  return identical_outputs(op, run_case(k, op, c), run_case(k, op, window_as_bias(c)),
+                           "window " + window_text(c.window) + " against the same keys masked by the bias");
+}
+
+// ---- attention_causal_full_window -------------------------------------------------
+// Causal attention is the sliding window of the full length: for a query
+// at position p, the window (L, 0) with L >= p (key 0 inside it) sees the
+// keys a causal query (-1, 0) sees, so O and lse are identical bit for bit
+// (FlashAttention: causal is window_size (-1, 0)). L is p (the window
+// reaching key 0 exactly: where an off-by-one drops key 0), p + 1 or n,
+// from the case's hash.
+CaseResult check_attention_causal_full_window(const Kernel& k, Op op, const Case& c) {
+  if (auto na = attention_scope(k, op, c, AttentionDomain::visible)) return *na;
+  if (c.window.left != -1 || c.window.right != 0) return not_applicable("needs a causal window (-1, 0)");
+  const std::int64_t p = c.window.position, n = static_cast<std::int64_t>(c.row.size());
+  const std::int64_t lengths[] = {p, p + 1, n};
+  Case full = c;
+  full.window.left = std::min(n, lengths[(case_hash(c) >> 5) % std::size(lengths)]);
+  return identical_outputs(op, run_case(k, op, c), run_case(k, op, full),
+                           "causal at position " + std::to_string(p) + " against the window " +
+                               window_text(full.window));
 }
 
 }  // namespace softcheck::props::detail

@@ -67,6 +67,8 @@ CaseResult check_attention_softcap_before_mask(const Kernel& k, Op op, const Cas
 CaseResult check_attention_masked_values(const Kernel& k, Op op, const Case& c);
 CaseResult check_attention_fully_masked(const Kernel& k, Op op, const Case& c);
 CaseResult check_attention_lse_is_softmax_lse(const Kernel& k, Op op, const Case& c);
+CaseResult check_attention_window_as_bias(const Kernel& k, Op op, const Case& c);
+CaseResult check_attention_causal_full_window(const Kernel& k, Op op, const Case& c);
 
 // The case both shift-invariance properties compare with: c shifted by an
 // exact nonzero shift derived from the row alone (every finite x_i + shift

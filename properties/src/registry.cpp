@@ -220,6 +220,11 @@ Claim attention_op(const Kernel& k, Op op) {
   return {true, "every attention kernel: the K and V of a masked key are never read (exact)"};
 }
 
+Claim attention_window(const Kernel& k, Op op) {
+  if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
+  return {true, "every attention kernel: the window masks the keys outside it as -inf biases would (exact)"};
+}
+
 Claim attention_policy(const Kernel& k, Op op) {
   if (k.find(op) == nullptr) return {false, "kernel does not provide " + std::string(name(op))};
   return {true, "declared masked-row policy " + std::string(name(k.masked_policy))};
@@ -559,6 +564,15 @@ const std::vector<PropertyDef>& registry() {
         "|lse - lse(z)| / u <= B_lse", "attention ops with a declared lse contract and no softcap"},
        attention_uncapped_lse_contract, attention_exact_score_cases, check_attention_lse_is_softmax_lse,
        attention_classes,
+       CaseInputs::attention},
+      {{"attention_window_as_bias",
+        "the kernel's mask from the query's position and window equals the same keys masked by -inf biases",
+        "exact (bitwise)", "every attention kernel"},
+       attention_window, attention_cases, check_attention_window_as_bias, attention_classes, CaseInputs::attention},
+      {{"attention_causal_full_window",
+        "causal (window (-1, 0)) equals the sliding window (L, 0) of the full length, L >= the query's position",
+        "exact (bitwise)", "every attention kernel"},
+       attention_window, attention_causal_cases, check_attention_causal_full_window, attention_classes,
        CaseInputs::attention},
       // Sparse ops (docs/sparse.md). B: the kernel's absolute bound (sparse_bounds.hpp).
       {{"sparse_accuracy", "every output within B of the oracle's; support mismatches only within B of the threshold",

@@ -98,6 +98,27 @@ std::string format_row(std::span<const double> row) {
   return out;
 }
 
+Expected<KeyWindow> parse_window(std::string_view text) {
+  using R = Expected<KeyWindow>;
+  std::int64_t v[3] = {};
+  std::size_t at = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t comma = i < 2 ? text.find(',', at) : text.size();
+    if (comma == std::string_view::npos)
+      return R::failure("expected three integers position,left,right, got '" + std::string(text) + "'");
+    const std::string_view part = text.substr(at, comma - at);
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v[i]);
+    if (ec != std::errc() || end != part.data() + part.size() || part.empty())
+      return R::failure("not an integer: '" + std::string(part) + "' (expected position,left,right)");
+    at = comma + 1;
+  }
+  return KeyWindow{v[0], v[1], v[2]};
+}
+
+std::string format_window(const KeyWindow& w) {
+  return std::to_string(w.position) + "," + std::to_string(w.left) + "," + std::to_string(w.right);
+}
+
 std::string repro_command(std::string_view kernel, Op op, std::string_view property, const Case& c,
                           std::string_view load_options) {
   std::string extra;
@@ -108,6 +129,7 @@ std::string repro_command(std::string_view kernel, Op op, std::string_view prope
   if (c.head_dim != 0)
     extra += " --head-dim=" + std::to_string(c.head_dim) + " --query=" + format_row(c.query) +
              " --keys=" + format_row(c.keys) + " --values=" + format_row(c.values);
+  if (c.window.bounded()) extra += " --window=" + format_window(c.window);
   return "softcheck repro " + (load_options.empty() ? std::string() : std::string(load_options) + " ") + "--impl " +
          std::string(kernel) + " --op " + std::string(name(op)) + " --property " + std::string(property) + extra +
          " --temperature=" + format_value(c.temperature) + " --row=" + format_row(c.row);
@@ -157,6 +179,11 @@ Expected<Case> parse_repro_case(std::string_view line) {
     const auto [end, ec] = std::from_chars(t->data(), t->data() + t->size(), d);
     if (ec != std::errc() || end != t->data() + t->size()) return R::failure("--head-dim: not an integer: '" + std::string(*t) + "'");
     c.head_dim = d;
+  }
+  if (const auto t = option_text(line, "window")) {
+    const auto w = parse_window(*t);
+    if (!w) return R::failure("--window: " + w.error());
+    c.window = *w;
   }
   const std::pair<const char*, std::vector<double>*> attention[] = {
       {"query", &c.query}, {"keys", &c.keys}, {"values", &c.values}};
@@ -219,6 +246,10 @@ void print_attention_inputs(std::ostream& os, const Case& c, std::string_view in
      << indent << "q:           " << elided_row(c.query, max_print) << "\n"
      << indent << "K (n x d):   " << elided_row(c.keys, max_print) << "\n"
      << indent << "V (n x d):   " << elided_row(c.values, max_print) << "\n";
+  if (c.window.bounded())
+    os << indent << "window:      position " << c.window.position << ", left " << c.window.left << ", right "
+       << c.window.right << " (keys " << c.window.first(static_cast<std::int64_t>(c.row.size())) << " .. "
+       << c.window.end(static_cast<std::int64_t>(c.row.size())) - 1 << " visible)\n";
 }
 
 }  // namespace

@@ -72,6 +72,10 @@ std::vector<std::vector<double>> run_case_as(const Kernel& k, Op op, const Case&
       in_ptr.push_back(&target);
       continue;
     }
+    if (o.input == InputKind::key_window) {
+      in_ptr.push_back(&c.window);
+      continue;
+    }
     const std::vector<double>& src = case_input(c, o);
     rows_in.emplace_back(src.size());
     std::transform(src.begin(), src.end(), rows_in.back().begin(), enc);
@@ -161,6 +165,7 @@ Case inputs_for(Op op, Case c) {
     c.query.clear();
     c.keys.clear();
     c.values.clear();
+    c.window = {};
   }
   return c;
 }
@@ -170,9 +175,13 @@ namespace {
 // Why attention's q, K and V of a case cannot feed op (empty when they can).
 std::string attention_inputs_error(const Kernel& k, Op op, const Case& c) {
   const std::string op_name(name(op));
-  const bool any = c.head_dim != 0 || !c.query.empty() || !c.keys.empty() || !c.values.empty();
+  const bool any = c.head_dim != 0 || !c.query.empty() || !c.keys.empty() || !c.values.empty() || c.window.bounded();
   if (!has_head_dim(op))
-    return any ? op_name + " takes no q, K, V (--head-dim, --query, --keys, --values)" : std::string();
+    return any ? op_name + " takes no q, K, V or window (--head-dim, --query, --keys, --values, --window)"
+               : std::string();
+  if (!c.window.valid(static_cast<std::int64_t>(c.row.size())))
+    return "the window (--window=" + format_window(c.window) + ") needs a position in [0, n) = [0, " +
+           std::to_string(c.row.size()) + ") and bounds in [-1, n]";
   // A bound on d keeps n x d far from overflow; the kernels and the oracle
   // take any d >= 1 below it.
   constexpr std::int64_t max_head_dim = 1 << 16;

@@ -310,7 +310,8 @@ TEST(AttentionOps, ClaimsFollowTheOpsInputs) {
         EXPECT_NE(c.reason.find("q, K and V"), std::string::npos) << c.reason;
         continue;
       }
-      const bool exact = n == "attention_masked_values" || n == "attention_fully_masked";
+      const bool exact = n == "attention_masked_values" || n == "attention_fully_masked" ||
+                         n == "attention_window_as_bias" || n == "attention_causal_full_window";
       const bool by_o = n == "attention_mass", by_lse = n == "attention_lse_is_softmax_lse";
       if (n == "attention_masked_padding") {
         const bool relu = spec(d.op).out[0].kind == OutputKind::relu_attention_output;

@@ -298,16 +298,22 @@ using AttentionPre = std::function<void(std::span<double> x, std::span<double> q
                                         std::span<double> V, std::size_t d)>;
 using AttentionPost = std::function<void(std::span<const double> x, std::span<const double> V, std::size_t d,
                                          std::span<double> O, double& lse)>;
-Kernel attention_fake(const char* fake_name, const char* base, AttentionPre pre, AttentionPost post) {
+using WindowPre = std::function<void(KeyWindow& w)>;
+Kernel attention_fake(const char* fake_name, const char* base, AttentionPre pre, AttentionPost post,
+                      WindowPre window_pre = {}) {
   const Kernel* b = find_kernel(base);
   if (b == nullptr || b->format != Format::f64 || b->find(Op::attention) == nullptr)
     throw std::logic_error(std::string("no f64 attention kernel ") + base);
   Kernel k = *b;
   k.name = fake_name;
   k.test_only = true;
-  k.compute = [b, pre, post](const OpCall& c) {
+  k.compute = [b, pre, post, window_pre](const OpCall& c) {
     const auto n = static_cast<std::size_t>(c.cols), rows = static_cast<std::size_t>(c.rows);
     const auto d = static_cast<std::size_t>(c.head_dim);
+    const auto* given = static_cast<const KeyWindow*>(c.in[4]);
+    std::vector<KeyWindow> window(given, given + rows);
+    if (window_pre)
+      for (KeyWindow& w : window) window_pre(w);
     const auto copy = [](const void* p, std::size_t count) {
       return std::vector<double>(static_cast<const double*>(p), static_cast<const double*>(p) + count);
     };
@@ -317,7 +323,7 @@ Kernel attention_fake(const char* fake_name, const char* base, AttentionPre pre,
       for (std::size_t r = 0; r < rows; ++r)
         pre({x.data() + r * n, n}, {q.data() + r * d, d}, {K.data() + r * n * d, n * d},
             {V.data() + r * n * d, n * d}, d);
-    const void* const in[] = {x.data(), q.data(), K.data(), V.data()};
+    const void* const in[] = {x.data(), q.data(), K.data(), V.data(), window.data()};
     b->call(OpCall{c.op, in, c.out, c.rows, c.cols, c.temperature, c.head_dim});
     if (!post) return;
     auto* O = static_cast<double*>(c.out[0]);
@@ -575,6 +581,18 @@ std::vector<Fake> make_fakes() {
   f.push_back({"attention_lse_is_softmax_lse", Op::attention,
                attention_fake("fake_attention_lse_log2", "attention_flash_bc16_f64", {},
                               [](X, X, std::size_t, AO, double& lse) { lse *= std::numbers::log2e; })});
+  // A causal mask off by one: the query also sees the key after it.
+  f.push_back({"attention_window_as_bias", Op::attention,
+               attention_fake("fake_attention_causal_sees_next", "attention_flash_bc16_f64", {}, {},
+                              [](KeyWindow& w) {
+                                if (w.right >= 0) ++w.right;
+                              })});
+  // A sliding window one key short on the left (w - 1 keys seen of w).
+  f.push_back({"attention_causal_full_window", Op::attention,
+               attention_fake("fake_attention_window_one_short", "attention_flash_bc16_f64", {}, {},
+                              [](KeyWindow& w) {
+                                if (w.left >= 1) --w.left;
+                              })});
   return f;
 }
 

@@ -504,6 +504,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
         case InputKind::query: p = q_in.data(); break;
         case InputKind::keys: p = k_in.data(); break;
         case InputKind::values: p = v_in.data(); break;
+        case InputKind::key_window: p = attention.window.data(); break;
         case InputKind::logits:
         case InputKind::none: break;
       }
@@ -626,7 +627,8 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       const auto d = static_cast<std::size_t>(attention.head_dim), n = static_cast<std::size_t>(c.cols);
       const auto row_at = static_cast<std::size_t>(r);
       judge.set_attention({attention.q.data() + row_at * d, d}, {attention.K.data() + row_at * n * d, n * d},
-                          {attention.V.data() + row_at * n * d, n * d}, attention.head_dim);
+                          {attention.V.data() + row_at * n * d, n * d}, attention.head_dim,
+                          attention.window[row_at]);
     }
     for (ReferenceRun& ref : references) ref.judged = false;
     bool undefined = false;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "softcheck/format.hpp"
+#include "softcheck/op.hpp"
 
 namespace softcheck {
 
@@ -45,6 +46,9 @@ struct InputFamily {
   std::int64_t head_dim = 0;
   // The standard deviation of q's and K's entries (V's is 1).
   int qk_sigma = 1;
+  // An attention family's query window on a row of n keys (KeyWindow: the
+  // kernel masks the keys outside it); nullptr: every key, (-1, -1).
+  KeyWindow (*window)(std::int64_t n, Rng& rng) = nullptr;
 
   bool attention() const { return head_dim > 0; }
 };
@@ -59,10 +63,12 @@ const InputFamily* find_input_family(std::string_view name);
 
 // q (rows x d), K and V (rows x cols x d, key-major) of an attention family
 // (d = fam.head_dim), N(0, qk_sigma^2) for q and K and N(0, 1) for V, in
-// format f, deterministic in `seed` (a stream of its own: the bias rows
-// fill_rows draws from the same seed do not change with it).
+// format f, and each row's window, deterministic in `seed` (a stream of its
+// own: the bias rows fill_rows draws from the same seed do not change with
+// it).
 struct AttentionOperands {
   std::vector<double> q, K, V;
+  std::vector<KeyWindow> window;  // one per row (InputFamily::window)
   std::int64_t head_dim = 0;
 };
 AttentionOperands fill_attention_operands(const InputFamily& fam, Format f, std::int64_t rows, std::int64_t cols,

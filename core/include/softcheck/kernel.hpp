@@ -76,6 +76,12 @@ RowShape linear_attention_row_shape(std::span<const double> x, std::span<const d
 RowShape attention_op_row_shape(Op op, std::span<const double> x, std::span<const double> q,
                                 std::span<const double> K, std::int64_t d, double temperature, Format f,
                                 double softcap = 0, double sink = -HUGE_VAL);
+// The bias row x of a query with window w: x_j, or -inf for each key
+// outside the window (KeyWindow::first / end). The exact attention of (x,
+// w) is that of this row with no window: the oracle, the row shapes and the
+// properties take it (the kernel computes the same mask itself).
+std::vector<double> window_masked_bias(std::span<const double> x, const KeyWindow& w);
+
 // True when a kernel of format f can hold its intermediates on this
 // attention row: every score's terms s |q_i K_ji| summed, the scores and
 // their shifts from the max are finite values of f (with 4u of margin).
@@ -132,7 +138,8 @@ struct Contract {
 // A class-index input (InputKind::class_index) holds one std::int64_t per
 // row, whatever the format: in [0, cols), or ignore_index. A head operand
 // holds rows x head_dim elements, a keys operand rows x cols x head_dim
-// (output_cols).
+// (output_cols), a window operand one KeyWindow per row (every one valid
+// for cols keys: KeyWindow::valid).
 struct OpCall {
   Op op;
   std::span<const void* const> in;

@@ -44,6 +44,7 @@ enum class OperandShape : std::uint8_t {
   scalar,  // one element per row
   head,    // rows x d elements: a query or an output vector per row
   keys,    // rows x cols x d elements: per row, `cols` key (or value) vectors of d, key-major
+  window,  // one KeyWindow (three int64) per row: the query's position and its window
 };
 
 // What an op's output is. It fixes the output range, the values of a fully
@@ -122,6 +123,45 @@ enum class InputKind : std::uint8_t {
   query,              // attention: the query q, d values per row (OperandShape::head)
   keys,               // attention: the keys K_j, cols x d values per row (OperandShape::keys)
   values,             // attention: the values V_j, cols x d values per row (OperandShape::keys)
+  key_window,         // attention: the query's position and window, one KeyWindow per row (OperandShape::window)
+};
+
+// Which keys a query sees by position, one per query row: key j (0-based
+// among the row's cols keys) is visible when
+//   position - left <= j <= position + right,
+// a negative bound unbounded on its side. FlashAttention's local attention
+// (window_size = (left, right)); causal is (left, right) = (-1, 0), a
+// sliding window of w keys ending at the query (Mistral) (w - 1, 0); (-1,
+// -1) sees every key, whatever the position. The kernel computes the mask
+// from these (docs/attention.md); the bias row's -inf masks keys besides.
+// Plain data (three int64, in this order): a call's window operand is an
+// array of them, the CUDA kernels' too.
+struct KeyWindow {
+  std::int64_t position = 0;
+  std::int64_t left = -1;
+  std::int64_t right = -1;
+
+  constexpr bool bounded() const { return left >= 0 || right >= 0; }
+  // The visible keys of a row of n as the range [first, end) (empty when
+  // first >= end), each bound clamped to [0, n]: the form every kernel tests
+  // (first <= j < end), so that no kernel spells the rule again.
+  constexpr std::int64_t first(std::int64_t n) const {
+    if (left < 0) return 0;
+    return position - left < 0 ? 0 : (position - left > n ? n : position - left);
+  }
+  constexpr std::int64_t end(std::int64_t n) const {
+    if (right < 0) return n;
+    return position + right + 1 < 0 ? 0 : (position + right + 1 > n ? n : position + right + 1);
+  }
+  // A window the op takes on a row of n keys: a bounded one's position in
+  // [0, n), each bound in [-1, n] (no overflow in position +- bound).
+  constexpr bool valid(std::int64_t n) const {
+    if (left < -1 || right < -1 || left > n || right > n) return false;
+    return !bounded() || (position >= 0 && position < n);
+  }
+  constexpr bool operator==(const KeyWindow& o) const {
+    return position == o.position && left == o.left && right == o.right;
+  }
 };
 
 // The output kinds that are gradients (measured in Metric::scaled).
@@ -303,13 +343,15 @@ inline constexpr Operand log_probabilities_and_gradient[] = {
     {"y", OperandShape::row, OutputKind::log_probabilities},
     {"dx", OperandShape::row, OutputKind::log_softmax_gradient, Metric::scaled}};
 // Attention: the row of logits is the additive score bias (0 for a plain
-// key, -inf for a masked one, an ALiBi or sink bias), then q, K and V.
+// key, -inf for a masked one, an ALiBi or sink bias), then q, K, V and the
+// query's position and window (KeyWindow).
 inline constexpr Operand bias = {"bias", OperandShape::row, OutputKind::none, Metric::ulp, false, InputKind::logits};
 inline constexpr Operand bias_q_k_v[] = {
     bias,
     {"q", OperandShape::head, OutputKind::none, Metric::ulp, false, InputKind::query},
     {"K", OperandShape::keys, OutputKind::none, Metric::ulp, false, InputKind::keys},
-    {"V", OperandShape::keys, OutputKind::none, Metric::ulp, false, InputKind::values}};
+    {"V", OperandShape::keys, OutputKind::none, Metric::ulp, false, InputKind::values},
+    {"window", OperandShape::window, OutputKind::none, Metric::ulp, false, InputKind::key_window}};
 inline constexpr Operand attention_output_and_lse[] = {
     {"O", OperandShape::head, OutputKind::attention_output, Metric::scaled}, lse_value};
 inline constexpr Operand relu_attention_output[] = {
@@ -367,18 +409,20 @@ inline constexpr OpSpec op_table[] = {
     {Op::attention, "attention",
      "O = sum_j p_j V_j and lse(z), p = softmax(z), z_j = cap((q . K_j) / (T sqrt(d))) + bias_j, per query "
      "(cap(y) = c tanh(y / c) with the kernel's softcap c, y without one; with the kernel's sink logit s, "
-     "exp(s) joins softmax's denominator and lse)",
+     "exp(s) joins softmax's denominator and lse; the keys outside the query's window masked)",
      op_operands::bias_q_k_v, op_operands::attention_output_and_lse, OpParam::softcap, Reference::dense, false, 0},
     // Attention with the softmax replaced by relu / n (Wortsman et al. 2023,
     // arXiv:2309.08586), on the same operands and scores (docs/attention.md).
     {Op::relu_attention, "relu_attention",
-     "O = (1/n) sum_j relu(z_j) V_j, z_j = (q . K_j) / (T sqrt(d)) + bias_j, per query (n the row length)",
+     "O = (1/n) sum_j relu(z_j) V_j, z_j = (q . K_j) / (T sqrt(d)) + bias_j, per query (n the row length; "
+     "the keys outside the query's window masked)",
      op_operands::bias_q_k_v, op_operands::relu_attention_output, OpParam::none, Reference::dense, false, 0},
     // Linear attention (Katharopoulos et al. 2020, arXiv:2006.16236): a
     // kernel feature map in place of exp, the bias a log-weight
     // (docs/attention.md).
     {Op::linear_attention, "linear_attention",
-     "O = sum_j w_j V_j, w_j proportional to (phi(q / T) . phi(K_j)) exp(bias_j), phi(t) = elu(t) + 1, per query",
+     "O = sum_j w_j V_j, w_j proportional to (phi(q / T) . phi(K_j)) exp(bias_j), phi(t) = elu(t) + 1, per query "
+     "(the keys outside the query's window masked)",
      op_operands::bias_q_k_v, op_operands::linear_attention_output, OpParam::none, Reference::dense, false, 0},
 };
 
@@ -396,6 +440,7 @@ constexpr std::int64_t output_cols(const Operand& o, std::int64_t cols, std::int
     case OperandShape::scalar: return 1;
     case OperandShape::head: return head_dim;
     case OperandShape::keys: return cols * head_dim;
+    case OperandShape::window: return 1;  // one KeyWindow
   }
   return cols;
 }
@@ -537,8 +582,11 @@ constexpr bool well_formed() {
       if ((i.input == InputKind::query) != (i.shape == OperandShape::head) ||
           (i.input == InputKind::keys || i.input == InputKind::values) != (i.shape == OperandShape::keys))
         return false;
-    if (o.takes(InputKind::query) != o.takes(InputKind::keys) || o.takes(InputKind::keys) != o.takes(InputKind::values))
+    if (o.takes(InputKind::query) != o.takes(InputKind::keys) || o.takes(InputKind::keys) != o.takes(InputKind::values) ||
+        o.takes(InputKind::values) != o.takes(InputKind::key_window))
       return false;
+    for (const Operand& i : o.in)
+      if ((i.input == InputKind::key_window) != (i.shape == OperandShape::window)) return false;
     for (const Operand& out : o.out)
       if (is_attention_output(out.kind) != (out.shape == OperandShape::head) ||
           (is_attention_output(out.kind) && !o.takes(InputKind::values)))
@@ -572,7 +620,7 @@ constexpr bool well_formed() {
       const bool row_kind =
           out.kind == OutputKind::probabilities || out.kind == OutputKind::log_probabilities || is_gradient(out.kind);
       if (row_kind != (out.shape == OperandShape::row)) return false;
-      if (out.shape == OperandShape::keys) return false;
+      if (out.shape == OperandShape::keys || out.shape == OperandShape::window) return false;
     }
   }
   return true;

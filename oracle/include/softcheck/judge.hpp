@@ -113,9 +113,11 @@ class RowJudge {
   // set_row gave is the score bias; set after set_row, which forgets them;
   // the caller keeps them alive), for the ops with a head dimension
   // (attention, relu_attention, linear_attention). Its row shape is
-  // attention_op_row_shape's.
+  // attention_op_row_shape's. A bounded window masks the keys outside it
+  // (window_masked_bias): from then on the row is that masked bias row.
+  // Throws std::invalid_argument for a window not valid for the row.
   void set_attention(std::span<const double> q, std::span<const double> K, std::span<const double> V,
-                     std::int64_t d);
+                     std::int64_t d, const KeyWindow& window = {});
 
   // The verdict for `y`, output `output` of op d.op (spec(d.op).out[output]:
   // a row or one value for this input row), of a kernel with masked-row
@@ -180,6 +182,10 @@ class RowJudge {
   const ExactGradient& gradient_exact(OutputKind kind);
   std::span<const double> q_, K_, V_;
   std::int64_t head_dim_ = 0;
+  // The row set_row gave, and, for a bounded window, the row with the keys
+  // outside it masked (then x_).
+  std::span<const double> given_row_;
+  std::vector<double> window_row_;
   // Per op output kind (attention, relu or linear attention), softcap and
   // sink (kernels on one row may declare different ones); a deque keeps the
   // spans handed out valid.

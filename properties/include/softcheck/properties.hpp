@@ -69,6 +69,7 @@ struct Case {
   std::vector<double> upstream;
   std::int64_t head_dim = 0;
   std::vector<double> query, keys, values;
+  KeyWindow window{};  // attention: the query's position and window (unbounded: every key)
 };
 
 enum class CaseStatus { pass, fail, not_applicable };
@@ -211,6 +212,10 @@ Expected<std::vector<double>> parse_row(std::string_view text);
 Expected<double> parse_value(std::string_view text);
 std::string format_value(double v);               // %a, or inf / -inf / nan
 std::string format_row(std::span<const double> row);  // comma-separated format_value
+// An attention query's window as repro lines write it: "position,left,right"
+// (KeyWindow), three integers.
+Expected<KeyWindow> parse_window(std::string_view text);
+std::string format_window(const KeyWindow& w);
 // softcheck repro [LOAD] --impl K --op OP --property P [--target=N] [--upstream=G1,...]
 //                 [--head-dim=D --query=Q1,... --keys=K1,... --values=V1,...]
 //                 --temperature=T --row=X1,X2,...
