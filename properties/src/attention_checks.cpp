@@ -130,6 +130,26 @@ Case permuted(const Case& c, const std::vector<std::size_t>& p) {
   return out;
 }
 
+// Where two runs of the kernel differ bit for bit (NaN matches any NaN), as
+// a result: pass when they agree everywhere.
+CaseResult identical_outputs(Op op, const std::vector<std::vector<double>>& a,
+                             const std::vector<std::vector<double>>& b, const std::string& what) {
+  std::size_t wrong = 0;
+  std::string first;
+  for (std::size_t o = 0; o < a.size(); ++o)
+    for (std::size_t i = 0; i < a[o].size(); ++i)
+      if (!same_bits_or_both_nan(a[o][i], b[o][i]) && wrong++ == 0)
+        first = std::string(spec(op).out[o].name) + "[" + std::to_string(i) + "]: " + hex(a[o][i]) + " vs " +
+                hex(b[o][i]);
+  if (wrong == 0) return pass(0, 0, "entries", what + ": outputs identical");
+  return fail(static_cast<double>(wrong), 0, "entries", what + ": " + first + " (" + std::to_string(wrong) + " differ)");
+}
+
+std::string window_text(const KeyWindow& w) {
+  return "(" + std::to_string(w.left) + ", " + std::to_string(w.right) + ") at position " +
+         std::to_string(w.position);
+}
+
 }  // namespace
 
 // ---- attention_accuracy -----------------------------------------------------------
@@ -307,17 +327,8 @@ CaseResult check_attention_masked_values(const Kernel& k, Op op, const Case& c) 
       alt.values[j * d + i] = replacements[(h >> 8) % std::size(replacements)];
     }
   }
-  const std::vector<std::vector<double>> a = run_case(k, op, c), b = run_case(k, op, alt);
-  std::size_t wrong = 0;
-  std::string what;
-  for (std::size_t o = 0; o < a.size(); ++o)
-    for (std::size_t i = 0; i < a[o].size(); ++i)
-      if (!same_bits_or_both_nan(a[o][i], b[o][i]) && wrong++ == 0)
-        what = std::string(spec(op).out[o].name) + "[" + std::to_string(i) + "]: " + hex(a[o][i]) + " became " +
-               hex(b[o][i]);
-  const std::string keys = std::to_string(masked) + " masked keys' K and V set to NaN, inf, +-max, 0, -1, 1e4";
-  if (wrong == 0) return pass(0, 0, "entries", keys + ": outputs identical");
-  return fail(static_cast<double>(wrong), 0, "entries", keys + ": " + what + " (" + std::to_string(wrong) + " differ)");
+  return identical_outputs(op, run_case(k, op, c), run_case(k, op, alt),
+                           std::to_string(masked) + " masked keys' K and V set to NaN, inf, +-max, 0, -1, 1e4");
 }
 
 // ---- attention_fully_masked -------------------------------------------------------
@@ -371,29 +382,6 @@ CaseResult check_attention_lse_is_softmax_lse(const Kernel& k, Op op, const Case
   return judge(measured, bound, "u", what);
 }
 
-namespace {
-
-// Where two runs of the kernel differ bit for bit (NaN matches any NaN), as
-// a result: pass when they agree everywhere.
-CaseResult identical_outputs(Op op, const std::vector<std::vector<double>>& a,
-                             const std::vector<std::vector<double>>& b, const std::string& what) {
-  std::size_t wrong = 0;
-  std::string first;
-  for (std::size_t o = 0; o < a.size(); ++o)
-    for (std::size_t i = 0; i < a[o].size(); ++i)
-      if (!same_bits_or_both_nan(a[o][i], b[o][i]) && wrong++ == 0)
-        first = std::string(spec(op).out[o].name) + "[" + std::to_string(i) + "]: " + hex(a[o][i]) + " vs " +
-                hex(b[o][i]);
-  if (wrong == 0) return pass(0, 0, "entries", what + ": outputs identical");
-  return fail(static_cast<double>(wrong), 0, "entries", what + ": " + first + " (" + std::to_string(wrong) + " differ)");
-}
-
-std::string window_text(const KeyWindow& w) {
-  return "(" + std::to_string(w.left) + ", " + std::to_string(w.right) + ") at position " +
-         std::to_string(w.position);
-}
-
-}  // namespace
 
 // ---- attention_window_as_bias -----------------------------------------------------
 // The kernel computes the window's mask from the query's position
