@@ -19,13 +19,36 @@ expected='9.003057317038045799802210148449179786793e-02 0.09003057317038046
 check oracle_values 0 '' -- bash -c "[[ \"\$('$bin' oracle 1000 1001 1002)\" == \"$expected\" ]]"
 check oracle_lines 0 '' -- bash -c "[[ \$('$bin' oracle 1 2 3 4 | wc -l) -eq 4 ]]"
 check oracle_masked 0 '^0\.0000e\+00 0$' -- "$bin" oracle --digits 5 -- 1 -inf 2
-check oracle_no_values 2 'values is required|required' -- "$bin" oracle
+check oracle_no_values 2 'give the row as X1 X2 ... or --rows FILE' -- "$bin" oracle
 check oracle_nan 2 'NaN' -- "$bin" oracle 1 nan 2
 check oracle_pinf 2 'undefined' -- "$bin" oracle 1 inf
 check oracle_junk 2 "not a number: 'abc'" -- "$bin" oracle 1 abc
 check oracle_all_masked 2 'every entry is -inf' -- "$bin" oracle -- -inf -inf
 check oracle_bad_temperature 2 'temperature' -- "$bin" oracle --temperature 0 1 2
 check oracle_bad_dtype 2 'dtype' -- "$bin" oracle --dtype f8 1 2
+# --dtype f16, bf16 and the OCP element formats: each input rounded once from
+# its text (1 + 2^-11 plus a hair reads as 1 + 2^-10 in f16, though its nearest
+# double is the midpoint, which ties to 1).
+check oracle_f16_one_rounding 0 '^7\.3125e-01 0\.7314453125$' -- \
+  "$bin" oracle --dtype f16 --digits 5 1.00048828125000000000001 0
+check oracle_f16_midpoint 0 '^7\.3106e-01 0\.73095703125$' -- "$bin" oracle --dtype f16 --digits 5 1.00048828125 0
+check oracle_bf16 0 '^5\.0000e-01 0\.5$' -- "$bin" oracle --dtype bf16 --digits 5 0.1 0.1
+check oracle_e4m3 0 '^7\.3106e-01 0\.75$' -- "$bin" oracle --dtype e4m3 --digits 5 1 0
+check oracle_e4m3_overflow 2 "'500' overflows e4m3 \(largest finite 448\)" -- "$bin" oracle --dtype e4m3 1 500
+check oracle_e4m3_lse_nan 0 '^8\.9669e\+02 nan$' -- "$bin" oracle --dtype e4m3 --op lse --temperature 0.5 --digits 5 448 448
+check oracle_e2m1_saturates 0 '^1\.2693e\+01 6$' -- "$bin" oracle --dtype e2m1 --op lse --temperature 0.5 --digits 5 6 6
+# --rows: one row per line from a file or standard input, each output line
+# prefixed with the row's index; a bad row names its line and prints nothing.
+rows_file="$tmp/rows.txt"
+printf '# rows\n1 2 3\n\n0,0\n' >"$rows_file"
+check oracle_rows_file 0 '' -- bash -c "[[ \"\$('$bin' oracle --rows '$rows_file' --digits 3 | cut -d' ' -f1 | tr '\n' ' ')\" == '0 0 0 1 1 ' ]]"
+check oracle_rows_stdin 0 '^1 5\.00e-01 0\.5$' -- bash -c "printf '1 2\n3 3\n' | '$bin' oracle --rows - --digits 3"
+check oracle_rows_bad_line 2 'standard input line 2: NaN input' -- bash -c "printf '1 2\n1 nan\n' | '$bin' oracle --rows -"
+check oracle_rows_nothing_printed 0 '' -- bash -c "[[ -z \"\$(printf '1 2\n1 nan\n' | '$bin' oracle --rows - 2>/dev/null)\" ]]"
+check oracle_rows_and_values 2 'one of them' -- "$bin" oracle --rows "$rows_file" 1 2
+check oracle_rows_missing_file 2 "cannot read '/nonexistent/rows'" -- "$bin" oracle --rows /nonexistent/rows
+check oracle_rows_empty 2 'no row' -- bash -c "printf '# nothing\n' | '$bin' oracle --rows -"
+check oracle_rows_two_inputs 2 'takes more per row' -- "$bin" oracle --op cross_entropy --target 0 --rows "$rows_file"
 
 # oracle --op for the sparse ops (docs/sparse.md): REFERENCE.md's known values
 # ([-2, 0, 0.5] -> sparsemax [0, 0.25, 0.75] exactly, entmax15 [0, 0.3260, 0.6740]),

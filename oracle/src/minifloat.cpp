@@ -57,6 +57,15 @@ double round_to(const Real& v, const MiniFloat& f, Overflow overflow) {
   return f.specials == MiniSpecials::ieee ? std::copysign(INFINITY, rounded) : NAN;
 }
 
+std::optional<double> parse_rounded(std::string_view text, const MiniFloat& f, Overflow overflow) {
+  std::optional<double> v = detail::parse_to_precision(text, f.man_bits + 1, f.min_exponent());
+  if (!v || std::isnan(*v) || std::isinf(*v)) return v;
+  const double max = max_finite(f);
+  if (std::fabs(*v) <= max) return v;
+  if (overflow == Overflow::saturate || f.specials == MiniSpecials::none) return std::copysign(max, *v);
+  return f.specials == MiniSpecials::ieee ? std::copysign(INFINITY, *v) : NAN;
+}
+
 namespace {
 
 // The exact value of a double.

@@ -21,6 +21,13 @@ void check_arguments(std::span<const double> x, double temperature, unsigned bit
 // undefined: a +inf or NaN entry (oracle.cpp).
 RowStatus classify(std::span<const double> x);
 
+// The number `text` stands for (mpfr_strtofr, base 0: decimal, "0x" hex,
+// inf, nan) correctly rounded to nearest (ties to even) in a binary format of
+// `precision` bits whose smallest normal is 2^emin, subnormals below it, the
+// exponent unbounded above (callers apply their overflow rule); the sign of
+// zero kept. std::nullopt unless the whole text is one number (oracle.cpp).
+std::optional<double> parse_to_precision(std::string_view text, int precision, long emin);
+
 inline mpfr_ptr raw(Real& r) { return r.backend().data(); }
 inline mpfr_srcptr raw(const Real& r) { return r.backend().data(); }
 

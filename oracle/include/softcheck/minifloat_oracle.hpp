@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <span>
 #include <vector>
 
@@ -23,6 +25,13 @@ namespace softcheck::oracle {
 // +-max_finite, +-inf (E5M2) or NaN (E4M3) past the largest finite value
 // per `overflow`; NaN for a NaN v (std::domain_error for a format without NaN).
 double round_to(const Real& v, const MiniFloat& f, Overflow overflow);
+
+// The number a decimal (or hex-float) text stands for, correctly rounded to
+// f in one step from the text (as oracle.hpp's parse_rounded), then the
+// overflow rule above; "inf" and "-inf" read as +-inf whatever f holds
+// (a caller decides what an infinite input means). std::nullopt when the
+// text is not entirely a number.
+std::optional<double> parse_rounded(std::string_view text, const MiniFloat& f, Overflow overflow);
 
 // An MX block (OCP MX v1.0, section 6.3, and the cases minifloat.hpp's
 // mx_quantize decides): the E8M0 code of the scale X and each element's value

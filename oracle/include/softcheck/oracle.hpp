@@ -6,8 +6,10 @@
 
 #include <boost/multiprecision/mpfr.hpp>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "softcheck/format.hpp"
@@ -140,6 +142,14 @@ ExactGradient exact_backward_given(std::span<const double> y, std::span<const do
 // the exact value (no double rounding). Returned as the double that holds it
 // (every format here embeds exactly in f64).
 double round_to(const Real& v, Format f);
+
+// The number a decimal (or hex-float, "0x...") text stands for, correctly
+// rounded to f in one step from the text (MPFR's mpfr_strtofr at the
+// precision the value's binade has in f: no double rounding through f64),
+// with round_to's rules: subnormals kept, +-inf past max + ulp/2. "inf",
+// "-inf" and "nan" read as themselves. std::nullopt when the text is not
+// entirely a number.
+std::optional<double> parse_rounded(std::string_view text, Format f);
 
 // ulp_T(v) = 2^(max(e, emin) - p + 1) where 2^e <= |v| < 2^(e+1); for v = 0 the
 // smallest subnormal; past the largest binade (and for +-inf) the ulp of
