@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <thread>
 
 #include "commands.hpp"
@@ -39,6 +41,45 @@ struct RunArgs {
   int property_tests = 10;
   PluginArgs plugins;
   ReferenceRuleSettings reference_rule;
+  std::string rows_csv;
+};
+
+// The --rows-csv file while the run writes it: a temporary ".NAME.tmp.PID"
+// beside it (removed on SIGINT/SIGTERM and on any error), renamed into place
+// once the report files are.
+class RowsCsvFile {
+ public:
+  explicit RowsCsvFile(const std::filesystem::path& path)
+      : path_(path),
+        temp_(path.parent_path() / fmt::format(".{}.tmp.{}", path.filename().string(), ::getpid())),
+        in_flight_(temp_) {
+    out_.open(temp_, std::ios::binary | std::ios::trunc);
+    if (!out_) throw std::runtime_error("--rows-csv: cannot write '" + temp_.string() + "'");
+    out_ << rows_csv_header << '\n';
+  }
+  ~RowsCsvFile() {
+    if (!committed_) {
+      out_.close();
+      std::error_code ignored;
+      std::filesystem::remove(temp_, ignored);
+    }
+  }
+  RowsCsvFile(const RowsCsvFile&) = delete;
+  RowsCsvFile& operator=(const RowsCsvFile&) = delete;
+
+  std::ostream& stream() { return out_; }
+  void commit() {
+    out_.close();
+    if (!out_) throw std::runtime_error("--rows-csv: writing '" + temp_.string() + "' failed");
+    std::filesystem::rename(temp_, path_);
+    committed_ = true;
+  }
+
+ private:
+  std::filesystem::path path_, temp_;
+  TemporaryInFlight in_flight_;
+  std::ofstream out_;
+  bool committed_ = false;
 };
 
 std::string fmt_num(double v) { return fmt::format("{:.3g}", v); }
@@ -170,6 +211,10 @@ Command add_run(CLI::App& app) {
                   "SLACK of the reference rule, in units of the format's u (>= 0)")
       ->check(CLI::Range(0.0, 1e12))->capture_default_str();
   sub->add_flag("--quiet", a->quiet, "No progress and no table; exit status and files only");
+  sub->add_option("--rows-csv", a->rows_csv,
+                  "Also write one CSV line per judged row and report entry to FILE (kernel, output, format, family, "
+                  "n, temperature, row, R, M, max error, unit, bound, reference ratio, verdict, repro; "
+                  "docs/report-schema.md)");
   return [a] {
     const KernelSet kernel_set(a->plugins);
     // --op without --impl: every kernel that provides one of the ops.
@@ -201,9 +246,17 @@ Command add_run(CLI::App& app) {
     opt.jobs = a->jobs ? a->jobs : std::max(1u, std::thread::hardware_concurrency());
     const std::filesystem::path out = a->out;
     // The report files must not replace a plugin library the run loads.
-    check_outputs_against_inputs({a->plugins.paths.begin(), a->plugins.paths.end()},
-                                 {out / "report.json", out / "report.md", out / "report.html"});
+    std::vector<std::filesystem::path> outputs = {out / "report.json", out / "report.md", out / "report.html"};
+    if (!a->rows_csv.empty()) outputs.emplace_back(a->rows_csv);
+    check_outputs_against_inputs({a->plugins.paths.begin(), a->plugins.paths.end()}, outputs);
     ensure_writable_dir(out);  // fail before the run, not after it
+    std::optional<RowsCsvFile> rows_csv;
+    if (!a->rows_csv.empty()) {
+      const std::filesystem::path dir = std::filesystem::path(a->rows_csv).parent_path();
+      if (!dir.empty()) ensure_writable_dir(dir);
+      rows_csv.emplace(a->rows_csv);
+      opt.rows_csv = &rows_csv->stream();
+    }
     opt.progress = progress_bar(!a->quiet);
     const auto t0 = std::chrono::steady_clock::now();
     // The property checks fork (parallel_check.hpp): before the suite's threads.
@@ -216,6 +269,7 @@ Command add_run(CLI::App& app) {
     attach_property_verdicts(report, verdicts);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     write_files_atomically(report_files(report, out));
+    if (rows_csv) rows_csv->commit();
     if (!a->quiet) {
       print_summary(report);
       // A kernel without a contract is violated by the floor alone: say which.
@@ -232,10 +286,11 @@ Command add_run(CLI::App& app) {
                                    : floor           ? "FLOOR VIOLATED (the floor or the reference rule)"
                                                      : "PROPERTY FAILED";
       fmt::print("\n{}", wrapped(fmt::format("{} in {:.1f} s with {} jobs; oracle {}: {} of {} rows needed MPFR; "
-                                             "wrote report.json, report.md and report.html in {}",
+                                             "wrote report.json, report.md and report.html in {}{}",
                                              headline,
                                              secs, opt.jobs, report.oracle.mode, report.oracle.mpfr_rows,
-                                             report.oracle.rows, out.string())));
+                                             report.oracle.rows, out.string(),
+                                             a->rows_csv.empty() ? "" : ", and the rows in " + a->rows_csv)));
     }
     return report.all_held() ? exit_ok : exit_violation;
   };

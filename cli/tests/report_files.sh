@@ -148,4 +148,29 @@ check inject_no_heading 1 '' -- grep -q '^# heading' "$tmp/inject.md"
 check_all inject_escaped 0 'evil \| cell # heading &lt;script&gt;alert(1)&lt;/script&gt; \`x\` \*b\* \[l\](http://e)' -- \
   cat "$tmp/inject.md"
 
+# --- --rows-csv: one line per judged row and report entry -----------------------
+check rows_csv_run 0 '' -- sc run --impl shifted_f32 --impl naive_f32 --family normal_s10 --family fully_masked \
+  --size 5 --size 80 --jobs 2 --quiet --property-tests 0 --out "$tmp/rows" --rows-csv "$tmp/rows/rows.csv"
+check_all rows_csv_content 0 -- python3 -c '
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+report = json.load(open(sys.argv[2]))
+header = "kernel,output,format,family,n,temperature,row,R,M,max_error,unit,bound,reference_ratio,verdict,repro"
+assert list(rows[0].keys()) == header.split(","), list(rows[0].keys())
+for k in report["kernels"]:
+    label = k["op"] + (":" + k["output"] if k.get("output") else "")
+    mine = [r for r in rows if r["kernel"] == k["kernel"] and r["output"] == label]
+    assert len(mine) == k["rows"], (k["kernel"], label, len(mine), k["rows"])
+    worst = max(float(r["max_error"]) for r in mine if r["max_error"])
+    assert worst == k["max_ulp"], (k["kernel"], label, worst, k["max_ulp"])
+verdicts = {r["verdict"] for r in rows}
+assert {"held", "policy_held"} <= verdicts, verdicts
+assert all(r["repro"].startswith("softcheck ") for r in rows)
+assert all(float(r["max_error"]) <= float(r["bound"]) for r in rows if r["verdict"] == "held")
+' "$tmp/rows/rows.csv" "$tmp/rows/report.json"
+check_all rows_csv_no_temporaries 0 -- bash -c "! ls -a '$tmp/rows' | grep -q '\.tmp\.'"
+check rows_csv_over_report 2 'same file|replace' -- sc run "${small[@]}" --out "$tmp/rows" --rows-csv "$tmp/rows/report.json"
+check rows_csv_unwritable 2 'not writable: /proc' -- \
+  sc run "${small[@]}" --out "$tmp/rows2" --rows-csv /proc/softcheck-rows.csv
+
 finish report_files

@@ -34,7 +34,8 @@ RowShape RowJudge::shape_for(const OpDecl& d) const {
 
 void RowJudge::set_bound(const OpDecl& d, std::size_t output, RowVerdict& v) const {
   const Contract& c = d.contract_of(output);
-  v.bound = c.bound_ulps(shape_for(d), format_);
+  v.shape = shape_for(d);
+  v.bound = c.bound_ulps(v.shape, format_);
   v.broken = v.error.nonfinite > 0 || v.error.special_mismatch > 0;
   v.within = !c.declared || (!v.broken && v.error.max_ulp <= v.bound);
 }

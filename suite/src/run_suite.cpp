@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <ostream>
 #include <stdexcept>
 #include <thread>
 
@@ -463,7 +464,52 @@ void allocate_outputs(Op op, const SuiteCase& c, Format f, std::vector<std::vect
 struct CaseResult {
   std::vector<Accum> acc;  // one per target
   std::uint64_t oracle_rows = 0, mpfr_rows = 0;
+  std::string rows_csv;  // RunOptions::rows_csv's lines of this case
 };
+
+// A CSV field: as it is, or quoted (RFC 4180) when it holds a comma, a quote
+// or a line break.
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string csv_number(double v) { return std::isnan(v) ? std::string() : fmt::format("{}", v); }
+
+// The unit of an output's error figures: ulp, u (absolute) or u s (scaled).
+std::string_view metric_unit(Metric m) {
+  switch (m) {
+    case Metric::ulp: return "ulp";
+    case Metric::absolute: return "u";
+    case Metric::scaled: return "u s";
+  }
+  return "";
+}
+
+// One rows_csv line (rows_csv_header): `verdict` says what the row came to;
+// the figures are NaN (empty) where they do not apply.
+void add_csv_row(std::string& out, const Target& t, const SuiteCase& c, Format f, std::int64_t row, double R,
+                 double M, double error, double bound, double reference_ratio, std::string_view verdict,
+                 const std::string& repro) {
+  out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(t.kernel->name),
+                     csv_field(output_label(t.decl->op, t.output)), name(f), csv_field(c.family->name), c.cols,
+                     c.temperature, row, csv_number(R), csv_number(M), csv_number(error),
+                     metric_unit(t.operand().metric), csv_number(bound), csv_number(reference_ratio), verdict,
+                     csv_field(repro));
+}
+
+// What a judged row came to, for rows_csv: the masked-row policy kept or
+// broken, a NaN/inf output (broken), the contract held or violated, the
+// reference rule's verdict for an output without a contract, else measured.
+std::string_view row_verdict(const Target& t, const oracle::RowVerdict& v, double reference_ratio) {
+  if (v.status == oracle::RowStatus::all_masked) return v.follows_policy ? "policy_held" : "policy_violated";
+  if (v.broken) return "broken";
+  if (t.contract().declared) return v.within ? "held" : "violated";
+  if (reference_ratio >= 0) return reference_ratio <= 1 ? "reference_held" : "reference_violated";
+  return "no_contract";
+}
 
 // Runs one (format, case): fill, kernel, oracle, compare. Each row is judged
 // by one RowJudge shared by the targets: the fast tiers, MPFR's exact_row once
@@ -602,8 +648,14 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   std::vector<Accum>& acc = res.acc;
   acc.resize(targets.size());
   for (std::size_t i = 0; i < targets.size(); ++i) acc[i].seconds = call_seconds[i];
-  for (std::size_t i = 0; i < targets.size(); ++i)
-    if (!failures[i].empty()) record_failure(acc[i], targets[i], c, x.data(), failures[i], opt);
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (failures[i].empty()) continue;
+    record_failure(acc[i], targets[i], c, x.data(), failures[i], opt);
+    if (opt.rows_csv != nullptr)
+      for (std::int64_t r = 0; r < c.rows; ++r)
+        add_csv_row(res.rows_csv, targets[i], c, f, r, NAN, NAN, NAN, NAN, NAN, "kernel_failed",
+                    repro_line(*targets[i].kernel, targets[i].decl->op, false, c, opt, x.data() + r * c.cols));
+  }
   // Every target's rows go through the row judge (oracle/judge.hpp), which
   // owns the tier order and shares the exact rows between targets; the
   // report's histogram needs each element's bin.
@@ -662,6 +714,14 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
             apply_reference_rule(acc[i], opt.reference_rule, targets[i], c, xr, y, v, yr, ref.verdict, judge);
       }
       record_verdict(acc[i], targets[i], c, r, xr, y, v, judge, opt, reference_ratio);
+      if (opt.rows_csv != nullptr) {
+        const Target& t = targets[i];
+        const bool masked = v.status != oracle::RowStatus::ok;
+        add_csv_row(res.rows_csv, t, c, f, r, masked ? NAN : v.shape.R, masked ? NAN : v.shape.M,
+                    masked ? NAN : v.error.max_ulp, t.contract().declared && !masked ? v.bound : NAN,
+                    reference_ratio >= 0 ? reference_ratio : NAN, row_verdict(t, v, reference_ratio),
+                    repro_line(*t.kernel, t.decl->op, t.contract().declared && t.reference == nullptr, c, opt, xr));
+      }
       if (!forward_of[i].empty() && v.status == oracle::RowStatus::ok) {
         const std::span<const double> y_forward(forward_of[i].data() + r * c.cols, static_cast<std::size_t>(c.cols));
         if (const auto e = judge.conditional_error(*targets[i].decl, y_forward, y, targets[i].output)) {
@@ -945,8 +1005,30 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
   std::mutex sketch_mutex;
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex progress_mutex;
+  // rows_csv: each item's lines once every item before it is written (items
+  // are handed out in order, so at most --jobs of them wait).
+  std::vector<char> finished(items.size(), 0);
+  std::size_t next_to_write = 0;
+  std::mutex csv_mutex;
+  const auto write_csv_in_order = [&](std::size_t i) {
+    if (opt.rows_csv == nullptr) return;
+    std::lock_guard lock(csv_mutex);
+    finished[i] = 1;
+    for (; next_to_write < items.size() && finished[next_to_write]; ++next_to_write) {
+      std::string& lines = results[next_to_write].rows_csv;
+      opt.rows_csv->write(lines.data(), static_cast<std::streamsize>(lines.size()));
+      std::string().swap(lines);
+    }
+    if (!*opt.rows_csv) throw std::runtime_error("writing the rows CSV failed");
+  };
   std::exception_ptr failure;
   std::mutex failure_mutex;
+  // The first exception ends the run: no item starts after it.
+  const auto stop_with = [&](std::exception_ptr e) {
+    std::lock_guard lock(failure_mutex);
+    if (!failure) failure = e;
+    next = items.size();
+  };
   auto worker = [&] {
     for (std::size_t i; (i = next++) < items.size();) {
       try {
@@ -964,9 +1046,12 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
           a.ratio_sketch.clear();
         }
       } catch (...) {
-        std::lock_guard lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        next = items.size();
+        stop_with(std::current_exception());
+      }
+      try {
+        write_csv_in_order(i);
+      } catch (...) {
+        stop_with(std::current_exception());
       }
       const std::size_t d = ++done;
       if (opt.progress) {

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "softcheck/run_suite.hpp"
 #include "softcheck/kernel.hpp"
+#include "softcheck/kernel_failure.hpp"
 
 using namespace softcheck;
 
@@ -82,6 +85,56 @@ TEST(RunSuite, NaiveIsFlaggedOnOverflowFamiliesWhileShiftedHolds) {
   EXPECT_EQ(summary(r, "shifted_f32", "softmax").nonfinite, 0u);
   EXPECT_EQ(summary(r, "shifted_log1p_f32", "log_softmax").status, "held");
   EXPECT_TRUE(r.all_held());
+}
+
+// rows_csv: one line per judged row and report entry, the same bytes for
+// any --jobs; the verdict column says what each row came to (held, a
+// contract violated by an off kernel, the policy on fully masked rows, a
+// kernel that threw), and the rows of every entry add up to its rows.
+TEST(RunSuite, RowsCsvHasOneLinePerRowAndEntryForAnyJobs) {
+  Kernel off = *find_kernel("shifted_f32");
+  off.name = "off_by_4ulp_f32";
+  off.compute = [inner = off.compute](const OpCall& c) {
+    inner(c);
+    auto* y = static_cast<float*>(c.out[0]);
+    for (std::int64_t i = 0; i < c.rows * c.cols; i += 3) y[i] = std::nextafter(std::nextafter(y[i], 2.0f), 2.0f);
+  };
+  Kernel throws = *find_kernel("shifted_f32");
+  throws.name = "throws_f32";
+  throws.compute = [](const OpCall&) { throw KernelFailure("test: the kernel refuses"); };
+  std::vector<const Kernel*> ks = kernels({"shifted_f32"});
+  ks.push_back(&off);
+  ks.push_back(&throws);
+  RunOptions opt = small_run({"normal_s10", "fully_masked"}, {5, 70});
+  std::ostringstream one, four;
+  opt.rows_csv = &one;
+  const Report r = run_suite(ks, opt);
+  opt.jobs = 4;
+  opt.rows_csv = &four;
+  run_suite(ks, opt);
+  EXPECT_EQ(one.str(), four.str());
+  std::map<std::string, std::uint64_t> rows;  // "kernel,output" -> lines
+  std::map<std::string, std::map<std::string, int>> verdicts;
+  std::istringstream lines(one.str());
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> f;
+    std::istringstream fields(line.substr(0, line.find(",\"")));  // the repro (quoted) last
+    for (std::string v; std::getline(fields, v, ',');) f.push_back(v);
+    ASSERT_GE(f.size(), 14u) << line;
+    ++rows[f[0] + "," + f[1]];
+    ++verdicts[f[0]][f[13]];
+  }
+  for (const KernelSummary& k : r.kernels) {
+    const std::string label = k.op + (k.output.empty() ? "" : ":" + k.output);  // output_label's
+    EXPECT_EQ(rows[k.kernel + "," + label], k.rows) << k.kernel << " " << label;
+  }
+  EXPECT_EQ(rows.size(), r.kernels.size());
+  EXPECT_GT(verdicts["shifted_f32"]["held"], 0);
+  EXPECT_GT(verdicts["shifted_f32"]["policy_held"], 0);
+  EXPECT_EQ(verdicts["shifted_f32"]["violated"], 0);
+  EXPECT_GT(verdicts["off_by_4ulp_f32"]["violated"], 0);
+  EXPECT_GT(verdicts["throws_f32"]["kernel_failed"], 0);
+  EXPECT_EQ(verdicts["throws_f32"].size(), 1u);
 }
 
 // The floor (kernel.hpp): a kernel without a contract that returns NaN on

@@ -83,6 +83,7 @@ struct RowVerdict {
   // where its enclosure of v holds r (the error is then below its tolerance).
   std::vector<double> element_signed, element_signed_rel;
   double bound = std::numeric_limits<double>::infinity();  // the contract's, +inf for none
+  RowShape shape{};  // the row shape the bound was computed on (ok rows)
   bool broken = false;   // a NaN/inf output where the exact value is finite, or a wrong special value
   bool within = true;    // declared contract: !broken && max error <= bound (always true without one)
   Tier tier = Tier::none;

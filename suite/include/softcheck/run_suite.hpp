@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,7 +71,20 @@ struct RunOptions {
   // Timings never enter the Report (same seed, same report.json); the gate's
   // --junit-times puts them in its JUnit file.
   std::vector<double>* entry_seconds = nullptr;
+  // When set: one CSV line per judged row and report entry (rows_csv_header's
+  // columns), written in case order (the same bytes for any --jobs), as
+  // each case's predecessors are done.
+  std::ostream* rows_csv = nullptr;
 };
+
+// The columns of RunOptions::rows_csv (docs/report-schema.md, "rows.csv"):
+// the report entry (kernel, output, format), the case (family, n, T), the
+// row's index in its case, its shape figures R and M, the error in the
+// output's metric and unit, the contract's bound (empty without one), the
+// reference rule's error / allowed (empty where it did not judge the row),
+// the verdict, and the line that reruns the row.
+inline constexpr std::string_view rows_csv_header =
+    "kernel,output,format,family,n,temperature,row,R,M,max_error,unit,bound,reference_ratio,verdict,repro";
 
 // Seed of one case's rows: depends on the run seed, family, format, size and
 // temperature only, so a kernel's rows do not change with the selection.
