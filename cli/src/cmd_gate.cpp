@@ -54,6 +54,8 @@ Report rerun_baseline_suite(const Report& baseline, const GateArgs& a, gate::Tim
   if (!baseline.reference_rule.scope.empty()) opt.reference_rule = baseline.reference_rule;
   opt.seed = baseline.seed;
   opt.oracle_bits = baseline.oracle_bits;
+  // The baseline's floating-point environment (reports before it: the default).
+  opt.fp_env = parse_fp_env(baseline.fp_env).value_or(FpEnv::standard);
   opt.jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   opt.progress = progress_bar(!a.quiet);
   const std::vector<const Kernel*> kernels = baseline_kernels(baseline, known);

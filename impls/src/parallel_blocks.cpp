@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <cfenv>
 #include <vector>
 
 namespace softcheck::kernels {
@@ -54,6 +55,10 @@ class Pool {
       std::lock_guard lock(m_);
       body_ = &body;
       blocks_ = blocks;
+      // The workers run the blocks in the caller's floating-point environment
+      // (rounding mode, FTZ / DAZ): a kernel's result must not depend on
+      // which thread ran a block (`run --fp-env`, docs/fp-env.md).
+      std::fegetenv(&env_);
       next_.store(0, std::memory_order_relaxed);
       checked_out_.store(0, std::memory_order_relaxed);
       generation_.fetch_add(1, std::memory_order_release);
@@ -87,8 +92,13 @@ class Pool {
       seen = generation_.load(std::memory_order_relaxed);
       const std::function<void(unsigned)>* body = body_;
       const unsigned blocks = blocks_;
+      const std::fenv_t env = env_;
       lock.unlock();
+      std::fenv_t own;
+      std::fegetenv(&own);
+      std::fesetenv(&env);
       take_blocks(*body, blocks);
+      std::fesetenv(&own);
       lock.lock();
       if (checked_out_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_.size()) finished_.notify_one();
     }
@@ -100,6 +110,7 @@ class Pool {
   std::atomic<std::uint64_t> generation_{0};
   const std::function<void(unsigned)>* body_ = nullptr;
   unsigned blocks_ = 0;
+  std::fenv_t env_{};  // the batch caller's
   std::atomic<std::size_t> checked_out_{0};
   // The next block to take, fetch_add'ed by every thread without the lock;
   // on a cache line of its own, away from the fields the workers poll.

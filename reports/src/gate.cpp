@@ -270,6 +270,7 @@ std::string settings_difference(const Report& a, const Report& b) {
   if (a.suite != b.suite) diffs.push_back(fmt::format("suite {} vs {}", a.suite, b.suite));
   if (a.seed != b.seed) diffs.push_back(fmt::format("seed {} vs {}", a.seed, b.seed));
   if (a.oracle_bits != b.oracle_bits) diffs.push_back(fmt::format("oracle bits {} vs {}", a.oracle_bits, b.oracle_bits));
+  if (a.fp_env != b.fp_env) diffs.push_back(fmt::format("FP environment {} vs {}", a.fp_env, b.fp_env));
   if (a.families != b.families) diffs.push_back("families");
   if (a.sizes != b.sizes) diffs.push_back("sizes");
   if (a.temperatures != b.temperatures) diffs.push_back("temperatures");

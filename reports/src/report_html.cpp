@@ -122,6 +122,10 @@ std::string header(const Report& r) {
       escape(r.tool_version), escape(r.suite), r.seed, r.oracle_bits, r.families.size(),
       escape(fmt::format("{}", fmt::join(r.sizes, ", "))), escape(fmt::format("{}", fmt::join(r.temperatures, ", "))),
       held ? "held" : "violated", held ? "every declared contract held" : "a declared contract was violated");
+  if (r.fp_env != "default")
+    s += fmt::format("<p>The kernels ran in the floating-point environment <code>{}</code> (docs/fp-env.md); the "
+                     "oracle in the default one.</p>\n",
+                     escape(r.fp_env));
   s += "<nav><a href=\"#summary\">Summary</a><a href=\"#distribution\">Bias</a><a href=\"#histograms\">Histograms</a><a href=\"#by-size\">Row "
        "length</a><a href=\"#by-magnitude\">Magnitude</a><a href=\"#by-temperature\">Temperature</a><a "
        "href=\"#formats\">Formats</a><a href=\"#worst\">Worst inputs</a>";

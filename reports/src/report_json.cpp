@@ -236,6 +236,7 @@ std::string to_json(const Report& r) {
                             {"temperatures", r.selected_temperatures}};
     if (!r.selected_ops.empty()) run["selection"]["ops"] = r.selected_ops;
   }
+  if (r.fp_env != "default") run["fp_env"] = r.fp_env;  // written only when not the default
   if (!r.reference_rule.scope.empty())
     run["reference_rule"] =
         Json{{"scope", r.reference_rule.scope}, {"k", r.reference_rule.k}, {"slack_u", r.reference_rule.slack}};

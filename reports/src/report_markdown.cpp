@@ -230,6 +230,10 @@ std::string to_markdown(const Report& r, std::string_view json_digest) {
                      r.all_held() ? "every declared contract held" : "a declared contract was violated");
   // Which report.json this was rendered from (docs/report-schema.md).
   out += fmt::format("Rendered from report.json {}.\n\n", md_code(json_digest, false));
+  if (r.fp_env != "default")
+    out += fmt::format("The kernels ran in the floating-point environment {} (docs/fp-env.md); the oracle in the "
+                       "default one.\n\n",
+                       md_code(r.fp_env, false));
   if (!r.oracle.mode.empty())
     out += fmt::format("Oracle: {}; {} of {} compared rows used MPFR{}.\n\n", md(r.oracle.mode), r.oracle.mpfr_rows,
                        r.oracle.rows, r.oracle.mode == "tiered" ? " (fast-tier fallbacks, f64 rows and rows of sparse ops included)" : "");

@@ -548,6 +548,8 @@ void read_run(const Node& doc, Report& r) {
         r.selected_ops.push_back(std::move(op));
       });
   }
+  r.fp_env = run.has("fp_env") ? run.word("fp_env", {"ftz", "daz", "ftz_daz", "upward", "downward", "toward_zero"})
+                               : "default";  // written only when not the default
   r.reference_rule.scope.clear();  // not recorded (reports written before the rule existed)
   if (run.has("reference_rule")) {  // added after the first release: optional
     const Node rule = run.child("reference_rule");

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -577,6 +578,7 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
       try {
         const std::vector<const void*> in = inputs_of(t.decl->op);
+        const FpEnvScope env(opt.fp_env);  // the kernel's call only
         t.kernel->call({t.decl->op, in, out_ptr, c.rows, c.cols, c.temperature, head_dim(t.decl->op, c)});
       } catch (const KernelFailure& e) {
         call_failure = e.what();
@@ -944,9 +946,26 @@ void check_reference_rule(const ReferenceRuleSettings& rule) {
     throw std::invalid_argument(fmt::format("reference rule slack = {} must be finite and >= 0", rule.slack));
 }
 
-Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& opt) {
-  check_temperatures(kernels, opt.selection);
+Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt) {
+  check_temperatures(given, opt.selection);
   check_reference_rule(opt.reference_rule);
+  if (const std::string why = fp_env_unsupported(opt.fp_env); !why.empty()) throw std::invalid_argument(why);
+
+  // Outside the default FP environment a kernel that requires it is reported
+  // unavailable, with its reason, and never run.
+  std::deque<Kernel> not_in_this_env;
+  std::vector<const Kernel*> kernels;
+  for (const Kernel* k : given) {
+    if (opt.fp_env == FpEnv::standard || k->requires_default_fp_env.empty() || !k->available) {
+      kernels.push_back(k);
+      continue;
+    }
+    Kernel& off = not_in_this_env.emplace_back(*k);
+    off.available = false;
+    off.unavailable_reason = "not run in the " + std::string(name(opt.fp_env)) +
+                             " environment: it requires the default one (" + k->requires_default_fp_env + ")";
+    kernels.push_back(&off);
+  }
 
   std::vector<Target> targets;
   for (const Kernel* k : kernels)
@@ -1074,6 +1093,7 @@ Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& op
   report.oracle_bits = opt.oracle_bits;
   report.oracle.mode = std::string(name(opt.oracle));
   report.reference_rule = opt.reference_rule;
+  report.fp_env = std::string(name(opt.fp_env));
   report.selection_recorded = true;
   report.selected_families = opt.selection.families;
   report.selected_sizes = opt.selection.sizes;

@@ -230,6 +230,11 @@ struct Kernel {
   // ("--plugin /abs/lib.so --isolate"); empty for a built-in kernel.
   std::string load_options;
   bool test_only = false;          // deliberately broken kernels for mutation tests
+  // Non-empty: why the kernel runs only in the default floating-point
+  // environment (fp_env.hpp; e.g. an exp that builds 2^n from exponent bits
+  // and relies on subnormal intermediates). `run --fp-env` reports it
+  // unavailable in any other, never as held.
+  std::string requires_default_fp_env;
 
   const OpDecl* find(Op op) const;
   // The call of an op with one input and one output: x in, `out` its output

@@ -308,6 +308,10 @@ struct Report {
   std::vector<double> selected_temperatures;
   std::vector<std::string> selected_ops;  // `run --op`: the ops run (empty: all; written only when not)
   ReferenceRuleSettings reference_rule;
+  // The floating-point environment the kernels ran in (fp_env.hpp's names:
+  // "default", "ftz", "daz", "ftz_daz", "upward", "downward",
+  // "toward_zero"); absent from reports written before it existed (default).
+  std::string fp_env = "default";
   std::vector<KernelSummary> kernels;
   Performance performance;  // merged by `softcheck bench`; absent from `softcheck run`
   // Overall verdict: every kernel with a contract held it and every policy held.

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "softcheck/fp_env.hpp"
 #include "softcheck/input_families.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/report.hpp"
@@ -75,6 +76,12 @@ struct RunOptions {
   // columns), written in case order (the same bytes for any --jobs), as
   // each case's predecessors are done.
   std::ostream* rows_csv = nullptr;
+  // The floating-point environment of the kernels' calls (fp_env.hpp); the
+  // oracle, the judge and the reference rule's stable kernels run in the
+  // default one. A kernel that requires the default environment
+  // (Kernel::requires_default_fp_env) is not run in another: its entries
+  // say so (status unavailable).
+  FpEnv fp_env = FpEnv::standard;
 };
 
 // The columns of RunOptions::rows_csv (docs/report-schema.md, "rows.csv"):

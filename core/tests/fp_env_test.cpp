@@ -1,0 +1,81 @@
+// FpEnvScope (fp_env.hpp): each environment changes what it says on this
+// thread, for the scope's life only.
+#include <gtest/gtest.h>
+
+#include <cfenv>
+#include <cmath>
+#include <cfloat>
+#include <string>
+
+#include "softcheck/fp_env.hpp"
+
+namespace softcheck {
+namespace {
+
+// Computed at run time, out of the optimiser's reach: the environment
+// applies to the arithmetic the program executes.
+volatile float tiny = FLT_MIN;  // 2^-126
+volatile float half = 0.5f;
+volatile float subnormal = FLT_MIN / 4;  // 2^-128
+volatile float one = 1.0f, three = 3.0f;
+
+float tiny_halved() { return tiny * half; }            // 2^-127: subnormal
+float subnormal_quadrupled() { return subnormal * 4.0f; }  // 2^-126, normal, from a subnormal operand
+float third() { return one / three; }
+
+TEST(FpEnv, NamesParseBack) {
+  for (const std::string& n : fp_env_names()) {
+    const auto e = parse_fp_env(n);
+    ASSERT_TRUE(e.has_value()) << n;
+    EXPECT_EQ(name(*e), n);
+    EXPECT_FALSE(description(*e).empty());
+  }
+  EXPECT_FALSE(parse_fp_env("fast").has_value());
+  EXPECT_EQ(name(FpEnv::standard), "default");
+}
+
+TEST(FpEnv, EachEnvironmentChangesWhatItSaysAndIsRestored) {
+  const float sub = std::ldexp(1.0f, -127);
+  const float nearest_third = third();
+  ASSERT_EQ(tiny_halved(), sub);
+  if (fp_env_unsupported(FpEnv::ftz).empty()) {
+    {
+      const FpEnvScope env(FpEnv::ftz);
+      EXPECT_EQ(tiny_halved(), 0.0f);                // the subnormal result flushed
+      EXPECT_EQ(subnormal_quadrupled(), FLT_MIN);    // a subnormal operand still read
+    }
+    {
+      const FpEnvScope env(FpEnv::daz);
+      EXPECT_EQ(tiny_halved(), sub);                 // results kept
+      EXPECT_EQ(subnormal_quadrupled(), 0.0f);       // the operand read as 0
+    }
+    {
+      const FpEnvScope env(FpEnv::ftz_daz);
+      EXPECT_EQ(tiny_halved(), 0.0f);
+      EXPECT_EQ(subnormal_quadrupled(), 0.0f);
+    }
+  } else {
+    EXPECT_THROW(FpEnvScope(FpEnv::ftz), std::invalid_argument);
+  }
+  {
+    const FpEnvScope env(FpEnv::upward);
+    EXPECT_EQ(std::fegetround(), FE_UPWARD);
+    EXPECT_EQ(third(), nearest_third);  // 1/3 rounds up to nearest in f32 (0x1.555556p-2)
+  }
+  {
+    const FpEnvScope env(FpEnv::downward);
+    EXPECT_LT(third(), nearest_third);
+  }
+  {
+    const FpEnvScope env(FpEnv::toward_zero);
+    EXPECT_EQ(std::fegetround(), FE_TOWARDZERO);
+  }
+  // Every scope restored the default.
+  EXPECT_EQ(std::fegetround(), FE_TONEAREST);
+  EXPECT_EQ(tiny_halved(), sub);
+  EXPECT_EQ(subnormal_quadrupled(), FLT_MIN);
+  EXPECT_EQ(third(), nearest_third);
+}
+
+}  // namespace
+}  // namespace softcheck
