@@ -107,6 +107,21 @@ check run_deterministic 0 '' -- cmp "$tmp/a/report.json" "$tmp/b/report.json"
 check run_md 0 'softcheck report' -- cat "$tmp/a/report.md"
 check run_no_temporaries 0 '' -- bash -c "[[ \$(ls -A '$tmp/a' | wc -l) -eq 3 ]]"  # report.json, .md, .html
 check run_violation 1 'VIOLATED' -- "$bin" run --impl mutant_no_max_shift --family xnnpack_u90_100 --size 8 --out "$tmp/c"
+# --fp-env (docs/fp-env.md): the kernels under FTZ + DAZ, recorded in the
+# report; normal_s100's subnormal outputs flushed to 0 break shifted_f32's
+# contract; gate reruns the baseline in its environment; a bad name is exit 2.
+check run_fp_env_ftz_daz 1 'CONTRACT VIOLATED' -- "$bin" run --impl shifted_f32 --family normal_s100 --size 64 \
+  --property-tests 0 --fp-env ftz_daz --out "$tmp/ftz"
+check run_fp_env_recorded 0 '"fp_env": "ftz_daz"' -- cat "$tmp/ftz/report.json"
+check run_fp_env_md 0 'floating-point environment `ftz_daz`' -- cat "$tmp/ftz/report.md"
+check run_fp_env_default_holds 0 'every declared contract held' -- "$bin" run --impl shifted_f32 --family normal_s100 \
+  --size 64 --property-tests 0 --out "$tmp/noftz"
+check run_fp_env_not_recorded 1 '' -- grep -q fp_env "$tmp/noftz/report.json"
+# The rerun reproduces the baseline's maximum exactly ("=": in the default
+# environment shifted_f32 holds at a few ulp); the violated baseline fails.
+check run_fp_env_gate_reruns_it 1 'shifted_f32 +softmax +f32 +[0-9.e+]+ +[0-9.e+]+ += ' -- \
+  "$bin" gate --baseline "$tmp/ftz/report.json" --jobs 1
+check run_fp_env_bad 2 'fp-env' -- "$bin" run --impl shifted_f32 --fp-env fast --out "$tmp/ftz_bad"
 
 # check and repro: a shrunk counterexample replays; the correct kernel passes the same case.
 check check_mutant 1 'softcheck repro --impl mutant_online_wrong_rescale' -- "$bin" check --impl mutant_online_wrong_rescale --property sum_to_one --tests 30

@@ -137,6 +137,42 @@ TEST(RunSuite, RowsCsvHasOneLinePerRowAndEntryForAnyJobs) {
   EXPECT_EQ(verdicts["throws_f32"].size(), 1u);
 }
 
+// run --fp-env (docs/fp-env.md): the kernel's calls run in the chosen
+// environment while the oracle keeps the default. A kernel that computes
+// e^-100-sized outputs as subnormals holds in the default environment and
+// gives 0 for them under FTZ, where the oracle still sees the subnormal
+// value (the report names the environment); a kernel that requires the
+// default environment is unavailable in another, never run.
+TEST(RunSuite, FpEnvRunsTheKernelsInItAndSkipsThoseThatRequireTheDefault) {
+  const Kernel* shifted = find_kernel("shifted_f32");
+  Kernel strict = *shifted;
+  strict.name = "strict_f32";
+  strict.requires_default_fp_env = "test: needs subnormals";
+  bool strict_ran = false;
+  strict.compute = [&strict_ran, inner = shifted->compute](const OpCall& c) {
+    strict_ran = true;
+    inner(c);
+  };
+  RunOptions opt = small_run({"normal_s100"}, {64});
+  const Report standard = run_suite({shifted, &strict}, opt);
+  EXPECT_EQ(standard.fp_env, "default");
+  EXPECT_TRUE(strict_ran);
+  EXPECT_EQ(summary(standard, "shifted_f32", "softmax").status, "held");
+  opt.fp_env = FpEnv::ftz_daz;
+  strict_ran = false;
+  const Report flushed = run_suite({shifted, &strict}, opt);
+  EXPECT_EQ(flushed.fp_env, "ftz_daz");
+  EXPECT_FALSE(strict_ran);
+  const KernelSummary& s = summary(flushed, "strict_f32", "softmax");
+  EXPECT_EQ(s.status, "unavailable");
+  EXPECT_NE(s.unavailable_reason.find("requires the default one (test: needs subnormals)"), std::string::npos);
+  // normal_s100's rows (N(0, 100^2)) have outputs far below f32's smallest
+  // normal: flushed to 0, they break the contract derived for round to nearest
+  // with subnormals.
+  EXPECT_EQ(summary(flushed, "shifted_f32", "softmax").status, "violated");
+  EXPECT_FALSE(flushed.all_held());
+}
+
 // The floor (kernel.hpp): a kernel without a contract that returns NaN on
 // rows its format holds is violated, unless it opted out with a reason (as
 // naive does); NaN on a fully masked row is its policy's business.
