@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <functional>
 #include <string>
 
@@ -350,6 +352,11 @@ const Kernel* named(const Pool& pool, std::string_view name) {
   return it == pool.end() ? nullptr : *it;
 }
 
+std::vector<std::uint8_t> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 TEST(FuzzPool, PluginKernelsJoinAfterTheBuiltinsInDescriptorOrder) {
   const PoolChoice c = choose_pool(nullptr, TEST_PLUGIN_MISBEHAVING_PATH);
   ASSERT_TRUE(c.error.empty()) << c.error;
@@ -404,6 +411,28 @@ TEST(FuzzPool, AnUnusablePluginIsAnError) {
   EXPECT_EQ(error_of(TEST_PLUGIN_MISBEHAVING_PATH, "yes"), "SOFTCHECK_FUZZ_PLUGIN_ISOLATE must be 0 or 1, got 'yes'");
   EXPECT_TRUE(error_of(nullptr).empty());
   EXPECT_TRUE(error_of("").empty());
+}
+
+// fuzz/tests/plugin/tp_nan_f32-softmax, the input of the plugin-in-fuzzer
+// test (plugin_in_fuzzer.sh): with the misbehaving plugin in the pool it is
+// a softmax of tp_nan_f32 (the kernel's own point on the circle, encode's
+// output); without it a built-in kernel, which passes.
+TEST(FuzzPool, ThePluginTestInputPicksTheNaNKernelOnlyWithThePlugin) {
+  const PoolChoice c = choose_pool(nullptr, TEST_PLUGIN_MISBEHAVING_PATH);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  const Kernel* nan_kernel = named(c.pool, "tp_nan_f32");
+  ASSERT_NE(nan_kernel, nullptr);
+  const std::vector<std::uint8_t> bytes = file_bytes(FUZZ_TEST_INPUTS_DIR "/tp_nan_f32-softmax");
+  EXPECT_EQ(bytes, encode(one_row_of(*nan_kernel, Op::softmax, {1, 2, 3}), c.pool, OpChoice::any));
+  FuzzCase with, without;
+  ASSERT_TRUE(decode(bytes, c.pool, Limits{2, 256}, OpChoice::any, with));
+  EXPECT_EQ(with.kernel, nan_kernel);
+  EXPECT_EQ(with.op, Op::softmax);
+  EXPECT_EQ(with.values, (std::vector<double>{1, 2, 3}));
+  ASSERT_TRUE(decode(bytes, builtins(), Limits{2, 256}, OpChoice::any, without));
+  EXPECT_EQ(fuzz_plugin_path(*without.kernel), nullptr);
+  const Kernel& builtin = *without.kernel;
+  EXPECT_FALSE(check_invariants(without, builtin, without.op, run_batch(builtin, without.op, without)));
 }
 
 TEST(FuzzPluginKernels, AViolationNamesThePluginAndItsReproLoadsIt) {
