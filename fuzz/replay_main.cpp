@@ -3,11 +3,15 @@
 //   fuzz_X [FILE | DIRECTORY]...   each file once, directories recursively in
 //                                  sorted order; exit 0 when none crashed.
 // A violation aborts the process, as under libFuzzer (the target prints the
-// report and the `softcheck repro` line first).
+// report and the `softcheck repro` line first). A target that calls exit()
+// during an input (a plugin kernel may: fuzz/lib/plugin_kernels.hpp) fails
+// the replay, as libFuzzer reports "fuzz target exited": otherwise an exit(0)
+// would read as a clean replay.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -20,6 +24,15 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv);
 namespace {
 
 namespace fs = std::filesystem;
+
+// The file being replayed; empty between inputs.
+std::string replaying;
+
+void exit_during_input() {
+  if (replaying.empty()) return;
+  std::fprintf(stderr, "==replay== the target called exit() while replaying %s\n", replaying.c_str());
+  std::_Exit(1);
+}
 
 std::vector<fs::path> inputs_under(const fs::path& p) {
   if (!fs::is_directory(p)) return {p};
@@ -44,6 +57,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s FILE_OR_DIRECTORY...\n", argv[0]);
     return 2;
   }
+  // Registered before the target's exit handlers (a plugin kernel's report), so it runs after them.
+  std::atexit(exit_during_input);
   LLVMFuzzerInitialize(&argc, &argv);
   std::size_t count = 0;
   for (int i = 1; i < argc; ++i) {
@@ -58,7 +73,9 @@ int main(int argc, char** argv) {
         return 2;
       }
       std::fprintf(stderr, "replaying %s (%zu bytes)\n", file.c_str(), data.size());
+      replaying = file.string();
       LLVMFuzzerTestOneInput(data.data(), data.size());
+      replaying.clear();
       ++count;
     }
   }

@@ -60,7 +60,7 @@ save_crash() {
   ASAN_OPTIONS=$replay_asan "$OUT/$t" -runs=1 "$min" >"$min.txt" 2>&1 || true
   grep -o 'softcheck repro .*' "$min.txt" | head -1 >"$min.repro" || true
   echo "fuzz/smoke.sh: CRASH in $t: $min" >&2
-  grep -E '==softcheck-fuzz==|property:|output:|row \(n=|target:|upstream g:|repro:|ERROR: |SUMMARY' "$min.txt" | head -20 >&2 || true
+  grep -E '==softcheck-fuzz==|plugin:|property:|failure:|output:|row( [0-9]+)? \(n=|target:|upstream g:|repro:|ERROR: |SUMMARY' "$min.txt" | head -20 >&2 || true
 }
 
 mkdir -p "$scratch"

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "plugin_kernels.hpp"
+
 namespace softcheck::fuzz {
 
 std::optional<Violation> confirm(const Kernel& k, Op op, std::string_view property, props::Case c,
@@ -41,8 +43,9 @@ std::string report_text(const Violation& v) {
   std::ostringstream os;
   os << "==softcheck-fuzz== INVARIANT VIOLATED\n"
      << "  kernel:      " << v.kernel->name << " (" << name(v.kernel->format) << ", masked-row policy "
-     << name(v.kernel->masked_policy) << (v.kernel->test_only ? ", TEST-ONLY MUTANT" : "") << ")\n"
-     << "  op:          " << name(v.op) << "\n"
+     << name(v.kernel->masked_policy) << (v.kernel->test_only ? ", TEST-ONLY MUTANT" : "") << ")\n";
+  if (const std::string* plugin = fuzz_plugin_path(*v.kernel)) os << "  plugin:      " << *plugin << "\n";
+  os     << "  op:          " << name(v.op) << "\n"
      << "  property:    " << v.property << "\n"
      << "  from:        " << v.context << "\n"
      << "  temperature: " << props::format_value(v.c.temperature) << "\n"

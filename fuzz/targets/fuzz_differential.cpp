@@ -15,7 +15,7 @@
 constexpr softcheck::fuzz::Limits limits{1, 256};
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  softcheck::fuzz::init_target(limits);
+  softcheck::fuzz::init_target(limits, softcheck::fuzz::OpChoice::contract_only);
   return 0;
 }
 

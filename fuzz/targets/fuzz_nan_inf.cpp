@@ -14,7 +14,7 @@
 constexpr softcheck::fuzz::Limits limits{2, 256};
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  softcheck::fuzz::init_target(limits);
+  softcheck::fuzz::init_target(limits, softcheck::fuzz::OpChoice::any);
   return 0;
 }
 

@@ -9,6 +9,9 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <functional>
 #include <string>
 
@@ -331,6 +334,158 @@ TEST(FuzzPool, BuiltinsOnlyUnlessPlanted) {
   EXPECT_FALSE(choose_pool("no_such_kernel").error.empty());
 }
 
+// ---- plugin kernels in the pool (SOFTCHECK_FUZZ_PLUGIN, plugin_kernels.hpp) ------------------
+
+// The misbehaving test plugin's kernels the fuzzers can run, in descriptor
+// order (its sparsemax and entmax kernels are listed as unavailable).
+const std::vector<std::string> misbehaving_runnable = {"tp_ok_f32",   "tp_fails_f32", "tp_nan_f32",   "tp_segv_f32",
+                                                       "tp_abort_f32", "tp_exit_f32",  "tp_serial_f32"};
+
+std::vector<std::string> names_of(std::span<const Kernel* const> ks) {
+  std::vector<std::string> out;
+  for (const Kernel* k : ks) out.push_back(k->name);
+  return out;
+}
+
+const Kernel* named(const Pool& pool, std::string_view name) {
+  const auto it = std::find_if(pool.begin(), pool.end(), [&](const Kernel* k) { return k->name == name; });
+  return it == pool.end() ? nullptr : *it;
+}
+
+std::vector<std::uint8_t> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(FuzzPool, PluginKernelsJoinAfterTheBuiltinsInDescriptorOrder) {
+  const PoolChoice c = choose_pool(nullptr, TEST_PLUGIN_MISBEHAVING_PATH);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  EXPECT_FALSE(c.planted);
+  ASSERT_EQ(c.plugins.size(), 1u);
+  const std::string path = std::filesystem::absolute(TEST_PLUGIN_MISBEHAVING_PATH).lexically_normal().string();
+  EXPECT_EQ(c.plugins[0].path, path);
+  const Pool before = builtins();
+  ASSERT_EQ(c.pool.size(), before.size() + misbehaving_runnable.size());
+  EXPECT_TRUE(std::equal(before.begin(), before.end(), c.pool.begin()));
+  EXPECT_EQ(names_of(std::span(c.pool).subspan(before.size())), misbehaving_runnable);
+  for (const Kernel* k : before) EXPECT_EQ(fuzz_plugin_path(*k), nullptr) << k->name;
+  for (const Kernel* k : std::span(c.pool).subspan(before.size())) {
+    ASSERT_NE(fuzz_plugin_path(*k), nullptr) << k->name;
+    EXPECT_EQ(*fuzz_plugin_path(*k), path);
+    // What the repro lines load it with (Kernel::load_options, as `run` prints them).
+    EXPECT_EQ(k->load_options, "--plugin " + path) << k->name;
+  }
+  EXPECT_EQ(named(c.pool, "tp_sparsemax_f32"), nullptr);
+  EXPECT_EQ(c.plugins[0].kernels.size(), misbehaving_runnable.size() + 2);  // listed, not run
+}
+
+TEST(FuzzPool, SeveralPluginsSeparatedByColons) {
+  EXPECT_EQ(split_plugin_paths(":a::b/c.so:"), (std::vector<std::string>{"a", "b/c.so"}));
+  const std::string both = std::string(TEST_PLUGIN_MISBEHAVING_PATH) + "::" + LSE_V2_PLUGIN_PATH;
+  const PoolChoice c = choose_pool("", both.c_str());
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  ASSERT_EQ(c.plugins.size(), 2u);
+  ASSERT_EQ(c.pool.size(), builtins().size() + misbehaving_runnable.size() + 1);
+  EXPECT_EQ(c.pool.back()->name, "v2test_shifted_f64");
+  EXPECT_EQ(*fuzz_plugin_path(*c.pool.back()), c.plugins[1].path);
+  // Planted mode names plugin kernels too: the pool is exactly those.
+  const PoolChoice planted = choose_pool("tp_nan_f32,shifted_f32", both.c_str());
+  ASSERT_TRUE(planted.error.empty()) << planted.error;
+  EXPECT_EQ(names_of(planted.pool), (std::vector<std::string>{"tp_nan_f32", "shifted_f32"}));
+  EXPECT_FALSE(choose_pool("tp_nan_f32").error.empty());  // without the plugin: unknown
+  EXPECT_FALSE(choose_pool("tp_sparsemax_f32", both.c_str()).error.empty());  // not runnable
+}
+
+// A plugin that cannot be used is an error (process_pool: exit 2), never a smaller pool.
+TEST(FuzzPool, AnUnusablePluginIsAnError) {
+  const auto error_of = [](const char* plugins, const char* isolate = nullptr) {
+    return choose_pool(nullptr, plugins, isolate).error;
+  };
+  EXPECT_EQ(error_of("/no/such/plugin.so"), "SOFTCHECK_FUZZ_PLUGIN: plugin '/no/such/plugin.so': no such file");
+  EXPECT_EQ(error_of(TEST_PLUGIN_NO_KERNELS_PATH),
+            "SOFTCHECK_FUZZ_PLUGIN: plugin '" + std::string(TEST_PLUGIN_NO_KERNELS_PATH) + "': declares no kernels");
+  EXPECT_EQ(error_of("::"), "SOFTCHECK_FUZZ_PLUGIN names no plugin (paths are separated by ':')");
+  const std::string twice = std::string(TEST_PLUGIN_MISBEHAVING_PATH) + ":" + TEST_PLUGIN_MISBEHAVING_PATH;
+  EXPECT_NE(error_of(twice.c_str()).find("name already used by a kernel of plugin:"), std::string::npos)
+      << error_of(twice.c_str());
+  EXPECT_EQ(error_of(TEST_PLUGIN_MISBEHAVING_PATH, "yes"), "SOFTCHECK_FUZZ_PLUGIN_ISOLATE must be 0 or 1, got 'yes'");
+  EXPECT_TRUE(error_of(nullptr).empty());
+  EXPECT_TRUE(error_of("").empty());
+}
+
+// fuzz/tests/plugin/tp_nan_f32-softmax, the input of the plugin-in-fuzzer
+// test (plugin_in_fuzzer.sh): with the misbehaving plugin in the pool it is
+// a softmax of tp_nan_f32 (the kernel's own point on the circle, encode's
+// output); without it a built-in kernel, which passes.
+TEST(FuzzPool, ThePluginTestInputPicksTheNaNKernelOnlyWithThePlugin) {
+  const PoolChoice c = choose_pool(nullptr, TEST_PLUGIN_MISBEHAVING_PATH);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  const Kernel* nan_kernel = named(c.pool, "tp_nan_f32");
+  ASSERT_NE(nan_kernel, nullptr);
+  const std::vector<std::uint8_t> bytes = file_bytes(FUZZ_TEST_INPUTS_DIR "/tp_nan_f32-softmax");
+  EXPECT_EQ(bytes, encode(one_row_of(*nan_kernel, Op::softmax, {1, 2, 3}), c.pool, OpChoice::any));
+  FuzzCase with, without;
+  ASSERT_TRUE(decode(bytes, c.pool, Limits{2, 256}, OpChoice::any, with));
+  EXPECT_EQ(with.kernel, nan_kernel);
+  EXPECT_EQ(with.op, Op::softmax);
+  EXPECT_EQ(with.values, (std::vector<double>{1, 2, 3}));
+  ASSERT_TRUE(decode(bytes, builtins(), Limits{2, 256}, OpChoice::any, without));
+  EXPECT_EQ(fuzz_plugin_path(*without.kernel), nullptr);
+  const Kernel& builtin = *without.kernel;
+  EXPECT_FALSE(check_invariants(without, builtin, without.op, run_batch(builtin, without.op, without)));
+}
+
+TEST(FuzzPluginKernels, AViolationNamesThePluginAndItsReproLoadsIt) {
+  const PoolChoice c = choose_pool(nullptr, TEST_PLUGIN_MISBEHAVING_PATH);
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  const Kernel& k = *named(c.pool, "tp_nan_f32");
+  const FuzzCase row = one_row_of(k, Op::softmax, {1, 2, 3});
+  const auto v = check_invariants(row, k, Op::softmax, run_batch(k, Op::softmax, row));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->property, "no_nonfinite");
+  const std::string text = report_text(*v);
+  EXPECT_NE(text.find("  kernel:      tp_nan_f32 (f32"), std::string::npos) << text;
+  EXPECT_NE(text.find("  plugin:      " + c.plugins[0].path + "\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  repro: softcheck repro --plugin " + c.plugins[0].path + " --impl tp_nan_f32 --op softmax "
+                      "--property no_nonfinite"),
+            std::string::npos)
+      << text;
+  // A registry kernel's report has no plugin line.
+  const FuzzCase masked = one_row("mutant_masked_nan", Op::softmax, {-INFINITY, -INFINITY});
+  const auto m =
+      check_invariants(masked, *masked.kernel, Op::softmax, run_batch(*masked.kernel, Op::softmax, masked));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(report_text(*m).find("plugin:"), std::string::npos);
+}
+
+// The report of a failed call (plugin_kernels.hpp): every row of the call
+// with a repro line running the kernel on it alone, --isolate added for a
+// crash; none where no property takes the row.
+TEST(FuzzPluginKernels, AFailedCallIsReportedRowByRow) {
+  const std::string both = std::string(TEST_PLUGIN_MISBEHAVING_PATH) + ":" + LSE_V2_PLUGIN_PATH;
+  const PoolChoice c = choose_pool(nullptr, both.c_str());
+  ASSERT_TRUE(c.error.empty()) << c.error;
+  const Kernel& segv = *named(c.pool, "tp_segv_f32");
+  const std::vector<double> x = {1, 2, 3, -INFINITY, 0, 4};
+  const std::string crash =
+      plugin_failure_text(segv, Op::softmax, "crashed with signal 11 (SIGSEGV)", x, 2, 3, 1.0, true);
+  const std::string& path = c.plugins[0].path;
+  EXPECT_EQ(crash.rfind("==softcheck-fuzz== PLUGIN KERNEL FAILED: tp_segv_f32 of " + path + "\n", 0), 0u) << crash;
+  EXPECT_NE(crash.find("  plugin:      " + path + "\n"), std::string::npos) << crash;
+  EXPECT_NE(crash.find("  failure:     crashed with signal 11 (SIGSEGV)\n"), std::string::npos) << crash;
+  EXPECT_NE(crash.find("  row 1 (n=3): -inf,0x0p+0,0x1p+2\n"), std::string::npos) << crash;
+  EXPECT_NE(crash.find("  repro: softcheck repro --plugin " + path + " --isolate --impl tp_segv_f32 --op softmax "
+                       "--property batch_independence --temperature=0x1p+0 --row=0x1p+0,0x1p+1,0x1.8p+1\n"),
+            std::string::npos)
+      << crash;
+  const std::string returned = plugin_failure_text(segv, Op::softmax, "run returned 7", x, 2, 3, 1.0, false);
+  EXPECT_EQ(returned.find("--isolate"), std::string::npos) << returned;
+  // lse: a row with +inf has no property to replay it.
+  const Kernel& lse = *named(c.pool, "v2test_shifted_f64");
+  const std::string scalar = plugin_failure_text(lse, Op::lse, "run returned 1", std::vector<double>{INFINITY, 1}, 1, 2,
+                                                 1.0, false);
+  EXPECT_NE(scalar.find("  repro: none"), std::string::npos) << scalar;
+}
 
 std::optional<Violation> invariants_of(const FuzzCase& c) {
   return check_invariants(c, *c.kernel, c.op, run_batch(*c.kernel, c.op, c));
