@@ -226,16 +226,21 @@ ComputeFn in_flight_marked(ComputeFn inner, const Kernel* self, std::string head
 
 }  // namespace
 
-std::vector<std::string> split_plugin_paths(std::string_view value) {
-  std::vector<std::string> out;
-  while (!value.empty()) {
-    const std::size_t colon = value.find(':');
-    const std::string_view item = value.substr(0, colon);
-    if (!item.empty()) out.emplace_back(item);
-    if (colon == std::string_view::npos) break;
-    value.remove_prefix(colon + 1);
+std::vector<std::string_view> split_nonempty(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  while (!s.empty()) {
+    const std::size_t at = s.find(sep);
+    const std::string_view item = s.substr(0, at);
+    if (!item.empty()) out.push_back(item);
+    if (at == std::string_view::npos) break;
+    s.remove_prefix(at + 1);
   }
   return out;
+}
+
+std::vector<std::string> split_plugin_paths(std::string_view value) {
+  const std::vector<std::string_view> items = split_nonempty(value, ':');
+  return {items.begin(), items.end()};
 }
 
 std::vector<FuzzPlugin> load_fuzz_plugins(const std::vector<std::string>& paths, bool isolate) {

@@ -37,6 +37,10 @@ inline constexpr const char* plugin_variable = "SOFTCHECK_FUZZ_PLUGIN";
 // child (softcheck's --isolate); 0 or unset: in process.
 inline constexpr const char* plugin_isolate_variable = "SOFTCHECK_FUZZ_PLUGIN_ISOLATE";
 
+// The non-empty items of `s` between the separators `sep`, in order
+// ("a,b,,c" -> a, b, c): the lists of the fuzzers' environment variables.
+std::vector<std::string_view> split_nonempty(std::string_view s, char sep);
+
 // The paths of a value of SOFTCHECK_FUZZ_PLUGIN, in order.
 std::vector<std::string> split_plugin_paths(std::string_view value);
 

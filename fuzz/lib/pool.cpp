@@ -24,19 +24,6 @@ Pool builtin_pool() {
   return p;
 }
 
-// Splits "a,b,,c" into {"a", "b", "c"}.
-std::vector<std::string_view> split_names(std::string_view s) {
-  std::vector<std::string_view> out;
-  while (!s.empty()) {
-    const std::size_t comma = s.find(',');
-    const std::string_view item = s.substr(0, comma);
-    if (!item.empty()) out.push_back(item);
-    if (comma == std::string_view::npos) break;
-    s.remove_prefix(comma + 1);
-  }
-  return out;
-}
-
 // Whether the fuzzers can run k: available, with an op (a plugin kernel whose
 // only op this softcheck cannot run yet is listed as unavailable).
 bool runnable(const Kernel& k) { return k.available && !k.ops.empty(); }
@@ -97,7 +84,7 @@ PoolChoice choose_pool(const char* planted, const char* plugins, const char* iso
     return c;
   }
   c.planted = true;
-  for (std::string_view n : split_names(planted)) {
+  for (std::string_view n : split_nonempty(planted, ',')) {
     const Kernel* k = plugin_kernel(c.plugins, n);
     if (k == nullptr) k = find_kernel(n);
     if (k == nullptr || !runnable(*k)) {
