@@ -44,7 +44,12 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr std::uint64_t chunk_samples = std::uint64_t{1} << 20;
 constexpr mpfr_prec_t exact_bits = 128;     // e^(s (x - m)): 2^-128 relative, far below any metric's digits
 constexpr mpfr_prec_t argument_bits = 320;  // s (x - m) exactly: x - m spans <= 2^4 .. 2^-149, times 24 bits of s
-constexpr std::size_t max_candidates = 1 << 20;
+// Candidates for a band's maximum kept per chunk, and recomputed with MPFR
+// per band: more only where thousands of inputs tie within the tolerance
+// (a flat stretch of the fold's domain, x near 0 with m != 0, gives the same
+// result and nearly the same exact value for 10^8 inputs).
+constexpr std::size_t kept_per_chunk = 1024;
+constexpr std::size_t certified_per_band = 4096;
 
 // --------------------------------------------------------------- ordinals
 
@@ -112,7 +117,9 @@ struct Candidate {
 // only grows with M). Errors below `negligible` are not kept (near z = 0
 // whole chunks are correctly rounded to within 1e-20 ulp): a band whose
 // largest filtered error stays below negligible + 2 tolerance gets the
-// filter's maximum, marked uncertified.
+// filter's maximum, marked uncertified. At most kept_per_chunk candidates
+// are kept, the largest (smallest x first on a tie); `dropped` is the largest
+// filtered error let go, so that the merge knows whether the window was cut.
 constexpr double negligible = 0x1p-16;
 
 struct MaxTracker {
@@ -120,7 +127,12 @@ struct MaxTracker {
   std::int64_t running_at = 0;
   std::vector<Candidate> kept;
   std::size_t prune_at = 4096;  // doubled after each pruning: amortised O(1) per input
+  double dropped = -1;
 };
+
+bool larger(const Candidate& a, const Candidate& b) {
+  return a.filtered > b.filtered || (a.filtered == b.filtered && a.ordinal < b.ordinal);
+}
 
 struct BandAccumulator {
   std::uint64_t inputs = 0, not_correctly_rounded = 0, flushes = 0;
@@ -140,17 +152,24 @@ struct Filter {
   double tolerance(double e) const { return 1.01 * relative_error * 0x1p24 + e * 0x1p-50; }
 };
 
+// Drops the candidates below the window of the running maximum, then all but
+// the kept_per_chunk largest.
+void prune(MaxTracker& t, const Filter& filter) {
+  const double floor = t.running - 2 * filter.tolerance(t.running);
+  std::erase_if(t.kept, [&](const Candidate& c) { return c.filtered < floor; });
+  if (t.kept.size() > kept_per_chunk) {
+    std::nth_element(t.kept.begin(), t.kept.begin() + kept_per_chunk, t.kept.end(), larger);
+    for (auto it = t.kept.begin() + kept_per_chunk; it != t.kept.end(); ++it) t.dropped = std::max(t.dropped, it->filtered);
+    t.kept.resize(kept_per_chunk);
+  }
+  t.prune_at = std::max<std::size_t>(4096, 2 * t.kept.size());
+}
+
 void track(MaxTracker& t, double e, std::int64_t o, const Filter& filter) {
   if (e > t.running) t.running = e, t.running_at = o;
   if (e < negligible || e < t.running - 2 * filter.tolerance(t.running)) return;
   t.kept.push_back({e, o});
-  if (t.kept.size() > t.prune_at) {
-    const double new_floor = t.running - 2 * filter.tolerance(t.running);
-    std::erase_if(t.kept, [&](const Candidate& c) { return c.filtered < new_floor; });
-    t.prune_at = std::max<std::size_t>(4096, 2 * t.kept.size());
-    if (t.kept.size() > max_candidates)
-      throw std::runtime_error("exp_lab_sweep: too many inputs tie for a maximum to certify them all");
-  }
+  if (t.kept.size() > t.prune_at) prune(t, filter);
 }
 
 // The filter's view of one exact value e^z: offset + value within the
@@ -245,16 +264,16 @@ class Sweep {
       }
     }
     for (BandAccumulator& a : out.bands) {  // keep only what may still be a maximum
-      const double floor = a.max.running - 2 * filter_.tolerance(a.max.running);
-      std::erase_if(a.max.kept, [&](const Candidate& c) { return c.filtered < floor; });
+      prune(a.max, filter_);
       a.max.kept.shrink_to_fit();
     }
     return out;
   }
 
   // The certified maximum among the candidates of one (primitive, band).
-  // `top` is the band's largest filtered error, at `top_at`.
-  MaxError certify(std::size_t p, const std::vector<Candidate>& kept, double top, std::int64_t top_at,
+  // `top` is the band's largest filtered error, at `top_at`; `dropped` the
+  // largest filtered error a chunk let go of.
+  MaxError certify(std::size_t p, std::vector<Candidate> kept, double top, std::int64_t top_at, double dropped,
                    std::uint64_t& certified) const {
     MaxError best;
     if (top < 0) return best;  // no input
@@ -264,9 +283,16 @@ class Sweep {
       const float r = primitives_[p].compute(x);
       return {top, x, r, std::exp(static_cast<double>(domain_.s) * (static_cast<double>(x) - domain_.m)), false};
     }
+    std::erase_if(kept, [&](const Candidate& c) { return c.filtered < floor; });
+    // Every input of the window recomputed: the exact maximum. Else the
+    // certified_per_band largest: an exact error within 2 tolerance of it.
+    const bool whole_window = dropped < floor && kept.size() <= certified_per_band;
+    if (kept.size() > certified_per_band) {
+      std::nth_element(kept.begin(), kept.begin() + certified_per_band, kept.end(), larger);
+      kept.resize(certified_per_band);
+    }
     std::vector<std::int64_t> ordinals;
-    for (const Candidate& c : kept)
-      if (c.filtered >= floor) ordinals.push_back(c.ordinal);
+    for (const Candidate& c : kept) ordinals.push_back(c.ordinal);
     std::sort(ordinals.begin(), ordinals.end());
     ordinals.erase(std::unique(ordinals.begin(), ordinals.end()), ordinals.end());
     bool first = true;
@@ -277,7 +303,7 @@ class Sweep {
       const double e = exact_ulp_error(r, exact);
       ++certified;
       if (first || e > best.ulp) {  // ascending x: the smallest x keeps a tie
-        best = {e, x, r, static_cast<double>(exact), true};
+        best = {e, x, r, static_cast<double>(exact), whole_window};
         first = false;
       }
     }
@@ -424,11 +450,12 @@ SweepResult run_sweep(const SweepDomain& domain, const std::vector<SweepPrimitiv
       ErrorStats& s = pr.bands[b];
       double sum = 0;
       std::vector<Candidate> kept;
-      double top = -1;
+      double top = -1, dropped = -1;
       std::int64_t top_at = 0;
       for (const ChunkResult& c : results) {  // chunk order: the sums are deterministic
         const BandAccumulator& a = c.bands[p * band_count + b];
         if (a.max.running > top) top = a.max.running, top_at = a.max.running_at;
+        dropped = std::max(dropped, a.max.dropped);
         s.inputs += a.inputs;
         s.not_correctly_rounded += a.not_correctly_rounded;
         s.flushes_to_zero += a.flushes;
@@ -436,7 +463,7 @@ SweepResult run_sweep(const SweepDomain& domain, const std::vector<SweepPrimitiv
         kept.insert(kept.end(), a.max.kept.begin(), a.max.kept.end());
       }
       s.mean_ulp = s.inputs > 0 ? sum / static_cast<double>(s.inputs) : 0;
-      s.max = sweep.certify(p, kept, top, top_at, out.mpfr_certified);
+      s.max = sweep.certify(p, std::move(kept), top, top_at, dropped, out.mpfr_certified);
       total_sum += sum;
       ErrorStats& all = pr.all;
       all.inputs += s.inputs;

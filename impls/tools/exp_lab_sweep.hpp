@@ -54,8 +54,11 @@ struct MaxError {
   float at = 0;            // the input x where it occurs (the smallest such x on a tie)
   float result = 0;        // the primitive's result there
   double exact = 0;        // the exact value rounded to double
-  // false only where every filtered error of the band is below 2^-16 ulp (+
-  // the tolerance): then `ulp` is the filter's largest, within ulp_tolerance.
+  // true: `ulp` is the band's exact maximum (every input within 2
+  // ulp_tolerance of the filter's largest recomputed with MPFR). false: it is
+  // within 2 ulp_tolerance of it, where more inputs than the sweep recomputes
+  // (4096) tie within the tolerance, or every filtered error of the band is
+  // below 2^-16 ulp (then `ulp` is the filter's largest).
   bool certified = true;
 };
 
