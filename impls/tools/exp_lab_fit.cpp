@@ -1,4 +1,4 @@
-// Remez fit of 2^f on [-1/2, 1/2] for exp2_poly (docs/exp-lab.md, "The
+// The minimax fit of 2^f on [-1/2, 1/2] for exp2_poly (docs/exp-lab.md, "The
 // polynomials"), and the error budget of exp2_poly derived from the f32
 // coefficients. Long double (64-bit significand, 2^-64 relative) is ample:
 // the errors fitted are 1e-3 .. 1e-7, the arithmetic's own error ~1e-19, and
@@ -43,7 +43,7 @@ std::vector<long double> solve(std::vector<long double> A, std::vector<long doub
     std::size_t pivot = col;
     for (std::size_t r = col + 1; r < n; ++r)
       if (std::fabs(A[r * n + col]) > std::fabs(A[pivot * n + col])) pivot = r;
-    if (A[pivot * n + col] == 0) throw std::runtime_error("exp_lab fit: singular Remez system");
+    if (A[pivot * n + col] == 0) throw std::runtime_error("exp_lab fit: singular linear system");
     for (std::size_t k = 0; k < n; ++k) std::swap(A[col * n + k], A[pivot * n + k]);
     std::swap(b[col], b[pivot]);
     for (std::size_t r = col + 1; r < n; ++r) {

@@ -1,9 +1,10 @@
 // The fit behind exp2_poly's coefficients (softcheck/exp_lab.hpp): the
 // relative-error minimax polynomial for 2^f on [-1/2, 1/2] with its constant
-// term pinned to 1, by a Remez exchange in long double, rounded to f32; and
-// the error bound of exp2_poly<degree> derived from those f32 coefficients
-// (docs/exp-lab.md, "Error bounds"). `exp_lab_fit` prints the tables
-// impls/src/exp_lab.cpp stores; impls.ExpLabFit.* check they still agree.
+// term pinned to 1 (Lawson's algorithm, then a Remez polish, in long
+// double), rounded to f32; and the error bound of exp2_poly<degree> derived
+// from those f32 coefficients (docs/exp-lab.md, "Error bounds").
+// `exp_lab_fit` prints the tables impls/src/exp_lab.cpp stores;
+// impls.ExpLabFit.* check they still agree.
 #pragma once
 
 #include <string>

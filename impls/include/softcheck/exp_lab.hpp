@@ -95,7 +95,7 @@ float exp2_poly(float z);
 
 // The polynomial's coefficients c_0 = 1, c_1 .. c_Degree (2^f ~ sum c_k f^k
 // on [-1/2, 1/2]): the relative-error minimax polynomial with c_0 pinned to 1,
-// fitted by a Remez exchange and rounded to f32 coefficient by coefficient
+// fitted by Lawson's algorithm and a Remez polish, rounded to nearest f32
 // (impls/tools/exp_lab_fit.cpp; `exp_lab_fit` prints this table and
 // impls.ExpLabFit.StoredCoefficientsAreTheFit checks they still agree).
 std::span<const float> exp2_poly_coefficients(int degree);
