@@ -10,8 +10,9 @@
 #   fuzz        fuzz targets and their library                      -> core oracle impls properties suite
 #   cli         the softcheck command                               -> everything
 # A public header belongs to the layer whose include/softcheck/ holds it.
-# Tests and benchmarks (tests/, bench/, examples/) may use any layer below cli:
-# they check a layer against the oracle.
+# Tests, benchmarks and measuring tools (tests/, bench/, examples/, tools/)
+# may use any layer below cli: they check a layer against the oracle
+# (impls/tools/exp_lab_sweep measures impls' exp primitives with MPFR).
 # Usage: check-layers.sh [ROOT]   (default: the repository holding this script)
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -49,7 +50,7 @@ for layer in "${!allowed[@]}"; do
         bad=$((bad + 1))
       fi
     done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]\(softcheck\/[^">]*\)[">].*/\1/p' "$f")
-  done < <(find "$root/$layer" \( -path '*/tests/*' -o -path '*/bench/*' -o -path '*/examples/*' \) -prune -o \
+  done < <(find "$root/$layer" \( -path '*/tests/*' -o -path '*/bench/*' -o -path '*/examples/*' -o -path '*/tools/*' \) -prune -o \
              -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) -print0)
 done
 if ((bad > 0)); then

@@ -10,6 +10,7 @@ mk core/include/softcheck/format.hpp '#pragma once'
 mk oracle/include/softcheck/oracle.hpp '#include "softcheck/format.hpp"'
 mk impls/src/kernel.cpp '#include "softcheck/format.hpp"'
 mk impls/tests/kernel_test.cpp '#include "softcheck/oracle.hpp"'
+mk impls/tools/sweep.cpp '#include "softcheck/oracle.hpp"'
 bash "$check" "$tmp" > "$tmp/out" 2>&1 || { cat "$tmp/out"; echo "FAIL: clean tree rejected"; exit 1; }
 grep -q '4 library files\|3 library files' "$tmp/out" || { cat "$tmp/out"; echo "FAIL: count"; exit 1; }
 mk impls/src/bad.cpp '  #  include <softcheck/oracle.hpp>'
