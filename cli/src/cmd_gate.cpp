@@ -142,8 +142,19 @@ Command add_gate(CLI::App& app) {
       throw std::invalid_argument("--junit-times needs --junit and the gate's own rerun (no --report): only the "
                                   "rerun is timed");
     gate::Timings timings;
+    // A shard's report holds some of the run's cases: gated alone it would pass
+    // on what it did not run.
+    const auto whole_run = [](const Report& r, const std::string& file) {
+      if (r.shard.present())
+        throw std::invalid_argument(fmt::format(
+            "{} is shard {}/{} of a run, not the whole run: merge the shards (`softcheck report --merge "
+            "SHARD.json... --out DIR`) and gate DIR/report.json",
+            file, r.shard.index, r.shard.count));
+    };
+    whole_run(baseline, a->baseline);
     const Report report = a->report.empty() ? rerun_baseline_suite(baseline, *a, a->junit_times ? &timings : nullptr)
                                             : read_report(a->report);
+    if (!a->report.empty()) whole_run(report, a->report);
     const gate::Result result = gate::compare(baseline, report, opt);
     if (!a->junit.empty())
       write_files_atomically({{a->junit, gate::junit_xml(result, a->junit_times ? &timings : nullptr)}});

@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "kernel_selection.hpp"
 #include "property_verdicts.hpp"
+#include "shard_option.hpp"
 #include "softcheck/run_suite.hpp"
 #include "softcheck/kernel.hpp"
 #include "text_table.hpp"
@@ -43,6 +44,7 @@ struct RunArgs {
   ReferenceRuleSettings reference_rule;
   std::string rows_csv;
   std::string fp_env = "default";
+  std::optional<std::string> shard;
 };
 
 // The --rows-csv file while the run writes it: a temporary ".NAME.tmp.PID"
@@ -226,7 +228,9 @@ Command add_run(CLI::App& app) {
                   "Also write one CSV line per judged row and report entry to FILE (kernel, output, format, family, "
                   "n, temperature, row, R, M, max error, unit, bound, reference ratio, verdict, repro; "
                   "docs/report-schema.md)");
+  add_shard_option(*sub, a->shard);
   return [a] {
+    const Shard shard = this_shard(a->shard, a->quiet);
     const KernelSet kernel_set(a->plugins);
     // --op without --impl: every kernel that provides one of the ops.
     const bool by_op = !a->ops.empty() && a->impls.empty();
@@ -257,6 +261,7 @@ Command add_run(CLI::App& app) {
     opt.fp_env = *parse_fp_env(a->fp_env);
     if (const std::string why = fp_env_unsupported(opt.fp_env); !why.empty())
       throw std::invalid_argument("--fp-env " + a->fp_env + ": " + why);
+    opt.shard = shard;
     opt.jobs = a->jobs ? a->jobs : std::max(1u, std::thread::hardware_concurrency());
     const std::filesystem::path out = a->out;
     // The report files must not replace a plugin library the run loads.
@@ -274,13 +279,25 @@ Command add_run(CLI::App& app) {
     opt.progress = progress_bar(!a->quiet);
     const auto t0 = std::chrono::steady_clock::now();
     // The property checks fork (parallel_check.hpp): before the suite's threads.
+    // A shard checks the properties of its share of the kernels (a kernel's
+    // verdicts do not depend on the others checked beside it).
+    std::vector<const Kernel*> property_kernels;
+    {
+      std::vector<double> costs;
+      for (const Kernel* k : kernels) costs.push_back(static_cast<double>(k->ops.size()));
+      const std::vector<std::size_t> shard_of = assign_to_shards(costs, shard.count);
+      for (std::size_t i = 0; i < kernels.size(); ++i)
+        if (shard_of[i] == shard.index) property_kernels.push_back(kernels[i]);
+    }
     KernelVerdicts verdicts;
     if (a->property_tests > 0) {
       if (!a->quiet) fmt::print(stderr, "checking properties ({} cases each, {} processes)...\n", a->property_tests, opt.jobs);
-      verdicts = property_verdicts(kernels, a->property_tests, a->seed, opt.jobs);
+      verdicts = property_verdicts(property_kernels, a->property_tests, a->seed, opt.jobs);
     }
     Report report = run_suite(kernels, opt);
     attach_property_verdicts(report, verdicts);
+    if (!shard.whole() && a->property_tests > 0)
+      for (const Kernel* k : property_kernels) report.shard.properties_of.push_back(k->name);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     write_files_atomically(report_files(report, out));
     if (rows_csv) rows_csv->commit();
@@ -299,9 +316,12 @@ Command add_run(CLI::App& app) {
                                    : contract        ? "CONTRACT VIOLATED"
                                    : floor           ? "FLOOR VIOLATED (the floor or the reference rule)"
                                                      : "PROPERTY FAILED";
-      fmt::print("\n{}", wrapped(fmt::format("{} in {:.1f} s with {} jobs; oracle {}: {} of {} rows needed MPFR; "
+      fmt::print("\n{}", wrapped(fmt::format("{}{} in {:.1f} s with {} jobs; oracle {}: {} of {} rows needed MPFR; "
                                              "wrote report.json, report.md and report.html in {}{}",
                                              headline,
+                                             shard.whole() ? "" : fmt::format(" (shard {}/{}: its cases only; "
+                                                                              "`softcheck report --merge` joins the shards)",
+                                                                              shard.index, shard.count),
                                              secs, opt.jobs, report.oracle.mode, report.oracle.mpfr_rows,
                                              report.oracle.rows, out.string(),
                                              a->rows_csv.empty() ? "" : ", and the rows in " + a->rows_csv)));

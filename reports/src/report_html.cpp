@@ -122,6 +122,11 @@ std::string header(const Report& r) {
       escape(r.tool_version), escape(r.suite), r.seed, r.oracle_bits, r.families.size(),
       escape(fmt::format("{}", fmt::join(r.sizes, ", "))), escape(fmt::format("{}", fmt::join(r.temperatures, ", "))),
       held ? "held" : "violated", held ? "every declared contract held" : "a declared contract was violated");
+  if (r.shard.present())
+    s += fmt::format("<p><strong>Shard {} of {}</strong> (0-based): this report holds that shard's cases only. "
+                     "<code>softcheck report --merge</code> joins the {} shards' report.json into the whole run's "
+                     "(docs/scaling.md).</p>\n",
+                     r.shard.index, r.shard.count, r.shard.count);
   if (r.fp_env != "default")
     s += fmt::format("<p>The kernels ran in the floating-point environment <code>{}</code> (docs/fp-env.md); the "
                      "oracle in the default one.</p>\n",

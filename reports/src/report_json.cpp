@@ -247,6 +247,13 @@ std::string to_json(const Report& r) {
                   {"verdict", r.all_held() ? "held" : "violated"},
                   {"kernels", kernels}};
   if (r.performance.present) doc["performance"] = performance_json(r.performance);
+  // The suite's state is softcheck's own format (suite/src/suite_state.hpp),
+  // kept as one compact string: only `report --merge` reads it.
+  if (r.shard.present())
+    doc["shard"] = Json{{"index", r.shard.index},
+                        {"count", r.shard.count},
+                        {"properties_of", r.shard.properties_of},
+                        {"state", r.shard.state}};
   return doc.dump(2) + "\n";
 }
 

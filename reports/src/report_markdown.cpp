@@ -230,6 +230,11 @@ std::string to_markdown(const Report& r, std::string_view json_digest) {
                      r.all_held() ? "every declared contract held" : "a declared contract was violated");
   // Which report.json this was rendered from (docs/report-schema.md).
   out += fmt::format("Rendered from report.json {}.\n\n", md_code(json_digest, false));
+  if (r.shard.present())
+    out += fmt::format("**Shard {} of {}** (0-based): this report holds that shard's cases only. "
+                       "`softcheck report --merge` joins the {} shards' report.json into the whole run's "
+                       "(docs/scaling.md).\n\n",
+                       r.shard.index, r.shard.count, r.shard.count);
   if (r.fp_env != "default")
     out += fmt::format("The kernels ran in the floating-point environment {} (docs/fp-env.md); the oracle in the "
                        "default one.\n\n",

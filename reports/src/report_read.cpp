@@ -674,6 +674,15 @@ Report from_json(std::string_view text) {
                               std::to_string(at->second) + "])");
   }
   if (doc.has("performance")) r.performance = read_performance(doc.child("performance"));
+  if (doc.has("shard")) {
+    const Node shard = doc.child("shard");
+    r.shard.count = static_cast<std::size_t>(shard.integer_in("count", 2, std::int64_t{1} << 32));
+    r.shard.index = static_cast<std::size_t>(shard.integer_in("index", 0, static_cast<std::int64_t>(r.shard.count) - 1));
+    shard.each_value("properties_of", [&](const Json& v, const std::string& w) {
+      r.shard.properties_of.push_back(string_element(v, w));
+    });
+    r.shard.state = shard.str("state");
+  }
   if ((verdict == "held") != r.all_held())
     doc.fail("verdict", "'" + verdict + "' contradicts the kernels' statuses and property verdicts");
   return r;

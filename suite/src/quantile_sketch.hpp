@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace softcheck::detail {
@@ -61,6 +62,42 @@ class QuantileSketch {
     return std::numeric_limits<double>::infinity();
   }
   void clear() { *this = QuantileSketch{}; }
+
+  // Everything the sketch holds, for writing it out (a shard's state) and
+  // reading it back: the non-empty bins by key, and the counts.
+  struct Parts {
+    struct Bin {
+      std::int64_t key = 0;
+      std::uint64_t count = 0;
+      double max = 0;
+    };
+    std::vector<Bin> bins;  // ascending keys
+    std::uint64_t zeros = 0, infinities = 0, total = 0;
+  };
+  Parts parts() const {
+    Parts p{{}, zeros_, infinities_, total_};
+    for (std::size_t i = 0; i < bins_.size(); ++i)
+      if (bins_[i].count > 0) p.bins.push_back({lo_ + static_cast<std::int64_t>(i), bins_[i].count, bins_[i].max});
+    return p;
+  }
+  // Nullopt unless the parts are a sketch's: keys ascending, each bin's
+  // maximum inside its bin, and the counts adding up.
+  static std::optional<QuantileSketch> from_parts(const Parts& p) {
+    QuantileSketch s;
+    std::uint64_t seen = p.zeros + p.infinities;
+    for (std::size_t i = 0; i < p.bins.size(); ++i) {
+      const auto& b = p.bins[i];
+      if (b.count == 0 || !(b.max > 0) || std::isinf(b.max) || key(b.max) != b.key) return std::nullopt;
+      if (i > 0 && b.key <= p.bins[i - 1].key) return std::nullopt;
+      s.bin(b.key) = {b.count, b.max};
+      seen += b.count;
+    }
+    if (seen != p.total) return std::nullopt;
+    s.zeros_ = p.zeros;
+    s.infinities_ = p.infinities;
+    s.total_ = p.total;
+    return s;
+  }
 
  private:
   struct Bin {

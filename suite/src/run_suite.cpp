@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "quantile_sketch.hpp"
+#include "suite_state.hpp"
 #include "softcheck/judge.hpp"
 #include "softcheck/kernel_failure.hpp"
 #include "softcheck/metrics.hpp"
@@ -28,6 +28,8 @@
 namespace softcheck {
 
 namespace {
+
+using namespace suite_state;
 
 struct SuiteShape {
   std::vector<std::int64_t> sizes;
@@ -152,29 +154,6 @@ void add_row(ErrorBin& b, const RowError& e) {
   b.mean_ulp += e.sum_ulp;
 }
 
-void add_bin(ErrorBin& into, const ErrorBin& from) {
-  into.rows += from.rows;
-  into.measured += from.measured;
-  into.nonfinite += from.nonfinite;
-  into.max_ulp = std::max(into.max_ulp, from.max_ulp);
-  into.mean_ulp += from.mean_ulp;
-}
-
-// The bin with this key, inserted in ascending key order when new.
-ErrorBin& bin_at(std::vector<ErrorBin>& bins, double key) {
-  const auto it = std::lower_bound(bins.begin(), bins.end(), key,
-                                   [](const ErrorBin& b, double k) { return b.key < k; });
-  if (it != bins.end() && it->key == key) return *it;
-  ErrorBin fresh;
-  fresh.key = key;
-  return *bins.insert(it, fresh);
-}
-
-void finish_means(std::vector<ErrorBin>& bins) {
-  for (ErrorBin& b : bins)
-    if (b.measured > 0) b.mean_ulp /= static_cast<double>(b.measured);
-}
-
 // Largest |x_i / T| over the finite entries of a row (0 when none).
 double max_abs_scaled(const double* x, std::int64_t n, double temperature) {
   double m = 0;
@@ -183,50 +162,11 @@ double max_abs_scaled(const double* x, std::int64_t n, double temperature) {
   return m;
 }
 
-using UlpHistogram = std::array<std::uint64_t, ulp_histogram_bins>;
-
 // The outputs measured in the conditional mode too: a backward's dx, given
 // the kernel's own forward output (report.hpp ConditionalError).
 bool has_conditional_mode(OutputKind k) {
   return k == OutputKind::softmax_gradient || k == OutputKind::log_softmax_gradient;
 }
-
-// Per (case, target) accumulation; merged into KernelSummary in case order.
-struct Accum {
-  std::uint64_t rows = 0, elements = 0, measured = 0;
-  double max_ulp = 0, sum_ulp = 0, max_bits = 0, sum_bits = 0, max_rel = 0, max_normwise = 0;
-  double max_bound_ratio = 0;
-  std::uint64_t nonfinite = 0, special_mismatch = 0, contract_violations = 0;
-  std::uint64_t false_zeros = 0, false_nonzeros = 0;
-  std::uint64_t policy_rows = 0, policy_violations = 0;
-  std::uint64_t floor_violations = 0;
-  double worst_key = -1;
-  WorstCase worst;
-  // The fast tiers cannot print the exact value to 21 digits (long double
-  // holds about 19, double 17): the worst row is kept and its text computed with MPFR
-  // once, for the kernel's final worst case (run_suite).
-  bool worst_text_pending = false;
-  std::vector<double> worst_row;
-  // Bias and distribution (report.hpp ErrorDistribution); the sketches are
-  // moved into the run's per-family ones as soon as the case is done.
-  double sum_signed_ulp = 0, sum_signed_rel = 0;
-  std::uint64_t rel_measured = 0, above = 0, below = 0, rows_above = 0, rows_below = 0;
-  detail::QuantileSketch ulp_sketch, ratio_sketch;
-  // The reference rule: rows it judged, rows that broke it, max error / allowed.
-  std::uint64_t reference_rows = 0, reference_violations = 0;
-  double reference_max_ratio = 0;
-  // The conditional mode (report.hpp ConditionalError).
-  std::uint64_t conditional_rows = 0, conditional_broken = 0;
-  double conditional_max = 0;
-  double min_bound = INFINITY;  // over the measured rows (contract outputs)
-  double seconds = 0;  // wall time of its kernel calls and comparisons (RunOptions::entry_seconds only)
-  // Rows that broke anything (contract, policy, floor, reference rule): each once.
-  std::uint64_t violated_rows = 0;
-  std::uint64_t violations() const { return contract_violations + policy_violations + floor_violations + reference_violations; }
-  ErrorBin measured_rows;              // rows with a finite entry (the case's size and temperature bin)
-  std::vector<ErrorBin> by_magnitude;  // by decade of max |x/T|
-  UlpHistogram histogram{};
-};
 
 
 std::string repro_line(const Kernel& k, Op op, bool contract, const SuiteCase& c, const RunOptions& opt,
@@ -461,12 +401,6 @@ void allocate_outputs(Op op, const SuiteCase& c, Format f, std::vector<std::vect
     pointers.push_back(buffers[o].data());
   }
 }
-
-struct CaseResult {
-  std::vector<Accum> acc;  // one per target
-  std::uint64_t oracle_rows = 0, mpfr_rows = 0;
-  std::string rows_csv;  // RunOptions::rows_csv's lines of this case
-};
 
 // A CSV field: as it is, or quoted (RFC 4180) when it holds a comma, a quote
 // or a line break.
@@ -743,121 +677,6 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   return res;
 }
 
-// The plots' sweeps of one case; `histogram` is the full-width one of the kernel.
-void merge_sweeps(KernelSummary& s, UlpHistogram& histogram, const SuiteCase& c, const Accum& a) {
-  add_bin(bin_at(s.by_size, static_cast<double>(c.cols)), a.measured_rows);
-  add_bin(bin_at(s.by_temperature, c.temperature), a.measured_rows);
-  for (const ErrorBin& b : a.by_magnitude) add_bin(bin_at(s.by_magnitude, b.key), b);
-  for (std::size_t i = 0; i < histogram.size(); ++i) histogram[i] += a.histogram[i];
-}
-
-void finish_sweeps(KernelSummary& s, const UlpHistogram& histogram) {
-  finish_means(s.by_size);
-  finish_means(s.by_temperature);
-  finish_means(s.by_magnitude);
-  std::size_t used = histogram.size();
-  while (used > 0 && histogram[used - 1] == 0) --used;  // trailing empty bins dropped
-  s.ulp_histogram.assign(histogram.begin(), histogram.begin() + static_cast<std::ptrdiff_t>(used));
-}
-
-// Sums of an ErrorDistribution before finish_distribution divides them.
-void add_distribution(ErrorDistribution& d, const Accum& a) {
-  d.measured += a.measured;
-  d.mean_signed_ulp += a.sum_signed_ulp;
-  d.mean_signed_rel += a.sum_signed_rel;
-  d.above += a.above;
-  d.below += a.below;
-  d.rows_above += a.rows_above;
-  d.rows_below += a.rows_below;
-}
-
-// The mean signed relative error divides by the outputs with v != 0 (rel_measured).
-void finish_distribution(ErrorDistribution& d, std::uint64_t rel_measured, const detail::QuantileSketch& ulps,
-                         const detail::QuantileSketch& ratios, double max_ulp, double max_ratio) {
-  if (d.measured > 0) d.mean_signed_ulp /= static_cast<double>(d.measured);
-  if (rel_measured > 0) d.mean_signed_rel /= static_cast<double>(rel_measured);
-  d.p50_ulp = ulps.quantile(0.5);
-  d.p99_ulp = ulps.quantile(0.99);
-  d.max_ulp = max_ulp;
-  d.p50_ratio = ratios.quantile(0.5);
-  d.p99_ratio = ratios.quantile(0.99);
-  d.max_ratio = max_ratio;
-}
-
-// The case's (family, cols) cell, appended in case order when new.
-CellSummary& cell_at(std::vector<CellSummary>& cells, const SuiteCase& c) {
-  for (CellSummary& cell : cells)
-    if (cell.family == c.family->name && cell.cols == c.cols) return cell;
-  CellSummary fresh;
-  fresh.family = c.family->name;
-  fresh.cols = c.cols;
-  return cells.emplace_back(std::move(fresh));
-}
-
-// mean_ulp and mean_signed_ulp hold sums until finish_cells.
-void add_cell(CellSummary& cell, const Accum& a) {
-  cell.rows += a.rows;
-  cell.measured += a.measured;
-  cell.nonfinite += a.nonfinite;
-  cell.violations += a.violated_rows;
-  cell.max_ulp = std::max(cell.max_ulp, a.max_ulp);
-  cell.mean_ulp += a.sum_ulp;
-  cell.max_ratio = std::max(cell.max_ratio, a.max_bound_ratio);
-  cell.mean_signed_ulp += a.sum_signed_ulp;
-  cell.rows_above += a.rows_above;
-  cell.rows_below += a.rows_below;
-  cell.bound = std::min(cell.bound, a.min_bound);
-}
-
-double max_cell_ratio(const std::vector<CellSummary>& cells, const std::string& family) {
-  double m = 0;
-  for (const CellSummary& cell : cells)
-    if (cell.family == family) m = std::max(m, cell.max_ratio);
-  return m;
-}
-
-void finish_cells(std::vector<CellSummary>& cells) {
-  for (CellSummary& cell : cells)
-    if (cell.measured > 0) {
-      cell.mean_ulp /= static_cast<double>(cell.measured);
-      cell.mean_signed_ulp /= static_cast<double>(cell.measured);
-    }
-}
-
-void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
-  s.cases++;
-  s.rows += a.rows;
-  s.elements += a.elements;
-  s.measured += a.measured;
-  s.max_ulp = std::max(s.max_ulp, a.max_ulp);
-  s.mean_ulp += a.sum_ulp;   // divided by measured at the end
-  s.max_bits = std::max(s.max_bits, a.max_bits);
-  s.mean_bits += a.sum_bits;
-  s.max_rel = std::max(s.max_rel, a.max_rel);
-  s.max_normwise = std::max(s.max_normwise, a.max_normwise);
-  s.max_bound_ratio = std::max(s.max_bound_ratio, a.max_bound_ratio);
-  s.nonfinite += a.nonfinite;
-  s.special_mismatch += a.special_mismatch;
-  s.false_zeros += a.false_zeros;
-  s.false_nonzeros += a.false_nonzeros;
-  s.contract_violations += a.contract_violations;
-  s.policy_rows += a.policy_rows;
-  s.policy_violations += a.policy_violations;
-  s.floor_violations += a.floor_violations;
-  s.reference.rows += a.reference_rows;
-  s.reference.violations += a.reference_violations;
-  s.reference.max_ratio = std::max(s.reference.max_ratio, a.reference_max_ratio);
-  s.conditional.rows += a.conditional_rows;
-  s.conditional.broken += a.conditional_broken;
-  s.conditional.max_error = std::max(s.conditional.max_error, a.conditional_max);
-  fam.rows += a.rows;
-  fam.max_ulp = std::max(fam.max_ulp, a.max_ulp);
-  fam.nonfinite += a.nonfinite;
-  fam.violations += a.violated_rows;
-  add_distribution(s.distribution, a);
-  add_distribution(fam.distribution, a);
-}
-
 KernelSummary describe(const Target& t) {
   const Kernel& k = *t.kernel;
   const Contract& c = t.contract();
@@ -916,13 +735,6 @@ bool runs_case(const OpDecl& d, const SuiteCase& c) {
   if (!is_sparse(d.op)) return true;
   const auto longest = oracle::needs_bisection(d.op, d.params) ? oracle::bisection_max_cols : sparse_max_cols;
   return c.cols <= static_cast<std::int64_t>(longest);
-}
-
-std::string status_of(const Kernel& k, const KernelSummary& s) {
-  if (!k.available) return "unavailable";
-  if (s.contract_violations > 0 || s.policy_violations > 0 || s.floor_violations > 0 || s.reference.violations > 0)
-    return "violated";
-  return s.contract_declared ? "held" : "no_contract";
 }
 
 }  // namespace
@@ -1011,30 +823,50 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
     }
   }
 
+  // This shard's items (all of them for the whole run): split by cost, the
+  // oracle's work, rows x values per row x entries judged (docs/scaling.md).
+  std::vector<std::size_t> to_run;
+  {
+    std::vector<double> costs;
+    for (const Item& it : items) {
+      const SuiteCase& c = cases[it.case_index];
+      costs.push_back(static_cast<double>(c.rows) * static_cast<double>(c.cols) *
+                      static_cast<double>(std::max<std::int64_t>(1, c.family->head_dim)) *
+                      static_cast<double>(it.target_index.size()));
+    }
+    const std::vector<std::size_t> shard_of = assign_to_shards(costs, opt.shard.count);
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (shard_of[i] == opt.shard.index) to_run.push_back(i);
+  }
+
   // Items run in any order on any thread; results land in their own slot and
   // are merged in item order, so the report is identical for every --jobs.
-  std::vector<CaseResult> results(items.size());
+  SuiteState state;
+  for (const Item& it : items) {
+    const SuiteCase& c = cases[it.case_index];
+    state.items.push_back({c.family->name, c.cols, c.temperature, it.target_index});
+  }
+  state.results.resize(items.size());
+  state.ran.assign(items.size(), 0);
+  std::vector<CaseResult>& results = state.results;
   // Per target and family: the sketches of the percentiles, merged from each
   // case as it finishes (merging commutes: the same for any --jobs).
-  struct Sketches {
-    detail::QuantileSketch ulp, ratio;
-    std::uint64_t rel_measured = 0;
-  };
-  std::vector<std::map<std::string, Sketches>> sketches(targets.size());
+  std::vector<std::map<std::string, Sketches>>& sketches = state.sketches;
+  sketches.resize(targets.size());
   std::mutex sketch_mutex;
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex progress_mutex;
   // rows_csv: each item's lines once every item before it is written (items
   // are handed out in order, so at most --jobs of them wait).
-  std::vector<char> finished(items.size(), 0);
+  std::vector<char> finished(to_run.size(), 0);
   std::size_t next_to_write = 0;
   std::mutex csv_mutex;
-  const auto write_csv_in_order = [&](std::size_t i) {
+  const auto write_csv_in_order = [&](std::size_t k) {
     if (opt.rows_csv == nullptr) return;
     std::lock_guard lock(csv_mutex);
-    finished[i] = 1;
-    for (; next_to_write < items.size() && finished[next_to_write]; ++next_to_write) {
-      std::string& lines = results[next_to_write].rows_csv;
+    finished[k] = 1;
+    for (; next_to_write < to_run.size() && finished[next_to_write]; ++next_to_write) {
+      std::string& lines = results[to_run[next_to_write]].rows_csv;
       opt.rows_csv->write(lines.data(), static_cast<std::streamsize>(lines.size()));
       std::string().swap(lines);
     }
@@ -1046,14 +878,16 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
   const auto stop_with = [&](std::exception_ptr e) {
     std::lock_guard lock(failure_mutex);
     if (!failure) failure = e;
-    next = items.size();
+    next = to_run.size();
   };
   auto worker = [&] {
-    for (std::size_t i; (i = next++) < items.size();) {
+    for (std::size_t k; (k = next++) < to_run.size();) {
+      const std::size_t i = to_run[k];
       try {
         std::vector<Target> sel;
         for (std::size_t t : items[i].target_index) sel.push_back(targets[t]);
         results[i] = run_case(cases[items[i].case_index], items[i].format, sel, opt);
+        state.ran[i] = 1;
         std::lock_guard lock(sketch_mutex);
         for (std::size_t j = 0; j < sel.size(); ++j) {
           Accum& a = results[i].acc[j];
@@ -1068,18 +902,18 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
         stop_with(std::current_exception());
       }
       try {
-        write_csv_in_order(i);
+        write_csv_in_order(k);
       } catch (...) {
         stop_with(std::current_exception());
       }
       const std::size_t d = ++done;
       if (opt.progress) {
         std::lock_guard lock(progress_mutex);
-        opt.progress(d, items.size());
+        opt.progress(d, to_run.size());
       }
     }
   };
-  const unsigned jobs = std::max(1u, std::min<unsigned>(opt.jobs, static_cast<unsigned>(items.size())));
+  const unsigned jobs = std::max(1u, std::min<unsigned>(opt.jobs, static_cast<unsigned>(to_run.size())));
   std::vector<std::thread> pool;
   for (unsigned j = 1; j < jobs; ++j) pool.emplace_back(worker);
   worker();
@@ -1099,10 +933,6 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
   report.selected_sizes = opt.selection.sizes;
   report.selected_temperatures = opt.selection.temperatures;
   report.selected_ops = opt.selection.ops;
-  for (const CaseResult& r : results) {
-    report.oracle.rows += r.oracle_rows;
-    report.oracle.mpfr_rows += r.mpfr_rows;
-  }
   for (const SuiteCase& c : cases) {
     // A family no op here takes (an attention family named beside softmax kernels only) is not in the report.
     if (c.family->attention() ? !attention_ops : !softmax_ops) continue;
@@ -1113,56 +943,16 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
     if (std::find(report.temperatures.begin(), report.temperatures.end(), c.temperature) == report.temperatures.end())
       report.temperatures.push_back(c.temperature);
   }
-
-  if (opt.entry_seconds != nullptr) opt.entry_seconds->assign(targets.size(), 0);
-  for (std::size_t ti = 0; ti < targets.size(); ++ti) {
-    const Target& t = targets[ti];
-    KernelSummary s = describe(t);
-    double worst_key = -1;
-    const Accum* worst_from = nullptr;
-    UlpHistogram histogram{};
-    std::map<std::string, std::size_t> family_slot;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      const auto& tis = items[i].target_index;
-      const auto pos = std::find(tis.begin(), tis.end(), ti);
-      if (pos == tis.end()) continue;
-      const Accum& a = results[i].acc[static_cast<std::size_t>(pos - tis.begin())];
-      const std::string& fam = cases[items[i].case_index].family->name;
-      auto [it, fresh] = family_slot.try_emplace(fam, s.by_family.size());
-      if (fresh) s.by_family.emplace_back().family = fam;
-      merge(s, s.by_family[it->second], a);
-      if (opt.entry_seconds != nullptr) (*opt.entry_seconds)[ti] += a.seconds;
-      add_cell(cell_at(s.cells, cases[items[i].case_index]), a);
-      merge_sweeps(s, histogram, cases[items[i].case_index], a);
-      if (a.worst.present && a.worst_key > worst_key) {
-        worst_key = a.worst_key;
-        s.worst = a.worst;
-        worst_from = &a;
-      }
-    }
-    if (worst_from && worst_from->worst_text_pending) {  // a fast-tier worst case: its exact text from MPFR
-      const oracle::ExactRow exact = oracle::exact_row(worst_from->worst_row, s.worst.temperature, opt.oracle_bits);
-      const auto ref = oracle::exact_values(exact, t.operand().kind);
-      s.worst.exact = oracle::to_string(ref[static_cast<std::size_t>(s.worst.element)], 21);
-    }
-    if (s.measured > 0) {
-      s.mean_ulp /= static_cast<double>(s.measured);
-      s.mean_bits /= static_cast<double>(s.measured);
-    }
-    finish_sweeps(s, histogram);
-    finish_cells(s.cells);
-    Sketches all;
-    for (FamilySummary& fam : s.by_family) {
-      const Sketches& f = sketches[ti][fam.family];
-      finish_distribution(fam.distribution, f.rel_measured, f.ulp, f.ratio, fam.max_ulp,
-                          max_cell_ratio(s.cells, fam.family));
-      all.ulp.merge(f.ulp);
-      all.ratio.merge(f.ratio);
-      all.rel_measured += f.rel_measured;
-    }
-    finish_distribution(s.distribution, all.rel_measured, all.ulp, all.ratio, s.max_ulp, s.max_bound_ratio);
-    s.status = status_of(*t.kernel, s);
-    report.kernels.push_back(std::move(s));
+  for (const Target& t : targets) {
+    KernelSummary& s = report.kernels.emplace_back(describe(t));
+    if (!t.kernel->available) s.status = "unavailable";
+  }
+  resolve_worst_texts(state, report.kernels, opt.oracle_bits);
+  finish_report(report, state, opt.entry_seconds);
+  if (!opt.shard.whole()) {
+    report.shard.index = opt.shard.index;
+    report.shard.count = opt.shard.count;
+    report.shard.state = state_to_json(state);
   }
   return report;
 }

@@ -290,6 +290,17 @@ struct OracleUse {
   std::uint64_t rows = 0, mpfr_rows = 0;
 };
 
+// A shard's part of a run (docs/scaling.md): which shard, the kernels whose
+// property verdicts it checked, and the suite's state (suite/src/suite_state.hpp,
+// compact JSON) that merging the shards finishes into the whole run's
+// report. Absent (count 1) from a whole run's report and a merged one.
+struct ShardInfo {
+  std::size_t index = 0, count = 1;
+  std::vector<std::string> properties_of;
+  std::string state;
+  bool present() const { return count > 1; }
+};
+
 struct Report {
   std::string tool_version;
   std::string suite;
@@ -314,6 +325,7 @@ struct Report {
   std::string fp_env = "default";
   std::vector<KernelSummary> kernels;
   Performance performance;  // merged by `softcheck bench`; absent from `softcheck run`
+  ShardInfo shard;          // `run --shard`'s report only
   // Overall verdict: every kernel with a contract held it and every policy held.
   bool all_held() const;
 };

@@ -14,6 +14,7 @@
 #include "softcheck/input_families.hpp"
 #include "softcheck/kernel.hpp"
 #include "softcheck/report.hpp"
+#include "softcheck/shard.hpp"
 
 namespace softcheck {
 
@@ -82,6 +83,9 @@ struct RunOptions {
   // (Kernel::requires_default_fp_env) is not run in another: its entries
   // say so (status unavailable).
   FpEnv fp_env = FpEnv::standard;
+  // Run only this shard's cases (assign_to_shards over the cases' costs);
+  // its report then carries the state `merge_shard_reports` needs.
+  Shard shard;
 };
 
 // The columns of RunOptions::rows_csv (docs/report-schema.md, "rows.csv"):
@@ -108,6 +112,15 @@ void check_reference_rule(const ReferenceRuleSettings& rule);
 Report run_suite(const std::vector<const Kernel*>& kernels, const RunOptions& opt);
 
 inline constexpr std::string_view kernel_failure_prefix = "kernel failed: ";
+
+// The report of the whole run from the reports of its shards (any order):
+// byte for byte the report.json the unsharded run writes with the same
+// options. Throws std::invalid_argument when they are not the N shards of
+// one run: a shard missing or given twice, a report that is not a shard,
+// shards of different runs (settings, kernels or cases), or different N.
+// Property verdicts come from the shard that checked each kernel
+// (ShardInfo::properties_of).
+Report merge_shard_reports(const std::vector<Report>& shards);
 
 // Hex-exact text of a row ("0x1.8p+1,-inf,..."), for inputs and repro lines.
 std::string hex_row(const double* x, std::int64_t n);
