@@ -10,24 +10,33 @@
 #   $OUT/lib/                            shared libraries the fuzzers need beyond libc/libstdc++
 #                                        (found through the fuzzers' RPATH $ORIGIN/lib)
 # Every library of the project (oracle, kernels, properties, CLI) is compiled
-# by $CXX with $CXXFLAGS in a separate CMake tree (default build-fuzz-clang/,
-# $WORK/softcheck-fuzz under OSS-Fuzz), so coverage and sanitizers reach the
-# kernels and the oracle. Unset variables default to a local libFuzzer build
-# with clang-14, ASan and UBSan:
+# by $CXX with $CXXFLAGS in a separate CMake tree, $WORK/tree ($WORK defaults
+# to build-fuzz-clang/), so coverage and sanitizers reach the kernels and the
+# oracle. Unset variables default to a local libFuzzer build with clang-14,
+# ASan and UBSan (fuzz/defaults.sh):
 #   fuzz/build.sh                                   # local
 #   CC=clang CXX=clang++ CXXFLAGS=... LIB_FUZZING_ENGINE=... OUT=... fuzz/build.sh
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+# pwd -P: the CMake tree remembers its source directory by path and refuses
+# another spelling of it, and ClusterFuzzLite's $SRC/softcheck may be a
+# symlink (fuzz/tests/clusterfuzzlite_build.sh makes one): the real path keeps
+# one tree for every way in (see also the `cd "$src"` below).
+here=$(cd "$(dirname "$0")" && pwd -P)
 src=$(dirname "$here")
+# shellcheck source=fuzz/defaults.sh
+source "$here/defaults.sh"
 
-: "${CC:=clang-14}"
-: "${CXX:=clang++-14}"
-: "${CFLAGS:=-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined}"
-: "${CXXFLAGS:=$CFLAGS}"
-: "${LIB_FUZZING_ENGINE:=-fsanitize=fuzzer}"
+: "${CC:=$fuzz_default_CC}"
+: "${CXX:=$fuzz_default_CXX}"
+: "${CFLAGS:=$fuzz_default_CFLAGS}"
+: "${CXXFLAGS:=$fuzz_default_CXXFLAGS}"
+: "${LIB_FUZZING_ENGINE:=$fuzz_default_LIB_FUZZING_ENGINE}"
 : "${OUT:=$src/build-fuzz-clang/out}"
-build=${SOFTCHECK_FUZZ_BUILD_DIR:-${WORK:+$WORK/softcheck-fuzz}}
-build=${build:-$src/build-fuzz-clang/tree}
+# The local default of $WORK puts the tree where it always was
+# (build-fuzz-clang/tree); the ClusterFuzzLite test sets WORK to the same
+# directory, so it and fuzz/smoke.sh share the tree.
+: "${WORK:=$src/build-fuzz-clang}"
+build=${SOFTCHECK_FUZZ_BUILD_DIR:-$WORK/tree}
 jobs=${SOFTCHECK_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 targets=(fuzz_nan_inf fuzz_differential fuzz_inputs)
 # Appended to the flags above (user-set or default), as OSS-Fuzz projects may:
@@ -38,7 +47,21 @@ targets=(fuzz_nan_inf fuzz_differential fuzz_inputs)
 ignorelist=${SOFTCHECK_FUZZ_SANCOV_IGNORELIST-$here/sancov-ignorelist.txt}
 
 command -v "$CXX" >/dev/null || { echo "fuzz/build.sh: compiler '$CXX' not found (scripts/bootstrap.sh installs clang-14)" >&2; exit 2; }
-mkdir -p "$OUT/lib"
+mkdir -p "$OUT/lib" "$(dirname "$build")"
+# Absolute paths, then the real source directory as the working directory:
+# CMake rewrites the physical working directory to $PWD's spelling in every
+# path it stores, so a caller in a symlinked $SRC/softcheck would give the
+# tree another source path (and CMake would refuse it the next time).
+OUT=$(cd "$OUT" && pwd -P)
+build=$(cd "$(dirname "$build")" && pwd -P)/$(basename "$build")
+[[ -z $ignorelist || $ignorelist == /* ]] || ignorelist=$PWD/$ignorelist
+cd "$src"
+# One build of a tree at a time: the ClusterFuzzLite test and the smoke share
+# it, and two concurrent `cmake --build` runs in one tree corrupt it.
+if command -v flock >/dev/null; then
+  exec 9>"$build.lock"
+  flock -n 9 || { echo "fuzz/build.sh: waiting for another build of $build" >&2; flock 9; }
+fi
 
 if [[ -n $ignorelist ]]; then
   if echo 'int main() { return 0; }' | "$CXX" -x c++ -fsanitize=fuzzer-no-link \
@@ -51,6 +74,7 @@ if [[ -n $ignorelist ]]; then
 fi
 
 # '$ORIGIN/lib' stays literal: the loader expands it to the fuzzer's directory.
+# shellcheck disable=SC2016
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \

@@ -6,7 +6,9 @@
 # the planted regression (fuzz/planted.sh).
 # A crash fails the smoke. It is minimised and saved under fuzz/artifacts/<target>/
 # with its report and its `softcheck repro` line (<crash>.txt, <crash>.repro).
-# Budget: about 5 minutes on 2 cores, build included.
+# Budget: about 5 minutes on 2 cores, build included. In .ci/run the build
+# is a no-op: ctest's fuzz.clusterfuzzlite_build built the same tree
+# (build-fuzz-clang/tree) with the same flags (fuzz/defaults.sh) just before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
