@@ -110,6 +110,21 @@ else()
     set(SOFTCHECK_TORCH_WHY "missing ATen/ATen.h, torch/torch.h or libtorch, libtorch_cpu, libc10 (install libtorch-dev)")
   endif()
 endif()
+# NumPy files for `softcheck compare` (libxtensor-dev: xtensor's npy reader,
+# header-only, with xtl). Without it `compare` says it was built without them.
+option(SOFTCHECK_NPY "Read NumPy .npy files in `softcheck compare` (xtensor)" ON)
+set(SOFTCHECK_NPY_FOUND FALSE)
+if(SOFTCHECK_NPY)
+  find_package(xtensor QUIET)
+  if(xtensor_FOUND)
+    set(SOFTCHECK_NPY_FOUND TRUE)
+  else()
+    set(SOFTCHECK_NPY_WHY "no xtensor CMake config (install libxtensor-dev)")
+  endif()
+else()
+  set(SOFTCHECK_NPY_WHY "SOFTCHECK_NPY=OFF")
+endif()
+
 include(CheckLanguage)
 check_language(CUDA)
 # CUDA kernels (impls/cuda/, docs/cuda.md): built when nvcc is found and
@@ -179,6 +194,8 @@ softcheck_summary("XNNPACK" "${XNNPACK_FOUND}" "${XNNPACK_LIBRARY}: xnnpack_* pe
   "${SOFTCHECK_XNNPACK_WHY}: xnnpack_* peers listed as unavailable")
 softcheck_summary("libtorch" "${TORCH_FOUND}" "${TORCH_CPU_LIBRARY}: torch_* peers"
   "${SOFTCHECK_TORCH_WHY}: torch_* peers listed as unavailable")
+softcheck_summary("xtensor (.npy)" "${SOFTCHECK_NPY_FOUND}" "${xtensor_DIR}: softcheck compare reads .npy files"
+  "${SOFTCHECK_NPY_WHY}: softcheck compare is unavailable")
 if(benchmark_FOUND)
   set(softcheck_benchmark_why "")
 else()

@@ -34,6 +34,7 @@ packages=(
                               # docs/gradients.md), the reference most kernel authors compare with
   clang-14 libclang-rt-14-dev # libFuzzer, ASan, UBSan for the fuzzers (fuzz/smoke.sh, docs/fuzzing.md)
   python3                     # JSON checks in the end-to-end tests (cli/tests/*.sh); scripts/check-deps.sh
+  libxtensor-dev              # xtensor's .npy reader for `softcheck compare` (pulls in xtl-dev)
 )
 if $print_packages; then
   printf '%s\n' "${packages[@]}"
