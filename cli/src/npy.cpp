@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <regex>
 #include <stdexcept>
 
 #include "softcheck/storage.hpp"
@@ -84,6 +86,19 @@ NpyArray read_npy(const std::filesystem::path& path, Format f) {
   if (!in) throw std::invalid_argument(where + ": truncated .npy header");
   NpyArray a;
 #if SOFTCHECK_HAVE_XTENSOR
+  // xtensor's parser indexes the parts it splits without checking that they
+  // are there (an empty shape text is read at [-1]): only a header of NumPy's
+  // own layout (the keys in NumPy's order, a plain typestring, a tuple of
+  // non-negative integers) is handed to it.
+  std::string compact;
+  for (char c : header)
+    if (c != ' ') compact += c;
+  static const std::regex numpy_layout(
+      R"(\{'descr':'[<>|=][a-zA-Z][0-9]+','fortran_order':(True|False),'shape':\(([0-9]+,)*[0-9]*\),?\}\n)");
+  if (!std::regex_match(compact, numpy_layout))
+    throw std::invalid_argument(fmt::format("{}: not a .npy header NumPy writes (a plain dtype, fortran_order, and the "
+                                            "shape as a tuple of integers, in that order): {}",
+                                            where, header.substr(0, std::min<std::size_t>(header.find_last_not_of(" \n") + 1, 120))));
   bool fortran_order = false;
   try {
     xt::detail::parse_header(header, a.descr, &fortran_order, a.shape);

@@ -91,6 +91,9 @@ assert k["worst"]["repro"].endswith("--row 3"), k["worst"]["repro"]' "$tmp/bad/r
 repro=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["kernels"][0]["worst"]["repro"])' "$tmp/bad/report.json")
 check_all repro_replays 1 "row 3: reference_violated" "exact values: softcheck oracle --op softmax --dtype f32 --" -- \
   bash -c "${repro/softcheck /$softcheck }"
+# Two compare reports gate like two run reports: the perturbed one fails its cell.
+check gate_same 0 'gate: passed' -- "$softcheck" gate --baseline "$tmp/held/report.json" --report "$tmp/held/report.json"
+check gate_regression 1 'cell:compare/9' -- "$softcheck" gate --baseline "$tmp/held/report.json" --report "$tmp/bad/report.json"
 check_all contract_violated 1 "row 3: violated" "> bound" -- \
   "$softcheck" compare --x "$tmp/x.npy" --y "$tmp/bad.npy" --dtype f32 --contract shifted_f32 --out "$tmp/bad2"
 
@@ -130,6 +133,12 @@ check mixed_dtype 2 "y16.npy holds float16" -- \
 head -c 150 "$tmp/y.npy" >"$tmp/trunc.npy"
 check truncated 2 'the header says 54 values \(216 bytes\) but the file holds 22 bytes' -- \
   "$softcheck" compare --x "$tmp/x.npy" --y "$tmp/trunc.npy" --dtype f32 --out "$tmp/e4"
+python3 -c '
+import struct, sys
+h = b"{\x27descr\x27: \x27<f4\x27, \x27fortran_order\x27: False, \x27shape\x27: (-1, 9), }\n"
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + bytes(216))' "$tmp/neg.npy"
+check malformed_header 2 'not a .npy header NumPy writes' -- \
+  "$softcheck" compare --x "$tmp/x.npy" --y "$tmp/neg.npy" --dtype f32 --out "$tmp/e9"
 check not_npy 2 'not a .npy file' -- "$softcheck" compare --x "$tmp/x.txt" --y "$tmp/y.npy" --dtype f32 --out "$tmp/e5"
 check missing 2 'no such file' -- "$softcheck" compare --x "$tmp/none.npy" --y "$tmp/y.npy" --dtype f32 --out "$tmp/e6"
 check nan_temperature 2 'nan' -- "$softcheck" compare --x "$tmp/x.npy" --y "$tmp/y.npy" --dtype f32 --temperature nan
