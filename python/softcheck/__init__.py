@@ -121,7 +121,7 @@ def oracle(x: Any, op: str = "softmax", temperature: float = 1.0, dtype: Optiona
     x is first rounded to dtype, once, as `softcheck oracle` rounds its
     text; dtype defaults to what x's container says (f64 for a list or a
     float64 array). The result comes in x's container: a torch tensor of
-    x's dtype, bf16 bit patterns as x's uint16 / int16, else a NumPy array
+    x's dtype (on the CPU), bf16 bit patterns as x's uint16 / int16, else a NumPy array
     of the dtype (float32 for bf16, whose values it holds exactly). A row
     of -inf gets the masked_policy's value (nan, zeros, uniform), a row
     with a NaN or +inf entry NaN.
@@ -228,7 +228,7 @@ class CheckResult:
                 f"max_error={self.max_ulp:.4g} {self.unit}, rule={self.rule!r})")
 
 
-def _reference_settings(reference_rule: Any, has_contract: bool) -> Tuple[str, float, float]:
+def _reference_settings(reference_rule: Any) -> Tuple[str, float, float]:
     k, slack = 2.0, 4.0  # run's defaults (report.hpp ReferenceRuleSettings)
     if reference_rule is None:
         return "no_contract", k, slack
@@ -287,7 +287,7 @@ def check(x: Any, y: Any, op: str = "softmax", temperature: float = 1.0, dtype: 
         contract_ulps = float(contract)
         if not math.isfinite(contract_ulps) or contract_ulps <= 0:
             raise ValueError(f"contract={contract!r}: a bound in ulps must be finite and > 0")
-    scope, k, slack = _reference_settings(reference_rule, contract is not None)
+    scope, k, slack = _reference_settings(reference_rule)
     if oracle not in ("tiered", "mpfr"):
         raise ValueError("oracle: 'tiered' or 'mpfr'")
     d = _softcheck.judge(xs, ys, op, f, float(temperature), contract_ulps, contract_kernel, scope, k, slack,
