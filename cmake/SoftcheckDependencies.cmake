@@ -110,6 +110,78 @@ else()
     set(SOFTCHECK_TORCH_WHY "missing ATen/ATen.h, torch/torch.h or libtorch, libtorch_cpu, libc10 (install libtorch-dev)")
   endif()
 endif()
+# NumPy files for `softcheck compare` (libxtensor-dev: xtensor's npy reader,
+# header-only, with xtl). Without it `compare` says it was built without them.
+option(SOFTCHECK_NPY "Read NumPy .npy files in `softcheck compare` (xtensor)" ON)
+set(SOFTCHECK_NPY_FOUND FALSE)
+if(SOFTCHECK_NPY)
+  find_package(xtensor QUIET)
+  if(xtensor_FOUND)
+    set(SOFTCHECK_NPY_FOUND TRUE)
+  else()
+    set(SOFTCHECK_NPY_WHY "no xtensor CMake config (install libxtensor-dev)")
+  endif()
+else()
+  set(SOFTCHECK_NPY_WHY "SOFTCHECK_NPY=OFF")
+endif()
+
+# The Python module (python/, docs/python.md): pybind11 (pybind11-dev) for an
+# interpreter that imports NumPy and has its C headers (python3-dev,
+# python3-numpy). The interpreter: SOFTCHECK_PYTHON_EXECUTABLE when set, else
+# the first python3 on PATH that has both (a python3 earlier on PATH without
+# NumPy, e.g. pyenv's or a bare venv's, is passed over). pybind11's config
+# insists on Python's headers, so it is loaded only once they are known to exist.
+option(SOFTCHECK_PYTHON "Build the Python module when pybind11, NumPy and Python's headers are found" ON)
+set(SOFTCHECK_PYTHON_EXECUTABLE "" CACHE FILEPATH "Python interpreter to build the module for (empty: search PATH)")
+set(SOFTCHECK_PYTHON_FOUND FALSE)
+set(SOFTCHECK_PYTHON_WHY "SOFTCHECK_PYTHON=OFF")
+if(SOFTCHECK_PYTHON)
+  find_file(SOFTCHECK_PYBIND11_CONFIG pybind11Config.cmake PATH_SUFFIXES lib/cmake/pybind11 share/cmake/pybind11)
+  if(NOT SOFTCHECK_PYBIND11_CONFIG)
+    set(SOFTCHECK_PYTHON_WHY "no pybind11Config.cmake (install pybind11-dev)")
+  else()
+    if(SOFTCHECK_PYTHON_EXECUTABLE)
+      set(softcheck_python_candidates "${SOFTCHECK_PYTHON_EXECUTABLE}")
+    else()
+      set(softcheck_python_candidates "")
+      string(REPLACE ":" ";" softcheck_path_dirs "$ENV{PATH}")
+      foreach(dir IN LISTS softcheck_path_dirs)
+        if(dir AND EXISTS "${dir}/python3" AND NOT IS_DIRECTORY "${dir}/python3")
+          list(APPEND softcheck_python_candidates "${dir}/python3")
+        endif()
+      endforeach()
+    endif()
+    set(SOFTCHECK_PYTHON_WHY "no python3 that imports numpy and has Python.h (install python3-numpy python3-dev)")
+    foreach(candidate IN LISTS softcheck_python_candidates)
+      execute_process(
+        COMMAND "${candidate}" -c
+                "import os, sys, sysconfig, numpy; inc = sysconfig.get_paths()['include']; assert os.path.isfile(os.path.join(inc, 'Python.h')); print(os.path.realpath(sys.executable), end='')"
+        RESULT_VARIABLE softcheck_python_rc OUTPUT_VARIABLE softcheck_python_exe ERROR_QUIET)
+      if(softcheck_python_rc EQUAL 0 AND softcheck_python_exe)
+        set(SOFTCHECK_PYTHON_FOUND TRUE)
+        set(SOFTCHECK_PYTHON_INTERPRETER "${softcheck_python_exe}")
+        break()
+      endif()
+    endforeach()
+    if(SOFTCHECK_PYTHON_FOUND)
+      set(PYTHON_EXECUTABLE "${SOFTCHECK_PYTHON_INTERPRETER}" CACHE FILEPATH "Python for pybind11" FORCE)
+      find_package(pybind11 CONFIG QUIET)
+      if(NOT pybind11_FOUND)
+        set(SOFTCHECK_PYTHON_FOUND FALSE)
+        set(SOFTCHECK_PYTHON_WHY "${SOFTCHECK_PYBIND11_CONFIG} did not load")
+      else()
+        execute_process(COMMAND "${SOFTCHECK_PYTHON_INTERPRETER}" -c "import pytest"
+                        RESULT_VARIABLE softcheck_pytest_rc OUTPUT_QUIET ERROR_QUIET)
+        if(softcheck_pytest_rc EQUAL 0)
+          set(SOFTCHECK_PYTEST_FOUND TRUE)
+        else()
+          set(SOFTCHECK_PYTEST_FOUND FALSE)
+        endif()
+      endif()
+    endif()
+  endif()
+endif()
+
 include(CheckLanguage)
 check_language(CUDA)
 # CUDA kernels (impls/cuda/, docs/cuda.md): built when nvcc is found and
@@ -179,6 +251,16 @@ softcheck_summary("XNNPACK" "${XNNPACK_FOUND}" "${XNNPACK_LIBRARY}: xnnpack_* pe
   "${SOFTCHECK_XNNPACK_WHY}: xnnpack_* peers listed as unavailable")
 softcheck_summary("libtorch" "${TORCH_FOUND}" "${TORCH_CPU_LIBRARY}: torch_* peers"
   "${SOFTCHECK_TORCH_WHY}: torch_* peers listed as unavailable")
+softcheck_summary("xtensor (.npy)" "${SOFTCHECK_NPY_FOUND}" "${xtensor_DIR}: softcheck compare reads .npy files"
+  "${SOFTCHECK_NPY_WHY}: softcheck compare is unavailable")
+if(SOFTCHECK_PYTHON_FOUND AND NOT SOFTCHECK_PYTEST_FOUND)
+  set(softcheck_pytest_note "; no pytest for ${SOFTCHECK_PYTHON_INTERPRETER} (install python3-pytest): python.pytest not registered")
+else()
+  set(softcheck_pytest_note "")
+endif()
+softcheck_summary("Python module" "${SOFTCHECK_PYTHON_FOUND}"
+  "${SOFTCHECK_PYTHON_INTERPRETER}, pybind11 ${pybind11_VERSION}: build/python/softcheck${softcheck_pytest_note}"
+  "${SOFTCHECK_PYTHON_WHY}: the Python module is not built")
 if(benchmark_FOUND)
   set(softcheck_benchmark_why "")
 else()

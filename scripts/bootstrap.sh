@@ -34,6 +34,14 @@ packages=(
                               # docs/gradients.md), the reference most kernel authors compare with
   clang-14 libclang-rt-14-dev # libFuzzer, ASan, UBSan for the fuzzers (fuzz/smoke.sh, docs/fuzzing.md)
   python3                     # JSON checks in the end-to-end tests (cli/tests/*.sh); scripts/check-deps.sh
+  libxtensor-dev              # xtensor's .npy reader for `softcheck compare` (pulls in xtl-dev)
+  pybind11-dev                # the Python module (python/, docs/python.md)
+  python3-dev                 # Python.h and libpython for the module (pybind11-dev does not depend on it)
+  python3-numpy               # the module's arrays; the interpreter the module is built for must import it
+  python3-pytest              # python/tests, run by ctest (python.pytest)
+  python3-torch               # PyTorch's CPU softmax / log_softmax that python.pytest judges (f32, bf16)
+  python3-venv python3-pip python3-setuptools python3-wheel   # `pip install build/python` offline (python.pip_install,
+                              # the softcheck_wheel target)
 )
 if $print_packages; then
   printf '%s\n' "${packages[@]}"

@@ -7,8 +7,10 @@
 #   properties  generators and property checks                      -> core oracle impls
 #   reports     report model, readers and writers, gate             -> core
 #   suite       the run-suite engine                                -> core oracle impls properties reports
+#   compare     outputs computed elsewhere, judged as run judges     -> core oracle impls reports
 #   fuzz        fuzz targets and their library                      -> core oracle impls properties suite
 #   cli         the softcheck command                               -> everything
+#   python      the Python module (pybind11)                        -> core oracle impls reports compare
 # A public header belongs to the layer whose include/softcheck/ holds it.
 # Tests, benchmarks and measuring tools (tests/, bench/, examples/, tools/)
 # may use any layer below cli: they check a layer against the oracle
@@ -24,8 +26,10 @@ declare -A allowed=(
   [properties]="core oracle impls properties"
   [reports]="core reports"
   [suite]="core oracle impls properties reports suite"
+  [compare]="core oracle impls reports compare"
   [fuzz]="core oracle impls properties reports suite fuzz"
-  [cli]="core oracle impls properties reports suite fuzz cli"
+  [cli]="core oracle impls properties reports suite fuzz compare cli"
+  [python]="core oracle impls reports compare python"
 )
 
 declare -A owner=()

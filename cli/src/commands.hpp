@@ -20,12 +20,13 @@ Command add_report(CLI::App& app);
 Command add_gate(CLI::App& app);
 Command add_bench(CLI::App& app);
 Command add_sweep(CLI::App& app);  // cmd_sweep.cpp: exhaustive f16/bf16 sweep
+Command add_compare(CLI::App& app);  // cmd_compare.cpp: outputs computed elsewhere (.npy)
 
 // Every subcommand, in the order `softcheck --help` lists them: main.cpp
 // builds the CLI from this, and so does the fuzz_inputs target.
 using Adder = Command (*)(CLI::App&);
 inline constexpr Adder all_commands[] = {&add_list,   &add_run,  &add_oracle, &add_check, &add_repro,
-                                         &add_report, &add_gate, &add_bench,  &add_sweep};
+                                         &add_report, &add_gate, &add_bench,  &add_sweep, &add_compare};
 
 // Every numeric option of `app` and its subcommands rejects NaN, +-inf,
 // negative values for unsigned options and values beyond 64 bits, naming the

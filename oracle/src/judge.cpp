@@ -446,4 +446,41 @@ std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double
   return s + ", " + std::string(name(v.tier));
 }
 
+
+ReferenceRuleVerdict reference_rule(RowJudge& judge, const OpDecl& d, std::size_t output, std::span<const double> x,
+                                    double temperature, Format f, std::span<const double> y, const RowVerdict& v,
+                                    std::span<const double> yr, const RowVerdict& vr, double k, double slack) {
+  ReferenceRuleVerdict r;
+  if (v.status != RowStatus::ok || vr.status != RowStatus::ok || vr.broken) return r;
+  if (!row_fits_format(x, temperature, f)) return r;
+  r.judged = true;
+  if (v.broken) {
+    r.violated = true;
+    r.ratio = INFINITY;
+    return r;
+  }
+  double scale = 1;
+  for (double ri : yr)
+    if (std::isfinite(ri)) scale = std::max(scale, std::fabs(ri));
+  const double u = unit_roundoff(f);
+  double ek = v.error.max_abs, er = vr.error.max_abs;
+  auto allowed = [&] { return k * er + slack * u * scale; };
+  const double band = 8e-3 * u * scale * (1 + k) + 1e-8 * (ek + k * er);
+  if ((v.tier != Tier::mpfr || vr.tier != Tier::mpfr) && std::fabs(ek - allowed()) <= band) {
+    const auto exact = judge.exact_output(d, output);
+    const auto scales = judge.exact_scale(d, output);
+    const Operand& operand = spec(d.op).out[output];
+    ek = compare_row(y, exact, f, operand, scales).max_abs;
+    er = compare_row(yr, exact, f, operand, scales).max_abs;
+  }
+  r.ratio = allowed() > 0 ? ek / allowed() : ek > 0 ? INFINITY : 0;
+  r.violated = ek > allowed();
+  return r;
+}
+
+bool breaks_floor_no_nonfinite(const RowError& e, const OpDecl& d, std::span<const double> x, double temperature,
+                               Format f) {
+  return e.nonfinite > 0 && !d.opted_out(floor_no_nonfinite) && row_fits_format(x, temperature, f);
+}
+
 }  // namespace softcheck::oracle

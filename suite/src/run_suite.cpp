@@ -245,8 +245,8 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
     const double ratio = std::isinf(bound) ? 0 : e.max_ulp / bound;
     a.max_bound_ratio = std::max(a.max_bound_ratio, ratio);
     if (broken || e.max_ulp > bound) a.contract_violations++;
-  } else if (e.nonfinite > 0 && !t.decl->opted_out(floor_no_nonfinite) &&
-             row_fits_format({x, static_cast<std::size_t>(c.cols)}, c.temperature, t.kernel->format)) {
+  } else if (oracle::breaks_floor_no_nonfinite(e, *t.decl, {x, static_cast<std::size_t>(c.cols)}, c.temperature,
+                                               t.kernel->format)) {
     a.floor_violations++;  // the floor (kernel.hpp) holds for kernels without a contract too
   }
   if (e.elements == 0) return;  // a sparse row with nothing measured (all support mismatches)
@@ -300,39 +300,19 @@ void record_signed_errors(Accum& a, const oracle::RowVerdict& v) {
 }
 
 // The reference rule on one row (report.hpp ReferenceRuleSettings), for a
-// kernel row `v` and the stable kernel's row `vr` of the same output. Rows
-// the format cannot hold, and rows where the reference itself gives NaN/inf,
-// are not judged. The fast tiers' max |error| is within 2e-3 u max|g| (+ 2^-20
-// of itself) of MPFR's; a comparison that close is redone with MPFR.
+// kernel row `v` and the stable kernel's row `vr` of the same output: the
+// decision is oracle::reference_rule's (judge.hpp), shared with `compare`.
 double apply_reference_rule(Accum& a, const ReferenceRuleSettings& rule, const Target& t, const SuiteCase& c,
                           const double* x, std::span<const double> y, const oracle::RowVerdict& v,
                           std::span<const double> yr, const oracle::RowVerdict& vr, oracle::RowJudge& judge) {
-  const Format f = t.kernel->format;
-  if (v.status != oracle::RowStatus::ok || vr.status != oracle::RowStatus::ok || vr.broken) return -1;
-  if (!row_fits_format({x, static_cast<std::size_t>(c.cols)}, c.temperature, f)) return -1;
+  const oracle::ReferenceRuleVerdict r =
+      oracle::reference_rule(judge, *t.decl, t.output, {x, static_cast<std::size_t>(c.cols)}, c.temperature,
+                             t.kernel->format, y, v, yr, vr, rule.k, rule.slack);
+  if (!r.judged) return -1;
   a.reference_rows++;
-  if (v.broken) {
-    a.reference_violations++;
-    a.reference_max_ratio = INFINITY;
-    return INFINITY;
-  }
-  double scale = 1;
-  for (double r : yr)
-    if (std::isfinite(r)) scale = std::max(scale, std::fabs(r));
-  const double u = unit_roundoff(f);
-  double ek = v.error.max_abs, er = vr.error.max_abs;
-  auto allowed = [&] { return rule.k * er + rule.slack * u * scale; };
-  const double band = 8e-3 * u * scale * (1 + rule.k) + 1e-8 * (ek + rule.k * er);
-  if ((v.tier != oracle::Tier::mpfr || vr.tier != oracle::Tier::mpfr) && std::fabs(ek - allowed()) <= band) {
-    const auto exact = judge.exact_output(*t.decl, t.output);
-    const auto scales = judge.exact_scale(*t.decl, t.output);
-    ek = compare_row(y, exact, f, t.operand(), scales).max_abs;
-    er = compare_row(yr, exact, f, t.operand(), scales).max_abs;
-  }
-  const double ratio = allowed() > 0 ? ek / allowed() : ek > 0 ? INFINITY : 0;
-  a.reference_max_ratio = std::max(a.reference_max_ratio, ratio);
-  if (ek > allowed()) a.reference_violations++;
-  return ratio;
+  a.reference_max_ratio = std::max(a.reference_max_ratio, r.ratio);
+  if (r.violated) a.reference_violations++;
+  return r.ratio;
 }
 
 // One row's verdict into the accumulator. The worst element's exact text

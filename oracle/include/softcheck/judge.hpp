@@ -203,6 +203,30 @@ class RowJudge {
   const DDFastRow& dd_tier();
 };
 
+// The reference rule's decision on one row (docs/gating-your-kernel.md, "The
+// reference rule"): max_i |y_i - g_i| <= k max_i |r_i - g_i| + slack u
+// max(1, max_i |r_i|), y output `output` of d.op with verdict v, r the
+// stable kernel's row of the same output with verdict vr, g the exact values
+// of the judge's row x (at `temperature`), u the unit roundoff of f. Rows
+// that are not ok, rows where the reference is broken and rows f cannot hold
+// (row_fits_format) are not judged; a NaN/inf output on a judged row breaks
+// the rule. The fast tiers' max |error| is within 2e-3 u max|g| (+ 2^-20 of
+// itself) of MPFR's; a comparison that close is redone with MPFR.
+struct ReferenceRuleVerdict {
+  bool judged = false;
+  bool violated = false;
+  double ratio = -1;  // error / allowed (+inf for a broken output); -1 when not judged
+};
+ReferenceRuleVerdict reference_rule(RowJudge& judge, const OpDecl& d, std::size_t output, std::span<const double> x,
+                                    double temperature, Format f, std::span<const double> y, const RowVerdict& v,
+                                    std::span<const double> yr, const RowVerdict& vr, double k, double slack);
+
+// The floor's no_nonfinite check (kernel.hpp) on one row of an output
+// without a contract: a NaN/inf output where the exact value is finite (e,
+// the row's errors), on a row x that f can hold, unless d opted out.
+bool breaks_floor_no_nonfinite(const RowError& e, const OpDecl& d, std::span<const double> x, double temperature,
+                               Format f);
+
 // One line that says what decided a verdict, e.g. "max error 3.2 ulp at [4]
 // (got 0x1.8p-3, exact 1.8750001e-01) <= bound 17.5 (2 + 1*n + 2*R), double tier".
 std::string explain(const RowVerdict& v, const OpDecl& d, std::span<const double> y, RowJudge& judge,
