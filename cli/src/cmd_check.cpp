@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "kernel_selection.hpp"
 #include "parallel_check.hpp"
+#include "shard_option.hpp"
 #include "softcheck/properties.hpp"
 
 namespace softcheck::cli {
@@ -33,6 +34,7 @@ struct CheckArgs {
   bool attention = false;
   bool kill_table = false;
   unsigned jobs = 0;
+  std::optional<std::string> shard;
 };
 
 struct ReproArgs {
@@ -65,10 +67,20 @@ Command add_check(CLI::App& app) {
   sub->add_flag("--kill-table", a->kill_table, "Also print the kernel x property table");
   sub->add_option("--jobs", a->jobs,
                   "Worker processes (default: all cores); the output is identical for any value");
+  add_shard_option(*sub, a->shard);
   return [a] {
+    const Shard shard = this_shard(a->shard, false);
     const KernelSet kernel_set(a->plugins);
     // Sparse kernels (docs/sparse.md) when named: their properties are the sparse_* ones.
-    const std::vector<const Kernel*> kernels = kernel_set.select(a->impls, a->peers, !a->impls.empty(), a->gradients, a->attention);
+    const std::vector<const Kernel*> selected =
+        kernel_set.select(a->impls, a->peers, !a->impls.empty(), a->gradients, a->attention);
+    const std::vector<const Kernel*> kernels = kernels_of_shard(selected, shard);
+    if (!shard.whole()) {
+      std::string names;
+      for (const Kernel* k : kernels) names += (names.empty() ? "" : ", ") + k->name;
+      fmt::print("shard {}/{}: {} of the {} kernels{}{}\n", shard.index, shard.count, kernels.size(), selected.size(),
+                 kernels.empty() ? " (nothing to check in this shard)" : ": ", names);
+    }
     for (const std::string& p : a->properties)
       if (!props::find_property(p)) throw std::invalid_argument("unknown property '" + p + "'");
     props::CheckOptions opt;

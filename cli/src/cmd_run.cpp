@@ -279,16 +279,8 @@ Command add_run(CLI::App& app) {
     opt.progress = progress_bar(!a->quiet);
     const auto t0 = std::chrono::steady_clock::now();
     // The property checks fork (parallel_check.hpp): before the suite's threads.
-    // A shard checks the properties of its share of the kernels (a kernel's
-    // verdicts do not depend on the others checked beside it).
-    std::vector<const Kernel*> property_kernels;
-    {
-      std::vector<double> costs;
-      for (const Kernel* k : kernels) costs.push_back(static_cast<double>(k->ops.size()));
-      const std::vector<std::size_t> shard_of = assign_to_shards(costs, shard.count);
-      for (std::size_t i = 0; i < kernels.size(); ++i)
-        if (shard_of[i] == shard.index) property_kernels.push_back(kernels[i]);
-    }
+    // A shard checks the properties of its share of the kernels.
+    const std::vector<const Kernel*> property_kernels = kernels_of_shard(kernels, shard);
     KernelVerdicts verdicts;
     if (a->property_tests > 0) {
       if (!a->quiet) fmt::print(stderr, "checking properties ({} cases each, {} processes)...\n", a->property_tests, opt.jobs);

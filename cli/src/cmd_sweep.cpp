@@ -10,12 +10,14 @@
 #include <ctime>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "commands.hpp"
 #include "kernel_selection.hpp"
+#include "shard_option.hpp"
 #include "softcheck/run_suite.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/judge.hpp"
@@ -98,21 +100,24 @@ void run_target(Target& t, const std::vector<unsigned char>& xin, std::size_t ro
   t.kernel->run(t.decl->op, xin.data(), out.data(), static_cast<std::int64_t>(rows),
                 static_cast<std::int64_t>(cols), 1.0);
   t.y = unpack(out, t.kernel->format, rows * cols);
-  t.result.kernel_seconds = thread_cpu_seconds() - t0;
+  t.result.kernel_seconds += thread_cpu_seconds() - t0;
 }
 
-std::string repro_of(const Target& t, Format f, std::uint16_t pattern) {
-  return fmt::format("softcheck sweep --dtype {} --impl {} --op {} --value {}", name(f), t.kernel->name,
-                     name(t.decl->op), pattern_hex(pattern));
-}
-
-// One row of the sweep: its index, x's pattern, the inputs and the exact results.
+// One row of the sweep: its index in its block, x's pattern (pairs: a's and
+// b's), the inputs and the exact results.
 struct SweepRow {
   std::size_t index;
   std::uint16_t pattern;
+  std::optional<std::uint16_t> second;  // pairs only
   std::span<const double> x;
   oracle::RowJudge* judge;  // MPFR for every row (sweep measures against the exact row alone)
 };
+
+std::string repro_of(const Target& t, Format f, const SweepRow& row) {
+  return fmt::format("softcheck sweep --dtype {} --impl {} --op {}{} --value {}{}", name(f), t.kernel->name,
+                     name(t.decl->op), row.second ? " --pairs" : "", pattern_hex(row.pattern),
+                     row.second ? " --second " + pattern_hex(*row.second) : "");
+}
 
 void record_worst(Target& t, Format f, const SweepRow& row, const RowError& e, double bound, bool broken) {
   const double key = broken ? std::numeric_limits<double>::infinity() : e.max_ulp;
@@ -122,6 +127,7 @@ void record_worst(Target& t, Format f, const SweepRow& row, const RowError& e, d
   SweepWorst& w = t.result.worst;
   w.present = true;
   w.pattern = row.pattern;
+  w.second = row.second.value_or(0);
   w.x = row.x[sweep_position];
   w.element = e.worst_index;
   w.got = t.y[row.index * row.x.size() + e.worst_index];
@@ -129,7 +135,7 @@ void record_worst(Target& t, Format f, const SweepRow& row, const RowError& e, d
   w.ulp = key;
   w.bound = bound;
   w.row = hex_row(row.x.data(), static_cast<std::int64_t>(row.x.size()));
-  w.repro = repro_of(t, f, row.pattern);
+  w.repro = repro_of(t, f, row);
 }
 
 // Compares one row's outputs with the shared exact row and folds the errors in.
@@ -190,27 +196,65 @@ SweepReport run_sweep(const std::vector<const Kernel*>& kernels, const SweepOpti
   if (!is_16bit(opt.format))
     throw std::invalid_argument("sweep: --dtype must be f16 or bf16, not " + std::string(name(opt.format)));
   std::vector<Target> targets = select_targets(kernels, opt);
-  const std::vector<std::uint16_t> patterns = opt.patterns.empty() ? finite_patterns(opt.format) : opt.patterns;
-  for (std::uint16_t p : patterns)
-    if (!std::isfinite(decode16(p, opt.format)))
-      throw std::invalid_argument(fmt::format("{} is not a finite {} value", pattern_hex(p), name(opt.format)));
-  const std::size_t cols = sweep_context().size() + 1, rows = patterns.size();
-  const std::vector<double> x = sweep_rows(patterns, opt.format);
-  const std::vector<unsigned char> xin = pack(x, opt.format);
-  for (Target& t : targets) run_target(t, xin, rows, cols);
+  const auto finite_only = [&](const std::vector<std::uint16_t>& given) {
+    const std::vector<std::uint16_t> all = given.empty() ? finite_patterns(opt.format) : given;
+    for (std::uint16_t p : all)
+      if (!std::isfinite(decode16(p, opt.format)))
+        throw std::invalid_argument(fmt::format("{} is not a finite {} value", pattern_hex(p), name(opt.format)));
+    return all;
+  };
+  const std::vector<std::uint16_t> every_first = finite_only(opt.patterns);
+  if (!opt.pairs && !opt.seconds.empty()) throw std::invalid_argument("--second is for --pairs");
+  const std::vector<std::uint16_t> seconds = opt.pairs ? finite_only(opt.seconds) : std::vector<std::uint16_t>{};
+  if (opt.shard_count == 0 || opt.shard_index >= opt.shard_count)
+    throw std::invalid_argument("sweep: shard index out of range");
+  // Every row costs the same: the shard's contiguous, equal share of x (a).
+  const std::size_t lo = every_first.size() * opt.shard_index / opt.shard_count;
+  const std::size_t hi = every_first.size() * (opt.shard_index + 1) / opt.shard_count;
+  const std::vector<std::uint16_t> patterns(every_first.begin() + static_cast<std::ptrdiff_t>(lo),
+                                            every_first.begin() + static_cast<std::ptrdiff_t>(hi));
 
   SweepReport report;
   report.format = opt.format;
-  report.context = sweep_context();
-  report.rows = rows;
+  report.pairs = opt.pairs;
+  report.shard_index = opt.shard_index;
+  report.shard_count = opt.shard_count;
+  report.first_values = patterns.size();
+  report.first_of_all = every_first.size();
+  report.first_range = patterns.empty() ? "none"
+                                        : fmt::format("{}..{}", pattern_hex(patterns.front()), pattern_hex(patterns.back()));
+  if (!opt.pairs) report.context = sweep_context();
   report.oracle_bits = opt.oracle_bits;
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::span<const double> xr(x.data() + r * cols, cols);
-    const double t0 = thread_cpu_seconds();
-    oracle::RowJudge judge(xr, 1.0, opt.format, oracle::JudgeOptions::exact_only(opt.oracle_bits));
-    (void)judge.exact();  // computed here, timed as the oracle's share; shared by every target
-    report.oracle_seconds += thread_cpu_seconds() - t0;
-    for (Target& t : targets) evaluate(t, opt.format, {r, patterns[r], xr, &judge});
+
+  // One block of rows at a time: all x at once, or (pairs) one a with every b.
+  const auto run_block = [&](const std::vector<double>& x, std::size_t cols, const auto& row_patterns) {
+    const std::size_t rows = x.size() / cols;
+    const std::vector<unsigned char> xin = pack(x, opt.format);
+    for (Target& t : targets) run_target(t, xin, rows, cols);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::span<const double> xr(x.data() + r * cols, cols);
+      const double t0 = thread_cpu_seconds();
+      oracle::RowJudge judge(xr, 1.0, opt.format, oracle::JudgeOptions::exact_only(opt.oracle_bits));
+      (void)judge.exact();  // computed here, timed as the oracle's share; shared by every target
+      report.oracle_seconds += thread_cpu_seconds() - t0;
+      const auto [pattern, second] = row_patterns(r);
+      for (Target& t : targets) evaluate(t, opt.format, {r, pattern, second, xr, &judge});
+    }
+    report.rows += rows;
+  };
+  if (!opt.pairs) {
+    run_block(sweep_rows(patterns, opt.format), sweep_context().size() + 1, [&](std::size_t r) {
+      return std::pair{patterns[r], std::optional<std::uint16_t>{}};
+    });
+  } else {
+    std::vector<double> x(2 * seconds.size());
+    for (const std::uint16_t a : patterns) {
+      for (std::size_t r = 0; r < seconds.size(); ++r) {
+        x[2 * r] = decode16(a, opt.format);
+        x[2 * r + 1] = decode16(seconds[r], opt.format);
+      }
+      run_block(x, 2, [&](std::size_t r) { return std::pair{a, std::optional<std::uint16_t>{seconds[r]}}; });
+    }
   }
   for (Target& t : targets) {
     if (t.result.measured > 0) t.result.mean_ulp /= static_cast<double>(t.result.measured);
@@ -227,11 +271,13 @@ namespace {
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
-nlohmann::json worst_json(const SweepWorst& w) {
+nlohmann::json worst_json(const SweepWorst& w, bool pairs) {
   if (!w.present) return nullptr;
-  return {{"pattern", pattern_hex(w.pattern)}, {"x", hex_row(&w.x, 1)}, {"element", w.element},
-          {"got", hex_row(&w.got, 1)},           {"exact", w.exact},      {"ulp", number_or_null(w.ulp)},
-          {"bound", number_or_null(w.bound)},     {"row", w.row},          {"repro", w.repro}};
+  nlohmann::json j = {{"pattern", pattern_hex(w.pattern)}, {"x", hex_row(&w.x, 1)}, {"element", w.element},
+                      {"got", hex_row(&w.got, 1)},           {"exact", w.exact},      {"ulp", number_or_null(w.ulp)},
+                      {"bound", number_or_null(w.bound)},     {"row", w.row},          {"repro", w.repro}};
+  if (pairs) j["second"] = pattern_hex(w.second);
+  return j;
 }
 
 }  // namespace
@@ -239,8 +285,14 @@ nlohmann::json worst_json(const SweepWorst& w) {
 std::string sweep_json(const SweepReport& r) {
   nlohmann::json j;
   j["format"] = std::string(name(r.format));
-  j["row"] = {{"position", sweep_position}, {"context", r.context}, {"temperature", 1.0}};
+  if (r.pairs)
+    j["row"] = {{"pairs", true}, {"length", 2}, {"temperature", 1.0}};
+  else
+    j["row"] = {{"position", sweep_position}, {"context", r.context}, {"temperature", 1.0}};
   j["rows"] = r.rows;
+  if (r.shard_count > 1)
+    j["shard"] = {{"index", r.shard_index}, {"count", r.shard_count}, {"first_values", r.first_values},
+                  {"of", r.first_of_all}, {"range", r.first_range}};
   j["oracle"] = {{"bits", r.oracle_bits}, {"seconds", r.oracle_seconds}, {"us_per_row", r.oracle_us_per_row()}};
   j["total_seconds"] = {{"wall", r.total_seconds}, {"cpu", r.total_cpu_seconds}};
   j["all_held"] = r.all_held();
@@ -262,7 +314,7 @@ std::string sweep_json(const SweepReport& r) {
                             {"max_bound", s.max_bound},
                             {"vacuous_bound_rows", s.vacuous_rows},
                             {"seconds", {{"kernel", s.kernel_seconds}, {"compare", s.compare_seconds}}},
-                            {"worst", worst_json(s.worst)}});
+                            {"worst", worst_json(s.worst, r.pairs)}});
   return j.dump(2) + "\n";
 }
 
@@ -294,9 +346,15 @@ std::string sweep_table(const SweepReport& r) {
   std::string row_text = "[x";
   for (double v : r.context) row_text += fmt::format(", {}", v);
   row_text += "]";
+  const std::string shard = r.shard_count == 1 ? ""
+                            : fmt::format(" (shard {}/{}: {} of the {} values of {}, {})", r.shard_index,
+                                          r.shard_count, r.first_values, r.first_of_all, r.pairs ? "a" : "x",
+                                          r.first_range);
   std::string out =
-      cli::wrapped(fmt::format("sweep {}: x over {} finite values in the row {} (T = 1)", name(r.format), r.rows,
-                               row_text)) +
+      cli::wrapped(r.pairs ? fmt::format("sweep {} pairs: {} rows [a, b], a and b finite values (T = 1){}",
+                                         name(r.format), r.rows, shard)
+                           : fmt::format("sweep {}: x over {} finite values in the row {} (T = 1){}", name(r.format),
+                                         r.rows, row_text, shard)) +
       cli::wrapped(fmt::format("oracle ({} bits, once per row, shared by every kernel): {:.2f} s CPU, {:.1f} us "
                                "per row",
                                r.oracle_bits, r.oracle_seconds, r.oracle_us_per_row())) +
@@ -312,7 +370,9 @@ std::string sweep_table(const SweepReport& r) {
     table.add({s.kernel, std::string(name(s.op)), fmt::format("{:.4g}", s.max_ulp), fmt::format("{:.4g}", s.mean_ulp),
                std::to_string(s.nonfinite + s.special_mismatch), verdict,
                fmt::format("{:.2f}", s.kernel_seconds + s.compare_seconds),
-               s.worst.present ? pattern_hex(s.worst.pattern) : "-"});
+               !s.worst.present ? "-"
+               : r.pairs        ? pattern_hex(s.worst.pattern) + "," + pattern_hex(s.worst.second)
+                                : pattern_hex(s.worst.pattern)});
   }
   out += table.render();
   out += "(contract: \"held<=B\" gives the bound B on the worst row)\n";
@@ -324,8 +384,11 @@ std::string sweep_table(const SweepReport& r) {
   out += "\nworst rows:\n";
   for (const SweepResult& s : r.results)
     if (s.worst.present) {
-      out += cli::wrapped(fmt::format("  {} {}: x = {} ({}), element {}: {} ulp", s.kernel, name(s.op),
-                                      hex_row(&s.worst.x, 1), pattern_hex(s.worst.pattern), s.worst.element,
+      out += cli::wrapped(fmt::format("  {} {}: {} = {} ({}), element {}: {} ulp", s.kernel, name(s.op),
+                                      r.pairs ? "row" : "x", r.pairs ? s.worst.row : hex_row(&s.worst.x, 1),
+                                      r.pairs ? pattern_hex(s.worst.pattern) + "," + pattern_hex(s.worst.second)
+                                              : pattern_hex(s.worst.pattern),
+                                      s.worst.element,
                                       std::isfinite(s.worst.ulp) ? fmt::format("{:.4g}", s.worst.ulp) : "NaN/inf"),
                           "      ");
       out += cli::wrapped(fmt::format("    got {} exact {}", hex_row(&s.worst.got, 1), s.worst.exact), "      ");
@@ -345,21 +408,23 @@ struct SweepArgs {
   std::string dtype;
   std::vector<std::string> impls;
   std::string op;
-  std::vector<std::string> values;
+  std::vector<std::string> values, seconds;
   unsigned oracle_bits = 256;
   bool json = false;
+  bool pairs = false;
   PluginArgs plugins;
+  std::optional<std::string> shard;
 };
 
 // "0x3C00" or "15360" -> a 16-bit pattern.
-std::uint16_t parse_pattern(const std::string& text) {
+std::uint16_t parse_pattern(const std::string& text, const char* option = "--value") {
   const bool hex = text.starts_with("0x") || text.starts_with("0X");
   const char* begin = text.data() + (hex ? 2 : 0);
   const char* end = text.data() + text.size();
   unsigned v = 0;
   const auto r = std::from_chars(begin, end, v, hex ? 16 : 10);
   if (r.ec != std::errc() || r.ptr != end || begin == end || v > 0xFFFF)
-    throw std::invalid_argument("--value: not a 16-bit pattern: '" + text + "' (e.g. 0x3C00)");
+    throw std::invalid_argument(std::string(option) + ": not a 16-bit pattern: '" + text + "' (e.g. 0x3C00)");
   return static_cast<std::uint16_t>(v);
 }
 
@@ -369,7 +434,8 @@ Command add_sweep(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "sweep",
       "Exhaustive f16/bf16 check: the row [x, -3.5, -1.75, -0.625, 0, 0.3125, 1.25, 2] with x every\n"
-      "finite value of --dtype, every selected kernel of that format against the oracle.\n"
+      "finite value of --dtype (with --pairs: every row [a, b] of two finite values, 4.0e9 in f16),\n"
+      "every selected kernel of that format against the oracle.\n"
       "Exit status: 0 every declared contract held, 1 a contract was violated, 2 usage error.");
   auto a = std::make_shared<SweepArgs>();
   sub->add_option("--dtype", a->dtype, "f16 or bf16")->required()->check(CLI::IsMember({"f16", "bf16"}));
@@ -385,14 +451,25 @@ Command add_sweep(CLI::App& app) {
     }
   sub->add_option("--op", a->op, row_op_list + " (default: every such op each kernel provides)")
       ->check(CLI::IsMember(row_ops));
-  sub->add_option("--value", a->values, "Only x = this bit pattern, e.g. 0x3C00 (repeatable; for repro lines)");
+  sub->add_option("--value", a->values,
+                  "Only x (with --pairs: a) = this bit pattern, e.g. 0x3C00 (repeatable; for repro lines)");
+  sub->add_flag("--pairs", a->pairs,
+                "The rows [a, b] of length 2 over every pair of finite values (63,488^2 in f16, 65,280^2 in bf16): "
+                "split it with --shard or a scheduler's variables (docs/scaling.md)");
+  sub->add_option("--second", a->seconds, "With --pairs: only b = this bit pattern (repeatable; for repro lines)");
   sub->add_option("--oracle-bits", a->oracle_bits, "MPFR working precision in bits")
       ->check(CLI::Range(64u, 4096u))
       ->capture_default_str();
   sub->add_flag("--json", a->json, "Print the result as JSON instead of a table");
   add_plugin_options(*sub, a->plugins);
+  add_shard_option(*sub, a->shard);
   return [a] {
+    const Shard shard = this_shard(a->shard, a->json);
     SweepOptions opt;
+    opt.pairs = a->pairs;
+    opt.shard_index = shard.index;
+    opt.shard_count = shard.count;
+    for (const std::string& v : a->seconds) opt.seconds.push_back(parse_pattern(v, "--second"));
     opt.format = *parse_format(a->dtype);
     if (!a->op.empty()) opt.ops = {*parse_op(a->op)};
     for (const std::string& v : a->values) opt.patterns.push_back(parse_pattern(v));

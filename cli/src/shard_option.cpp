@@ -22,4 +22,14 @@ Shard this_shard(const std::optional<std::string>& flag, bool quiet) {
   return s;
 }
 
+std::vector<const Kernel*> kernels_of_shard(const std::vector<const Kernel*>& kernels, const Shard& shard) {
+  std::vector<double> costs;
+  for (const Kernel* k : kernels) costs.push_back(static_cast<double>(k->ops.size()));
+  const std::vector<std::size_t> shard_of = assign_to_shards(costs, shard.count);
+  std::vector<const Kernel*> mine;
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    if (shard_of[i] == shard.index) mine.push_back(kernels[i]);
+  return mine;
+}
+
 }  // namespace softcheck::cli

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "softcheck/kernel.hpp"
 #include "softcheck/shard.hpp"
 
 namespace softcheck::cli {
@@ -18,5 +19,10 @@ void add_shard_option(CLI::App& sub, std::optional<std::string>& flag);
 // stderr which shard it is and where that came from, unless `quiet`.
 // Throws std::invalid_argument (exit 2) for a bad flag or variable.
 Shard this_shard(const std::optional<std::string>& flag, bool quiet);
+
+// The kernels whose properties this shard checks (`check`, and the property
+// verdicts of `run`): split longest-first by their number of ops, in kernel
+// order. A kernel's verdicts do not depend on the kernels checked beside it.
+std::vector<const Kernel*> kernels_of_shard(const std::vector<const Kernel*>& kernels, const Shard& shard);
 
 }  // namespace softcheck::cli

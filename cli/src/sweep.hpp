@@ -28,15 +28,22 @@ std::vector<std::uint16_t> finite_patterns(Format f);
 struct SweepOptions {
   Format format = Format::f16;          // f16 or bf16
   std::vector<Op> ops;                  // empty: every op each kernel provides
-  std::vector<std::uint16_t> patterns;  // values of x; empty: finite_patterns(format)
+  std::vector<std::uint16_t> patterns;  // values of x (pairs: of a); empty: finite_patterns(format)
   unsigned oracle_bits = 256;
+  // The pair sweep: the rows [a, b] of length 2, a over `patterns`, b over
+  // `seconds` (empty: every finite value): 63,488^2 = 4.0e9 rows in f16.
+  bool pairs = false;
+  std::vector<std::uint16_t> seconds;
+  // Only this shard's contiguous range of x (pairs: of a) values, index of count.
+  std::size_t shard_index = 0, shard_count = 1;
 };
 
 // The row with the largest error of one (kernel, op): the first strictly
 // largest, a NaN/inf result (or a wrong special value) counting as infinite.
 struct SweepWorst {
   bool present = false;
-  std::uint16_t pattern = 0;  // of x
+  std::uint16_t pattern = 0;  // of x (pairs: of a)
+  std::uint16_t second = 0;   // pairs: of b
   double x = 0;
   std::size_t element = 0;    // index of the worst output in the row
   double got = 0;
@@ -67,7 +74,11 @@ struct SweepResult {
 
 struct SweepReport {
   Format format = Format::f16;
-  std::vector<double> context;
+  bool pairs = false;
+  std::size_t shard_index = 0, shard_count = 1;
+  std::uint64_t first_values = 0, first_of_all = 0;  // x (pairs: a) values swept, of how many
+  std::string first_range;                          // pattern range of this shard's x (a) values
+  std::vector<double> context;                      // empty for pairs
   std::uint64_t rows = 0;
   unsigned oracle_bits = 0;
   double oracle_seconds = 0;  // CPU: exact_row over every row, once

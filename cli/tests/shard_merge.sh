@@ -3,7 +3,8 @@
 # it (--shard, GoogleTest's variables, a Slurm array, a Kubernetes Indexed
 # Job), merged with `report --merge`: the merged report.json is the
 # unsharded run's, byte for byte, and the gate takes it. What is not the
-# shards of one run is refused with exit 2 (docs/scaling.md).
+# shards of one run is refused with exit 2. `check` and `sweep` shards
+# together do the whole work once (docs/scaling.md).
 # Usage: shard_merge.sh SOFTCHECK
 set -u
 bin=$1
@@ -80,6 +81,39 @@ check_all slurm_bad 2 "SLURM_ARRAY_TASK_ID='x'" -- \
 check_all k8s_without_count 2 'SOFTCHECK_TOTAL_SHARDS is not set' -- \
   sc JOB_COMPLETION_INDEX=0 "$bin" "${run[@]}" --out "$tmp/bad5"
 [[ ! -e $tmp/bad1 && ! -e $tmp/bad3 ]] && pass=$((pass + 1)) || { echo "FAIL bad_shard_wrote"; failures=$((failures + 1)); }
+
+# check: every kernel in exactly one shard, with the verdict lines of the whole check.
+chk=(check --impl shifted_f32 --impl naive_f32 --impl online_f32 --impl bf16_shifted_f32acc --tests 4 --jobs 2)
+sc "$bin" "${chk[@]}" >"$tmp/check_whole.txt" 2>&1
+for i in 0 1 2; do sc "$bin" "${chk[@]}" --shard $i/3 >"$tmp/check_$i.txt" 2>&1; done
+grep -v '^shard ' "$tmp"/check_[012].txt | sed 's/^[^:]*://' | grep -E '^[a-z0-9_]+ +[a-z_]+ +[a-z_0-9]+ +(passed|failed|not_claimed|skipped)' | tr -s ' ' | sort >"$tmp/check_shards.sorted"
+grep -E '^[a-z0-9_]+ +[a-z_]+ +[a-z_0-9]+ +(passed|failed|not_claimed|skipped)' "$tmp/check_whole.txt" | tr -s ' ' | sort >"$tmp/check_whole.sorted"
+if [[ -s $tmp/check_whole.sorted ]] && cmp -s "$tmp/check_whole.sorted" "$tmp/check_shards.sorted"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL check_shards: the shards' verdicts are not the whole check's"; diff "$tmp/check_whole.sorted" "$tmp/check_shards.sorted" | head; failures=$((failures + 1))
+fi
+check check_shard_names 0 '^shard 2/3: [12] of the 4 kernels: [a-z0-9_]' -- sc "$bin" "${chk[@]}" --shard 2/3
+
+# sweep: contiguous shares of x whose rows add up to the whole sweep; the
+# pair sweep's repro line replays its worst row alone.
+swp=(sweep --dtype f16 --impl f16_shifted_f32acc --op softmax --json)
+rows=0
+for i in 0 1 2; do
+  r=$(sc SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_COUNT=3 "$bin" "${swp[@]}" |
+      python3 -c 'import json, sys; print(json.load(sys.stdin)["rows"])')
+  rows=$((rows + r))
+done
+whole_rows=$(sc "$bin" "${swp[@]}" | python3 -c 'import json, sys; print(json.load(sys.stdin)["rows"])')
+[[ $rows -eq $whole_rows && $rows -eq 63488 ]] && pass=$((pass + 1)) ||
+  { echo "FAIL sweep_shards: $rows rows in 3 shards, $whole_rows whole (63488 finite f16)"; failures=$((failures + 1)); }
+check_all sweep_pairs_shard 0 'sweep f16 pairs: 63488 rows' '(shard 7/63488: 1 of the 63488' -- \
+  sc "$bin" sweep --dtype f16 --impl f16_shifted_f32acc --op softmax --pairs --shard 7/63488
+check_all sweep_pair_repro 0 'sweep f16 pairs: 1 rows' -- \
+  sc "$bin" sweep --dtype f16 --impl f16_shifted_f32acc --op softmax --pairs --value 0x7918 --second 0x7917
+check_all sweep_second_without_pairs 2 '--second is for --pairs' -- \
+  sc "$bin" sweep --dtype f16 --impl f16_shifted_f32acc --second 0x3C00
+check_all sweep_bad_shard 2 'is not below' -- sc "$bin" sweep --dtype f16 --impl f16_shifted_f32acc --shard 3/3
 
 echo "shard_merge: $pass passed, $failures failed"
 [[ $failures -eq 0 ]]
