@@ -232,6 +232,9 @@ const std::vector<InputFamily>& attention_input_families() {
       {"attn_gaussian_d256", "q, K, V ~ N(0, 1), d = 256, no mask", 0, no_bias, 256},
       {"attn_peaked_d64", "q, K ~ N(0, 16), d = 64: scores of standard deviation 16, p near one-hot", 0, no_bias, 64, 4},
       {"attn_sink_d128", "an attention sink: key 0 with a bias 10 to 20 above the rest, d = 128", 0, sink_bias, 128},
+      {"attn_sink_unit_v_d128",
+       "the attention sink with V = 1: the exact O is 1, so O's error is the probability mass lost, d = 128", 0,
+       sink_bias, 128, 1, nullptr, true},
       {"attn_random_mask_d64", "each key masked with probability 1/2, d = 64", 0, random_mask, 64},
       {"attn_causal_d64",
        "causal: the kernel masks the keys after the query's position (window (-1, 0); the position at a tile "
@@ -271,7 +274,10 @@ AttentionOperands fill_attention_operands(const InputFamily& fam, Format f, std:
   const auto r = static_cast<std::size_t>(rows), n = static_cast<std::size_t>(cols);
   draw(a.q, r * d, fam.qk_sigma);
   draw(a.K, r * n * d, fam.qk_sigma);
-  draw(a.V, r * n * d, 1.0);
+  if (fam.unit_values)
+    a.V.assign(r * n * d, 1.0);
+  else
+    draw(a.V, r * n * d, 1.0);
   a.window.assign(r, KeyWindow{});
   if (fam.window != nullptr)
     for (KeyWindow& w : a.window) w = fam.window(cols, rng);

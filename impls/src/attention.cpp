@@ -57,6 +57,7 @@
 
 #include "kernel_util.hpp"
 #include "softcheck/format.hpp"
+#include "softcheck/minifloat.hpp"
 #include "softcheck/online_state.hpp"
 #include "softcheck/storage.hpp"
 
@@ -226,13 +227,39 @@ T rescale_factor(T m_old, T m_new) {
   return rescale(T(1), m_old, m_new);
 }
 
+// The format P is rounded to before P.V, to nearest even: bf16 or f16
+// (FlashAttention-2 casts P to the input type), or OCP FP8 E4M3
+// (FlashAttention-3's FP8 path), after a scaling by 2^prescale_log2 and back.
+// FlashAttention-4 multiplies P <= 1 by 2^8 before the E4M3 cast, so that
+// P down to 2^-17 keeps a nonzero code instead of 2^-9 (E4M3's smallest
+// subnormal), and compensates in the row sum (REFERENCE.md, "Low-precision
+// formats"). Both scalings are exact in f32 (P 2^8 <= 256 and the E4M3
+// values scaled back are >= 2^-17, normal), so scaling P back here gives
+// the O FlashAttention-4's compensation gives, barring underflow in P V.
+struct PRounding {
+  std::optional<Format> format = {};
+  const MiniFloat* minifloat = nullptr;
+  int prescale_log2 = 0;
+
+  bool active() const { return format.has_value() || minifloat != nullptr; }
+  std::string name() const {
+    const std::string base = minifloat != nullptr ? std::string(minifloat->name) : std::string(softcheck::name(*format));
+    return prescale_log2 == 0 ? base : base + "_x" + std::to_string(1 << prescale_log2);
+  }
+  double operator()(double P) const {
+    if (format) return round_to_format(P, *format);
+    const double scaled = std::ldexp(P, prescale_log2);  // <= 256 < 448: never saturates
+    return std::ldexp(decode(*minifloat, encode(*minifloat, scaled, Overflow::saturate)), -prescale_log2);
+  }
+};
+
 // What a flash kernel does with P and O: FlashAttention-2 by default; the
 // P-rounding kernels round P before P.V (and may sum the rounded P into l);
 // each mutant (make_attention_mutants) switches one step off.
 struct FlashSteps {
   std::size_t block_keys = 64;             // Bc, keys per tile
   bool rescale_output = true;              // O <- alpha O when the running max grows
-  std::optional<Format> p_rounded_to = {};  // P rounded to bf16 or f16 before P.V
+  PRounding p_rounded_to = {};             // P rounded before P.V
   bool l_sums_rounded_p = false;           // l sums the rounded P (renormalised), not the unrounded one
   double softcap = 0;                      // c > 0: scores c tanh(y / c) before the bias (OpParams::softcap)
   double sink = -INFINITY;                 // a sink logit in l only (OpParams::sink); -inf: none
@@ -276,15 +303,15 @@ void capped_scores_log2(const Query<T>& query, std::size_t first, T scale, T cap
 // P_v = exp2(z'_v - m): the tile's probabilities relative to the running
 // max, the very terms absorb_tile summed into l (the same function of the
 // same arguments, evaluated once more here so that the (m, l) update stays
-// online_state.hpp's own). With rounded_to (bf16 or f16) each is rounded
-// once more, to nearest even in that format (its subnormals kept, f16's
-// underflow to 0 below 2^-25): the P that FlashAttention-2 casts to the
-// input type for the P.V product.
+// online_state.hpp's own). With an active rounding each is rounded once
+// more, to nearest even in its format (subnormals kept; f16's underflow to
+// 0 below 2^-25, E4M3's below 2^-10, or 2^-18 with FlashAttention-4's
+// 2^8): the P that FlashAttention casts for the P.V product.
 template <class T>
-void probabilities(std::span<const T> z2, T m, std::optional<Format> rounded_to, std::span<T> P) {
+void probabilities(std::span<const T> z2, T m, const PRounding& rounded_to, std::span<T> P) {
   for (std::size_t v = 0; v < z2.size(); ++v) {
     P[v] = term(z2[v], m);
-    if (rounded_to) P[v] = static_cast<T>(round_to_format(static_cast<double>(P[v]), *rounded_to));
+    if (rounded_to.active()) P[v] = static_cast<T>(rounded_to(static_cast<double>(P[v])));
   }
 }
 
@@ -711,6 +738,29 @@ ComputeFn storage16_compute(std::string kernel_name, Format storage, ComputeFn f
 // scaled metric: keys rounded up that carry V_i against keys rounded down
 // that carry only l approach the 2^17.
 //
+// P in OCP FP8 E4M3 (attention_flash_pe4m3[_x256][_sumrounded]_f32:
+// FlashAttention-3's FP8 P, and FlashAttention-4's 2^8 pre-scale, k = 8;
+// k = 0 without it). E4M3 has p = 4 (u_e4m3 = 2^-4 = 2^20 u), normal
+// numbers from 2^-6, subnormal spacing 2^-9, nothing below 2^-10 but 0.
+// P^_j = 2^-k RN_e4m3(2^k P_j):
+//   2^k P_j >= 2^-6:  P^_j = P_j (1 + tau_j), |tau_j| <= 2^-4 = 2^20 u;
+//   below:            |P^_j - P_j| <= 2^-(10 + k) absolutely, and
+//                     P_j < 2^-(10 + k) gives P^_j = 0: a key 6.9 (k = 0)
+//                     or 12.5 (k = 8) below the running max is dropped.
+//   O    none, for both sums: as for f16's P, when the keys that make s_i
+//        all lie below the drop (a valueless sink 6.9 or 12.5 above the
+//        rest), O^_i = 0 and the error is s_i = 2^24 u s_i; summing the
+//        rounded P (renormalising) divides by the same l and still gives 0.
+//        Measured, not gated: the attention-sink rows of
+//        docs/measurements.md ("FP8 P").
+//   lse  l summing the unrounded P: flash's.
+//        l summing the rounded P: l^ = sum_j alpha_j P^_j (alpha_j <= 1 the
+//        later rescales), so |l^ - l| <= 2^-4 l + n 2^-(10 + k), and l >= 1
+//        (the final max's key has P = exp2(0) = 1, exact in E4M3 at either
+//        scale): log l^ moves by at most 2^-4 + n 2^-(10 + k), to first
+//        order; the bound's K / (1 - K u) covers log(1 - e) >= -e / (1 - e).
+//        lse  flash's + 2^20 + 2^(14 - k) n.
+//
 // 16-bit storage, f32 statistics (bf16_ / f16_attention_flash_bc64_f32acc,
 // storage16_compute). The inputs decode exactly to f32, so the f32 kernel's
 // O32 and lse32 obey attention_flash_bc64_f32's contracts K32 (u32 = 2^-24);
@@ -960,46 +1010,62 @@ Kernel split_kernel(std::size_t splits, std::size_t block_keys) {
       split_compute<T>(typed_name<T>(algorithm), splits, FlashSteps{.block_keys = block_keys}));
 }
 
-// attention_flash_pbf16_f32, attention_flash_pf16_f32 and
-// attention_flash_pbf16_sumrounded_f32: the f32 flash loop at Bc = 64 with P
-// rounded before P.V.
-Kernel p_rounded_kernel(Format p_format, bool l_sums_rounded_p) {
+// attention_flash_pbf16_f32, attention_flash_pf16_f32,
+// attention_flash_pbf16_sumrounded_f32 and the E4M3 kernels: the f32 flash
+// loop at Bc = 64 with P rounded before P.V.
+Kernel p_rounded_kernel(PRounding p, bool l_sums_rounded_p) {
   constexpr std::size_t block_keys = 64;
-  const std::string p_name(name(p_format));
+  const std::string p_name = p.name();
   const std::string algorithm = "attention_flash_p" + p_name + (l_sums_rounded_p ? "_sumrounded" : "");
   const LibmErrors e = flash_libm(Format::f32);
   const Contract O32 = flash_output_contract(block_keys, e), lse32 = flash_lse_contract(block_keys, e);
   Contract output, lse;
-  if (p_format == Format::bf16 && !l_sums_rounded_p) {
+  std::string no_reference_rule;  // why O is not held to the reference rule (no contract)
+  if (p.minifloat == &fp8_e4m3) {
+    const int k = p.prescale_log2;
+    const std::string drop = k == 0 ? "2^-10 (6.9 below the running max)" : "2^-18 (12.5 below the running max)";
+    output = no_contract("none: P in E4M3" + std::string(k == 0 ? "" : " after P x 2^8") + " drops every P below " +
+                         drop + " to 0, so when those keys carry s_i (a valueless sink above the rest) O_i is lost "
+                         "whole, summed rounded or not: error s_i = 2^24 u s_i, K u = 1 (attention.cpp)");
+    no_reference_rule = "P in E4M3 drops every P below " + drop +
+                        ": a dominant key takes all of O's other terms (no finite bound; docs/attention.md), so the "
+                        "stable kernel's error is no yardstick";
+    lse = l_sums_rounded_p
+              ? plus_constant(lse32, 1 << 20, "l sums the E4M3 P: 2^20 + 2^(14 - k) n, k = " + std::to_string(k))
+              : plus_constant(lse32, 0, "l sums the unrounded P: the f32 flash lse");
+    if (l_sums_rounded_p) lse.b += std::ldexp(1.0, 14 - k);
+  } else if (p.format == Format::bf16 && !l_sums_rounded_p) {
     output = plus_constant(O32, bf16_p_rounding, "P rounded to bf16 in O's numerator only: 2^16");
     lse = plus_constant(lse32, 0, "l sums the unrounded P: the f32 flash lse");
-  } else if (p_format == Format::bf16) {
+  } else if (p.format == Format::bf16) {
     output = plus_constant(O32, 2 * bf16_p_rounding, "P rounded to bf16 in O's numerator and in l: 2 x 2^16");
     lse = plus_constant(lse32, bf16_p_rounding, "l sums the bf16 P: 2^16");
-  } else if (p_format == Format::f16 && !l_sums_rounded_p) {
+  } else if (p.format == Format::f16 && !l_sums_rounded_p) {
     output = f16_p_output_none();
     lse = plus_constant(lse32, 0, "l sums the unrounded P: the f32 flash lse");
+    no_reference_rule = "P in f16 underflows below 2^-25 of the running max: a dominant key takes all of O's other "
+                        "terms (no finite bound; docs/attention.md), so the stable kernel's error is no yardstick";
   } else {
-    throw std::invalid_argument(algorithm + ": P rounded to bf16, or to f16 with l summing the unrounded P");
+    throw std::invalid_argument(algorithm + ": P rounded to bf16, to E4M3, or to f16 with l summing the unrounded P");
   }
   const std::string what = l_sums_rounded_p ? "l summing the rounded P (renormalised: mass conserved)"
                                             : "l summing the unrounded f32 P";
+  const std::string rounding =
+      p.minifloat != nullptr
+          ? "rounded to E4M3 (to nearest even" +
+                std::string(p.prescale_log2 == 0 ? ")" : ", after P x 2^8 and scaled back, FlashAttention-4's pre-scale)")
+          : "rounded to " + p_name + " (to nearest even)";
   Kernel k = attention_kernel(typed_name<float>(algorithm), algorithm, Format::f32, MaskedRowPolicy::zeros,
-                          std::move(output), std::move(lse),
-                          flash_description(block_keys) + "; P = exp2(z' - m) rounded to " + p_name +
-                              " (to nearest even) before P.V, " + what,
-                          flash_compute<float>(typed_name<float>(algorithm),
-                                               FlashSteps{.block_keys = block_keys,
-                                                          .p_rounded_to = p_format,
-                                                          .l_sums_rounded_p = l_sums_rounded_p}));
+                              std::move(output), std::move(lse),
+                              flash_description(block_keys) + "; P = exp2(z' - m) " + rounding + " before P.V, " + what,
+                              flash_compute<float>(typed_name<float>(algorithm),
+                                                   FlashSteps{.block_keys = block_keys,
+                                                              .p_rounded_to = p,
+                                                              .l_sums_rounded_p = l_sums_rounded_p}));
   // Without a contract O would be gated by the reference rule against
-  // attention_naive_f32, which an f16 P cannot meet on a dominant key: its
-  // loss is what this kernel is here to show, measured, not gated.
-  if (!output.declared)
-    k.ops[0].opt_outs.push_back(
-        {std::string(floor_reference),
-         "P in f16 underflows below 2^-25 of the running max: a dominant key takes all of O's other terms "
-         "(no finite bound; docs/attention.md), so the stable kernel's error is no yardstick"});
+  // attention_naive_f32, which a P that underflows cannot meet on a dominant
+  // key: its loss is what this kernel is here to show, measured, not gated.
+  if (!no_reference_rule.empty()) k.ops[0].opt_outs.push_back({std::string(floor_reference), no_reference_rule});
   return k;
 }
 
@@ -1118,16 +1184,20 @@ std::vector<Kernel> make_attention_kernels() {
           flash_kernel<double>(16),
           split_kernel<float>(4, 64),
           split_kernel<double>(4, 64),
-          p_rounded_kernel(Format::bf16, false),
-          p_rounded_kernel(Format::f16, false),
-          p_rounded_kernel(Format::bf16, true),
+          p_rounded_kernel({.format = Format::bf16}, false),
+          p_rounded_kernel({.format = Format::f16}, false),
+          p_rounded_kernel({.format = Format::bf16}, true),
           storage16_kernel(Format::bf16),
           storage16_kernel(Format::f16),
           softcap_kernel<float>(30),
           softcap_kernel<double>(30),
           flash_sink_kernel<float>(2),
           flash_sink_kernel<double>(2),
-          split_sink_kernel(2, false)};
+          split_sink_kernel(2, false),
+          p_rounded_kernel({.minifloat = &fp8_e4m3}, false),
+          p_rounded_kernel({.minifloat = &fp8_e4m3}, true),
+          p_rounded_kernel({.minifloat = &fp8_e4m3, .prescale_log2 = 8}, false),
+          p_rounded_kernel({.minifloat = &fp8_e4m3, .prescale_log2 = 8}, true)};
 }
 
 Contract flash_attention_output_contract(std::size_t block_keys, const ExpLogErrors& e) {
@@ -1149,7 +1219,7 @@ std::vector<Kernel> make_attention_mutants() {
       flash_mutant("attention_flash_no_rescale", FlashSteps{.rescale_output = false},
                    "flash without O <- alpha O: when the running max grows the earlier tiles' P.V keep their "
                    "old scale while l is rescaled"),
-      flash_mutant("attention_flash_p_bf16", FlashSteps{.p_rounded_to = Format::bf16},
+      flash_mutant("attention_flash_p_bf16", FlashSteps{.p_rounded_to = {.format = Format::bf16}},
                    "flash with P rounded to bf16 before P.V while l sums the unrounded P: probability mass "
                    "lost or gained (REFERENCE.md: the FP8 P of ROCm FlyDSL PR 1020); attention_flash_pbf16_f32 "
                    "is the same loop with the contract it can keep"),

@@ -18,12 +18,15 @@ namespace softcheck::kernels {
 // through the flash loop, then the split-KV combine of their (O_s, lse_s)),
 // attention_flash_pbf16_f32, attention_flash_pf16_f32 and
 // attention_flash_pbf16_sumrounded_f32 (P rounded before P.V, l summing the
-// unrounded or the rounded P), bf16_ / f16_attention_flash_bc64_f32acc
+// unrounded or the rounded P), attention_flash_pe4m3_f32,
+// attention_flash_pe4m3_sumrounded_f32 and their _x256 twins (P in FP8
+// E4M3, with FlashAttention-4's 2^8 pre-scale), bf16_ / f16_attention_flash_bc64_f32acc
 // (16-bit storage around the f32 flash loop), attention_flash_bc64_softcap30
 // f32 / f64 (scores capped at 30 tanh(y / 30)), and with a sink logit of 2
 // (OpParams::sink) attention_flash_bc64_sink2_f32 / _f64 and
 // attention_split4_bc64_sink2_f32; the flash-based ones masked policy zeros. Each declares its O and lse contracts, except
-// attention_flash_pf16_f32's O: no finite bound exists (its Contract::why).
+// the O of attention_flash_pf16_f32 and of the E4M3 kernels: no finite
+// bound exists (their Contract::why).
 std::vector<Kernel> make_attention_kernels();
 
 // The flash loop at any tile size Bc >= 1 (splits = 0), or flash-decoding

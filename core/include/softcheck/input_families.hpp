@@ -49,6 +49,10 @@ struct InputFamily {
   // An attention family's query window on a row of n keys (KeyWindow: the
   // kernel masks the keys outside it); nullptr: every key, (-1, -1).
   KeyWindow (*window)(std::int64_t n, Rng& rng) = nullptr;
+  // V = 1 instead of N(0, 1): the exact O is 1 (mass conservation,
+  // REFERENCE.md "Attention rows"), so O's error in the scaled metric (s_i
+  // = 1) is the probability mass a kernel lost or gained, in units of u.
+  bool unit_values = false;
 
   bool attention() const { return head_dim > 0; }
 };
@@ -62,7 +66,7 @@ const std::vector<InputFamily>& attention_input_families();
 const InputFamily* find_input_family(std::string_view name);
 
 // q (rows x d), K and V (rows x cols x d, key-major) of an attention family
-// (d = fam.head_dim), N(0, qk_sigma^2) for q and K and N(0, 1) for V, in
+// (d = fam.head_dim), N(0, qk_sigma^2) for q and K and N(0, 1) (or 1) for V, in
 // format f, and each row's window, deterministic in `seed` (a stream of its
 // own: the bias rows fill_rows draws from the same seed do not change with
 // it).
