@@ -7,6 +7,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include <tuple>
 
 #include "commands.hpp"
+#include "fp_env_option.hpp"
 #include "kernel_selection.hpp"
 #include "parallel_check.hpp"
 #include "shard_option.hpp"
@@ -35,6 +37,7 @@ struct CheckArgs {
   bool kill_table = false;
   unsigned jobs = 0;
   std::optional<std::string> shard;
+  std::string fp_env = "default";
 };
 
 struct ReproArgs {
@@ -44,6 +47,7 @@ struct ReproArgs {
   std::int64_t head_dim = 0;
   std::string query, keys, values, window;
   PluginArgs plugins;
+  std::string fp_env = "default";
 };
 
 
@@ -68,13 +72,21 @@ Command add_check(CLI::App& app) {
   sub->add_option("--jobs", a->jobs,
                   "Worker processes (default: all cores); the output is identical for any value");
   add_shard_option(*sub, a->shard);
+  add_fp_env_option(*sub, a->fp_env);
   return [a] {
+    const FpEnv env = fp_env_of(a->fp_env);
     const Shard shard = this_shard(a->shard, false);
     const KernelSet kernel_set(a->plugins);
     // Sparse kernels (docs/sparse.md) when named: their properties are the sparse_* ones.
     const std::vector<const Kernel*> selected =
         kernel_set.select(a->impls, a->peers, !a->impls.empty(), a->gradients, a->attention);
-    const std::vector<const Kernel*> kernels = kernels_of_shard(selected, shard);
+    // Outside the default environment each kernel's calls run in it, and a
+    // kernel that requires the default one is reported unavailable.
+    std::deque<Kernel> in_env;
+    std::vector<const Kernel*> kernels;
+    for (const Kernel* k : kernels_of_shard(selected, shard))
+      kernels.push_back(env == FpEnv::standard ? k : &in_env.emplace_back(in_fp_env(*k, env)));
+    if (env != FpEnv::standard) fmt::print("kernels' calls in the {} environment (docs/fp-env.md)\n", name(env));
     if (!shard.whole()) {
       std::string names;
       for (const Kernel* k : kernels) names += (names.empty() ? "" : ", ") + k->name;
@@ -130,11 +142,15 @@ Command add_repro(CLI::App& app) {
   sub->add_option("--window", a->window,
                   "attention: the query's window position,left,right (keys position-left .. position+right "
                   "visible, -1 unbounded; causal: P,-1,0)");
+  add_fp_env_option(*sub, a->fp_env);
   return [a] {
+    const FpEnv env = fp_env_of(a->fp_env);
     const KernelSet kernel_set(a->plugins);
-    const Kernel* k = kernel_set.find(a->impl);
-    if (!k) k = find_sparse_kernel(a->impl);
-    if (!k) throw std::invalid_argument("unknown kernel '" + a->impl + "' (see `softcheck list`)");
+    const Kernel* found = kernel_set.find(a->impl);
+    if (!found) found = find_sparse_kernel(a->impl);
+    if (!found) throw std::invalid_argument("unknown kernel '" + a->impl + "' (see `softcheck list`)");
+    const Kernel in_env = in_fp_env(*found, env);
+    const Kernel* k = &in_env;
     if (!k->available) throw std::invalid_argument(k->name + " is unavailable: " + k->unavailable_reason);
     if (!props::find_property(a->property)) throw std::invalid_argument("unknown property '" + a->property + "'");
     const auto row = props::parse_row(a->row);

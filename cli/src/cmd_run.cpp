@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "fp_env_option.hpp"
 #include "kernel_selection.hpp"
 #include "property_verdicts.hpp"
 #include "shard_option.hpp"
@@ -214,16 +215,7 @@ Command add_run(CLI::App& app) {
                   "SLACK of the reference rule, in units of the format's u (>= 0)")
       ->check(CLI::Range(0.0, 1e12))->capture_default_str();
   sub->add_flag("--quiet", a->quiet, "No progress and no table; exit status and files only");
-  {
-    std::string envs;
-    for (const std::string& e : fp_env_names())
-      envs += "\n  " + e + ": " + std::string(description(*parse_fp_env(e)));
-    sub->add_option("--fp-env", a->fp_env,
-                    "The floating-point environment of the kernels' calls (the oracle keeps the default; "
-                    "docs/fp-env.md):" + envs)
-        ->check(CLI::IsMember(fp_env_names()))
-        ->capture_default_str();
-  }
+  add_fp_env_option(*sub, a->fp_env);
   sub->add_option("--rows-csv", a->rows_csv,
                   "Also write one CSV line per judged row and report entry to FILE (kernel, output, format, family, "
                   "n, temperature, row, R, M, max error, unit, bound, reference ratio, verdict, repro; "
@@ -258,9 +250,7 @@ Command add_run(CLI::App& app) {
     opt.seed = a->seed;
     opt.oracle_bits = a->oracle_bits;
     opt.oracle = a->oracle == "mpfr" ? OracleMode::mpfr : OracleMode::tiered;
-    opt.fp_env = *parse_fp_env(a->fp_env);
-    if (const std::string why = fp_env_unsupported(opt.fp_env); !why.empty())
-      throw std::invalid_argument("--fp-env " + a->fp_env + ": " + why);
+    opt.fp_env = fp_env_of(a->fp_env);
     opt.shard = shard;
     opt.jobs = a->jobs ? a->jobs : std::max(1u, std::thread::hardware_concurrency());
     const std::filesystem::path out = a->out;

@@ -122,6 +122,17 @@ check run_fp_env_not_recorded 1 '' -- grep -q fp_env "$tmp/noftz/report.json"
 check run_fp_env_gate_reruns_it 1 'shifted_f32 +softmax +f32 +[0-9.e+]+ +[0-9.e+]+ += ' -- \
   "$bin" gate --baseline "$tmp/ftz/report.json" --jobs 1
 check run_fp_env_bad 2 'fp-env' -- "$bin" run --impl shifted_f32 --fp-env fast --out "$tmp/ftz_bad"
+# check --fp-env: the properties with the kernel's calls under FTZ + DAZ (a
+# subnormal output of [96, 0] flushed to 0 breaks the accuracy contract);
+# the repro line carries the environment and replays the case in it only.
+check check_fp_env_ftz_daz 1 'softcheck repro --fp-env ftz_daz --impl shifted_f32 --op softmax --property accuracy' -- \
+  "$bin" check --impl shifted_f32 --property accuracy --tests 100 --fp-env ftz_daz
+check check_fp_env_default_holds 0 'accuracy +passed' -- "$bin" check --impl shifted_f32 --property accuracy --tests 100
+check repro_fp_env_fails 1 'result: +fail' -- "$bin" repro --fp-env ftz_daz --impl shifted_f32 --op softmax \
+  --property accuracy --temperature=0x1p+0 --row=0x1.8p+6,0x0p+0
+check repro_fp_env_default_passes 0 'result: +pass' -- "$bin" repro --impl shifted_f32 --op softmax \
+  --property accuracy --temperature=0x1p+0 --row=0x1.8p+6,0x0p+0
+check check_fp_env_bad 2 'fp-env' -- "$bin" check --impl shifted_f32 --fp-env fast
 
 # check and repro: a shrunk counterexample replays; the correct kernel passes the same case.
 check check_mutant 1 'softcheck repro --impl mutant_online_wrong_rescale' -- "$bin" check --impl mutant_online_wrong_rescale --property sum_to_one --tests 30

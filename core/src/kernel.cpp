@@ -35,4 +35,27 @@ void Kernel::call(const OpCall& c) const {
   compute(c);
 }
 
+std::string not_run_in_fp_env(const Kernel& k, FpEnv e) {
+  if (e == FpEnv::standard || k.requires_default_fp_env.empty()) return {};
+  return "not run in the " + std::string(name(e)) + " environment: it requires the default one (" +
+         k.requires_default_fp_env + ")";
+}
+
+Kernel in_fp_env(const Kernel& k, FpEnv e) {
+  Kernel in_e = k;
+  if (e == FpEnv::standard) return in_e;
+  in_e.load_options = (k.load_options.empty() ? "" : k.load_options + " ") + "--fp-env " + std::string(name(e));
+  if (const std::string why = not_run_in_fp_env(k, e); !why.empty() && k.available) {
+    in_e.available = false;
+    in_e.unavailable_reason = why;
+    return in_e;
+  }
+  in_e.compute = [inner = k.compute, e](const OpCall& c) {
+    const FpEnvScope env(e);
+    inner(c);
+  };
+  return in_e;
+}
+
 }  // namespace softcheck
+

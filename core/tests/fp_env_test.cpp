@@ -8,6 +8,7 @@
 #include <string>
 
 #include "softcheck/fp_env.hpp"
+#include "softcheck/kernel.hpp"
 
 namespace softcheck {
 namespace {
@@ -75,6 +76,41 @@ TEST(FpEnv, EachEnvironmentChangesWhatItSaysAndIsRestored) {
   EXPECT_EQ(tiny_halved(), sub);
   EXPECT_EQ(subnormal_quadrupled(), FLT_MIN);
   EXPECT_EQ(third(), nearest_third);
+}
+
+// in_fp_env: the kernel's call, and only the call, runs in the environment;
+// its repro options name it; a kernel that requires the default environment
+// comes back unavailable with the reason run gives; the default changes nothing.
+TEST(FpEnv, KernelInAnEnvironmentRunsOnlyItsCallsThere) {
+  if (!fp_env_unsupported(FpEnv::ftz).empty()) GTEST_SKIP() << fp_env_unsupported(FpEnv::ftz);
+  float seen = -1;
+  Kernel k;
+  k.name = "probe";
+  k.load_options = "--plugin /x.so";
+  k.compute = [&seen](const OpCall&) { seen = tiny_halved(); };
+  const OpCall call{Op::softmax, {}, {}, 1, 1, 1.0};
+
+  const Kernel ftz = in_fp_env(k, FpEnv::ftz);
+  EXPECT_TRUE(ftz.available);
+  EXPECT_EQ(ftz.load_options, "--plugin /x.so --fp-env ftz");
+  ftz.compute(call);
+  EXPECT_EQ(seen, 0.0f);                              // flushed inside the call
+  EXPECT_EQ(tiny_halved(), std::ldexp(1.0f, -127));  // and not after it
+  k.compute(call);
+  EXPECT_EQ(seen, std::ldexp(1.0f, -127));  // the original is untouched
+
+  const Kernel same = in_fp_env(k, FpEnv::standard);
+  EXPECT_EQ(same.load_options, k.load_options);
+  same.compute(call);
+  EXPECT_EQ(seen, std::ldexp(1.0f, -127));
+
+  k.requires_default_fp_env = "needs subnormals";
+  EXPECT_EQ(not_run_in_fp_env(k, FpEnv::standard), "");
+  const Kernel off = in_fp_env(k, FpEnv::daz);
+  EXPECT_FALSE(off.available);
+  EXPECT_EQ(off.unavailable_reason, not_run_in_fp_env(k, FpEnv::daz));
+  EXPECT_EQ(off.unavailable_reason,
+            "not run in the daz environment: it requires the default one (needs subnormals)");
 }
 
 }  // namespace

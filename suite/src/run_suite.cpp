@@ -748,14 +748,14 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
   std::deque<Kernel> not_in_this_env;
   std::vector<const Kernel*> kernels;
   for (const Kernel* k : given) {
-    if (opt.fp_env == FpEnv::standard || k->requires_default_fp_env.empty() || !k->available) {
+    const std::string why = not_run_in_fp_env(*k, opt.fp_env);
+    if (why.empty() || !k->available) {
       kernels.push_back(k);
       continue;
     }
     Kernel& off = not_in_this_env.emplace_back(*k);
     off.available = false;
-    off.unavailable_reason = "not run in the " + std::string(name(opt.fp_env)) +
-                             " environment: it requires the default one (" + k->requires_default_fp_env + ")";
+    off.unavailable_reason = why;
     kernels.push_back(&off);
   }
 

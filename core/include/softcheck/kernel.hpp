@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "softcheck/format.hpp"
+#include "softcheck/fp_env.hpp"
 #include "softcheck/op.hpp"
 
 namespace softcheck {
@@ -300,5 +301,18 @@ StableReference stable_attention_reference(Op op, Format f, std::size_t output);
 // sweep) check them against exact_row, which does not apply.
 const std::vector<Kernel>& sparse_kernels();
 const Kernel* find_sparse_kernel(std::string_view name);
+
+// Why kernel k is not run in environment e: empty when it can be (e is the
+// default, or k does not require it), else the unavailable reason `run` and
+// `check` report (Kernel::requires_default_fp_env).
+std::string not_run_in_fp_env(const Kernel& k, FpEnv e);
+
+// k as `check` and `repro` run it in environment e (docs/fp-env.md): each
+// call of its compute inside FpEnvScope(e), only the call, so the
+// properties' oracle and tolerances stay in the default; "--fp-env E" in its
+// load_options, so that its repro lines replay it there. A kernel that
+// requires the default environment comes back unavailable with
+// not_run_in_fp_env's reason. For e = default, k unchanged.
+Kernel in_fp_env(const Kernel& k, FpEnv e);
 
 }  // namespace softcheck
