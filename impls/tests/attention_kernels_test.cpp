@@ -1068,7 +1068,9 @@ TEST(AttentionPRounding, E4M3DropsPBelowHalfItsSmallestSubnormalUnlessPrescaled)
     for (const char* k : {"attention_flash_pe4m3_sumrounded_f32", "attention_flash_pe4m3_x256_sumrounded_f32"})
       for (double o : call(kernel(k), ones).O) EXPECT_EQ(o, 1.0) << k << " n = " << n;
     for (const Kernel& k : attention_kernels())
-      if (k.algorithm.starts_with("attention_flash_pe4m3")) EXPECT_TRUE(holds(k, ones, e)) << k.name;
+      if (k.algorithm.starts_with("attention_flash_pe4m3")) {
+        EXPECT_TRUE(holds(k, ones, e)) << k.name;
+      }
     // lse of the renormalised kernel: every dropped P is missing from l^.
     const Kernel& renormalised = kernel("attention_flash_pe4m3_sumrounded_f32");
     const double lse_error = worst_error(renormalised, ones, 1, e);
@@ -1080,7 +1082,9 @@ TEST(AttentionPRounding, E4M3DropsPBelowHalfItsSmallestSubnormalUnlessPrescaled)
                 n, call(kernel("attention_flash_pe4m3_f32"), ones).O[0], call(kernel("attention_flash_pe4m3_x256_f32"), ones).O[0],
                 lse_error, lse_ratio, lse_error / flash_lse.bound_ulps(shape, Format::f32));
     EXPECT_GT(lse_error, flash_lse.bound_ulps(shape, Format::f32));  // the E4M3 terms are needed
-    if (n == 64) EXPECT_GT(lse_ratio, 0.2);                          // and not loose by orders
+    if (n == 64) {
+      EXPECT_GT(lse_ratio, 0.2);  // and not loose by orders
+    }
   }
 }
 
