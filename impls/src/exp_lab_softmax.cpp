@@ -33,6 +33,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <numbers>
 #include <stdexcept>
 #include <string>
 
@@ -54,12 +56,31 @@ void exp_folded(std::span<float> v, float m, float s) {
   for (float& e : v) e = exp_lab::exp_fold_fma(e, m, s);
 }
 
+// |fl(m c)| from which the fold row shifts by the max first (below).
+constexpr float fold_guard = 0x1p28f;
+
 // The fold's softmax of one row of raw scores (xy: x in, y out), softmax
 // scale s = 1/T: m = max x, P_i = exp(s (x_i - m)) folded, y = P / sum P.
 // A fully masked row: m = -inf, every P_i = exp2f(-inf) = 0, y = 0/0 = NaN.
+//
+// One guard FlashAttention does not have: fl(m c) is off m c by up to half
+// an ulp, gamma, and every P_i carries the factor 2^gamma (it cancels in
+// P / sum P, see the contract). From |m c| = 2^31 on 2^gamma over- or
+// underflows (every P_i inf or 0: a NaN row; FA gives NaN there) and well
+// before that the P_i lose the bottom of the exponent range. So when
+// |fl(m c)| >= 2^28 (|gamma| <= 8 below it) the row is shifted first,
+// P_i = exp_fold_fma(fl(x_i - m), 0, s), as the shifted kernel does: P_k = 1
+// exactly. Those rows have M >= 1.86e8 and the contract's 0.1M makes its
+// bound vacuous there; the guard only keeps them finite and ordered.
 void shifted_expfold_row(std::span<float> xy, float s) {
   const float m = reduce_max<float>(xy);
-  exp_folded(xy, m, s);
+  const float c = static_cast<float>(static_cast<double>(s) * std::numbers::log2e);  // as exp_fold_fma
+  if (m != minus_inf<float> && !(std::fabs(m * c) < fold_guard)) {
+    subtract(xy, m);
+    exp_folded(xy, 0.0f, s);
+  } else {
+    exp_folded(xy, m, s);
+  }
   divide_by(xy, sum<float>(xy));
 }
 
@@ -96,25 +117,35 @@ void shifted_softmax_with(std::span<float> zy, Exp exp) {
 //    a relative 1.004u): at T = 1, theta <= (1.004 + 1.224R + uM)u.
 //  - S = sum P_i (n - 1 recursive additions of positive terms): (n - 1)u
 //    plus the terms' theta; the division: u.
-//  Total: 2 (1.004 + 1.224R + uM) + (n - 1) + 1 = 2.008 + n + 2.448R + 2uM
-//    (2u = 1.19e-7 <= 1.2e-7 as the M coefficient).
+//  Total: 2 (1.004 + 1.224R + uM) + (n - 1) + 1 = 2.008 + n + 2.448R + 2uM.
 //  - T != 1: delta grows by at most (2 - 0.224)u (+ 2^-27 u) = 1.777u, times
 //    |d_j| <= R <= 2M, in both theta: 2 * 1.777 * 2 M = 7.11M. There is no
 //    rounding of x / T (the fold multiplies the raw x_j by c).
-//  - ulps <= relative error / u for normal outputs (ulp(v) > u|v|). A
-//    subnormal output needs an entry 87 - ln n below the max, so K >= 2.45
-//    (87 - ln n) + n > 200: its absolute error, 0.502 denorm_min (exp2f, over
-//    S >= P_k = 2^{gamma (1 + e2)}, about 1) + 1/2 (the quotient) + the
-//    relative part (at most K/2 in units of denorm_min: y_j < 2^23
-//    denorm_min), stays below K. Non-contributing entries: the exact value
-//    rounds to 0, the computed one is <= denorm_min.
+//  - ulps <= relative error / u for normal outputs (ulp(v) > u|v|).
+//  - The exponent range (what 2^gamma does besides cancelling): in log2
+//    units |gamma| <= ulp(m c)/2 = g. P_j lands 2^gamma away from y_j S, so
+//    a P_j in the subnormal range (absolute error 0.502 denorm_min, or 0
+//    below 2^-150) costs y_j up to 0.502 2^g + 1/2 ulp; that needs an
+//    entry (126 - g) ln 2 below the max, R >= 81.8, K >= 203, whose
+//    relative part reaches at most K/2 on a subnormal y_j (y_j < 2^23
+//    denorm_min). For |m c| < 2^24 (g <= 1/2): 1.21 ulp, within K/2. For
+//    2^24 <= |m c| < 2^28 (g <= 8, M >= 1.16e7): 129 ulp, which 0.1M
+//    (>= 1.16e6) covers. From |fl(m c)| >= 2^28 on the kernel shifts first
+//    (shifted_expfold_row; M >= 1.86e8 there) and 0.1M >= 1.86e7 > 2^24 makes
+//    K u >= 1: no bound, only finite outputs. The linear form cannot say
+//    "below this M", so 0.1M (>= 2uM, the surviving e2_j gamma) is the
+//    M term: 0.1 ulp per unit of |z|, 10 ulp at M = 100.
+//  - Non-contributing entries: the exact value rounds to 0, the computed
+//    one is at most 2^g denorm_min / S: 1.5 ulp for g <= 1/2, 256 for
+//    g <= 8 (within 0.1M there).
 Contract expfold_contract() {
-  return declared_contract(2.01, 1, 2.45, 1.2e-7, 7.11,
+  return declared_contract(2.01, 1, 2.45, 0.1, 7.11,
                            "FlashAttention-2's fold exp2f(fma(x, c, -fl(m c))), c = fl32(s log2 e), s = 1/T: "
-                           "fl(m c)'s error is a factor common to every P_j and cancels in P / sum P (u^2 M "
-                           "survives); c is off s log2 e by 0.224u at T = 1, the fma rounds u|d|, exp2f "
-                           "1.004u: each P_j (1.004 + 1.224R + uM)u; sum (n-1)u, division u: "
-                           "n + 2.008 + 2.448R + 2uM; T != 1: c's 2u costs 1.777R <= 3.55M per P, twice; "
+                           "fl(m c)'s error is a factor common to every P_j and cancels in P / sum P; what "
+                           "survives (u^2 M, the exponent range shifted by up to 8) is within 0.1M, which "
+                           "leaves no bound from |fl(m c)| = 2^28 on, where the row is shifted first; c is off "
+                           "s log2 e by 0.224u at T = 1, the fma rounds u|d|, exp2f 1.004u: each P_j (1.004 + 1.224R + uM)u; sum (n-1)u, division u: "
+                           "n + 2.008 + 2.448R; T != 1: c's 2u costs 1.777R <= 3.55M per P, twice; "
                            "docs/exp-lab.md, exp_lab_softmax.cpp");
 }
 
@@ -141,9 +172,11 @@ Contract expfold_contract() {
 //    relative errors are (K u)^2 / 2 at most, within K/(1 - Ku) - K.
 Contract exp2poly_contract(int degree) {
   const double e_d = exp_lab::exp2_poly_accuracy(degree).ulp_bound;
+  char e_text[32];
+  std::snprintf(e_text, sizeof e_text, "%g", e_d);
   return declared_contract(2 * e_d, 1, 2, 0, 4,
                            "shifted softmax with exp2_poly<" + std::to_string(degree) +
-                               ">: the primitive's relative error E = " + std::to_string(e_d) +
+                               ">: the primitive's relative error E = " + std::string(e_text) +
                                "u (1 + 2^24 R_d, docs/exp-lab.md) in place of glibc's 1.004u: each e_j (E + R)u, "
                                "sum (n-1)u, division u: 2E + n + 2R; temperature 4uM as shifted_f32");
 }
@@ -217,17 +250,10 @@ Kernel exp2poly_kernel() {
 
 Kernel expfold_kernel() {
   OpDecl decl{Op::softmax, expfold_contract()};
-  // fl(m c) overflows for |max x| > FLT_MAX / (s log2 e) (2.36e38 at T = 1):
-  // then every argument is -inf (or +inf for a negative max) and the row is
-  // 0/0 or inf/inf, as in FlashAttention. Rows that large are in the
-  // floor's no_nonfinite check (up to the format's largest values), not in
-  // any contract (M u >= 1 there).
-  decl.opt_outs.push_back({std::string(floor_no_nonfinite),
-                           "FlashAttention's fl(max * s log2 e) overflows f32 for |max x| > FLT_MAX / (s log2 e) "
-                           "(2.36e38 at T = 1): every exp is then 0 or inf and the row NaN"});
   Kernel k = softmax_only_f32("shifted_expfold",
                               "FlashAttention-2's fold: P = exp2f(fma(x, s log2 e, -fl(max x * s log2 e))), "
-                              "s = 1/T folded into the scale, y = P / sum P (exp lab)",
+                              "s = 1/T folded into the scale, y = P / sum P; a row with |max x * s log2 e| >= "
+                              "2^28 shifted by the max first (exp lab)",
                               std::move(decl));
   k.compute = single_operand([kname = k.name](Op op, const void* xv, void* yv, std::int64_t rows,
                                               std::int64_t cols, double temperature) {
