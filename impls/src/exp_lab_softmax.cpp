@@ -134,7 +134,9 @@ void shifted_softmax_with(std::span<float> zy, Exp exp) {
 //    (shifted_expfold_row; M >= 1.86e8 there) and 0.1M >= 1.86e7 > 2^24 makes
 //    K u >= 1: no bound, only finite outputs. The linear form cannot say
 //    "below this M", so 0.1M (>= 2uM, the surviving e2_j gamma) is the
-//    M term: 0.1 ulp per unit of |z|, 10 ulp at M = 100.
+//    M term: the smallest round coefficient with 0.1M >= 2^24 on every
+//    guarded row (it needs >= 0.0902); 0.1 ulp per unit of |z|, 10 ulp at
+//    M = 100.
 //  - Non-contributing entries: the exact value rounds to 0, the computed
 //    one is at most 2^g denorm_min / S: 1.5 ulp for g <= 1/2, 256 for
 //    g <= 8 (within 0.1M there).
