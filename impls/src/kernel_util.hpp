@@ -95,10 +95,20 @@ void exp_each(std::span<T> v) {
   for (T& e : v) e = exp_of(e);
 }
 
-// v_i <- exp(v_i - a)
-template <class T>
-void exp_shifted(std::span<T> v, T a) {
-  for (T& e : v) e = exp_of(e - a);
+// exp_of as a function object: the default exponential of the steps below.
+struct ExpOf {
+  template <class T>
+  T operator()(T v) const {
+    return exp_of(v);
+  }
+};
+
+// v_i <- exp(v_i - a). `exp` is std::exp of T unless a kernel passes an
+// approximate exponential of its own (the exp lab's primitives,
+// exp_lab_softmax.cpp): the argument fl(v_i - a) is the same either way.
+template <class T, class Exp = ExpOf>
+void exp_shifted(std::span<T> v, T a, Exp exp = {}) {
+  for (T& e : v) e = exp(e - a);
 }
 
 // Sum v_0 + v_1 + ... left to right (recursive summation: error <= (n-1)u).

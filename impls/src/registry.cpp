@@ -6,6 +6,7 @@
 #include "attention_alternatives.hpp"
 #include "attention_twin.hpp"
 #include "cross_entropy_simd.hpp"
+#include "exp_lab_softmax.hpp"
 #include "kernel_util.hpp"
 #include "lowp.hpp"
 #include "peer_util.hpp"
@@ -39,6 +40,7 @@ const std::vector<Kernel>& builtin_kernels() {
     register_both_formats(k, kernels::lse_alt_family());
     register_both_formats(k, kernels::online_family());
     for (Kernel& x : kernels::simd_kernels()) k.push_back(std::move(x));  // vectorised f32, polynomial exp
+    for (Kernel& x : kernels::exp_lab_softmax_kernels()) k.push_back(std::move(x));  // the exp lab's exps, f32
     for (Kernel& x : kernels::lowp_kernels()) k.push_back(std::move(x));  // f16 / bf16
     for (Kernel& x : kernels::tiled_online_kernels()) k.push_back(std::move(x));  // host twins
     for (Kernel& x : kernels::cuda_kernels()) k.push_back(std::move(x));  // available or not
