@@ -1,5 +1,5 @@
 // softcheck sweep: every row of a row space (one entry of a fixed f16/bf16
-// row, every f16/bf16 pair, every FP8 row of length 2 or 3), every selected
+// row, every f16/bf16 pair, every FP8/FP6/FP4 row of length 2 or 3), every selected
 // kernel of one format, against the oracle (sweep.hpp, docs/low-precision.md).
 #include <fmt/format.h>
 
@@ -59,7 +59,7 @@ struct RowSpace {
   std::vector<std::vector<std::uint16_t>> patterns;  // of each swept entry
   std::vector<std::vector<double>> values;           // their values, exact in the kernels' format
   std::vector<double> context;
-  int hex_digits = 4;  // of a pattern: 4 (f16, bf16) or 2 (FP8)
+  int hex_digits = 4;  // of a pattern: 4 (f16, bf16) or 2 (the OCP element formats)
 
   std::size_t cols() const { return patterns.size() + context.size(); }
   // Rows per value of the first swept entry.
@@ -225,7 +225,8 @@ RowSpace row_space(const SweepOptions& opt) {
       if (given.empty()) return all;
       for (std::uint16_t p : given) {
         if (p >= e.patterns())
-          throw std::invalid_argument(fmt::format("{} 0x{:X}: not an {} pattern (8 bits)", option, p, e.name));
+          throw std::invalid_argument(
+              fmt::format("{} 0x{:X}: not an {} pattern ({} bits)", option, p, e.name, e.bits()));
         if (!std::binary_search(all.begin(), all.end(), p))
           throw std::invalid_argument(fmt::format(
               "{} {}: {} of {}, whose rows have no exact softmax: not swept (sweep --help)", option, space.hex(p),
@@ -287,9 +288,14 @@ std::vector<std::uint16_t> finite_patterns(Format f) {
   return out;
 }
 
+const std::array<const MiniFloat*, 5>& sweep_element_formats() {
+  static const std::array<const MiniFloat*, 5> formats = {&fp8_e4m3, &fp8_e5m2, &fp6_e2m3, &fp6_e3m2, &fp4_e2m1};
+  return formats;
+}
+
 const MiniFloat* sweep_element_format(std::string_view name) {
-  if (name == fp8_e4m3.name) return &fp8_e4m3;
-  if (name == fp8_e5m2.name) return &fp8_e5m2;
+  for (const MiniFloat* f : sweep_element_formats())
+    if (name == f->name) return f;
   return nullptr;
 }
 
@@ -438,7 +444,7 @@ namespace {
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
-// A pattern as the report writes it: 4 hex digits (f16, bf16), 2 (FP8).
+// A pattern as the report writes it: 4 hex digits (f16, bf16), 2 (OCP elements).
 std::string report_hex(const SweepReport& r, std::uint16_t p) {
   return r.elements ? fmt::format("0x{:02X}", p) : fmt::format("0x{:04X}", p);
 }
@@ -547,11 +553,16 @@ std::string sweep_table(const SweepReport& r) {
   std::string excluded;
   if (r.elements)
     for (std::uint16_t p : excluded_element_patterns(*r.elements)) excluded += " " + report_hex(r, p);
+  const std::string which =
+      !r.elements ? ""
+      : excluded.empty()
+          ? fmt::format("every {} pattern", r.elements->name)
+          : fmt::format("every {} pattern but{} (a NaN or +inf has no exact softmax; {} of the {} rows hold one)",
+                        r.elements->name, excluded, r.excluded_rows, r.rows_of_all);
   const std::string headline =
-      r.elements ? fmt::format("sweep {} kernels, {} rows {} of length {}: {} rows, every {} pattern but{} (a NaN "
-                               "or +inf has no exact softmax; {} of the {} rows hold one) (T = 1){}",
-                               name(r.format), r.elements->name, r.length == 2 ? "[a, b]" : "[a, b, c]", r.length,
-                               r.rows, r.elements->name, excluded, r.excluded_rows, r.rows_of_all, shard)
+      r.elements ? fmt::format("sweep {} kernels, {} rows {} of length {}: {} rows, {} (T = 1){}", name(r.format),
+                               r.elements->name, r.length == 2 ? "[a, b]" : "[a, b, c]", r.length, r.rows, which,
+                               shard)
       : r.pairs ? fmt::format("sweep {} pairs: {} rows [a, b], a and b finite values (T = 1){}", name(r.format),
                               r.rows, shard)
                 : fmt::format("sweep {}: x over {} finite values in the row {} (T = 1){}", name(r.format), r.rows,
@@ -641,7 +652,7 @@ Command add_sweep(CLI::App& app) {
       "sweep",
       "Exhaustive check: the row [x, -3.5, -1.75, -0.625, 0, 0.3125, 1.25, 2] with x every finite\n"
       "value of --dtype f16/bf16 (with --pairs: every row [a, b] of two finite values, 4.0e9 in f16;\n"
-      "with --elements: every row of 2 or 3 OCP FP8 values), every selected kernel of --dtype\n"
+      "with --elements: every row of 2 or 3 OCP FP8/FP6/FP4 values), every selected kernel of --dtype\n"
       "against the oracle.\n"
       "Exit status: 0 every declared contract held, 1 a contract was violated, 2 usage error.");
   auto a = std::make_shared<SweepArgs>();
@@ -669,16 +680,19 @@ Command add_sweep(CLI::App& app) {
   sub->add_option("--second", a->seconds,
                   "With --pairs or --elements: only the second entry = this bit pattern (repeatable; for repro "
                   "lines)");
+  std::vector<std::string> element_names;
+  for (const MiniFloat* f : sweep_element_formats()) element_names.emplace_back(f->name);
   sub->add_option("--elements", a->elements,
-                  "e4m3 or e5m2: every row of --length entries, each entry an OCP FP8 bit pattern (exact in f16, "
-                  "bf16, f32, f64), fed to the kernels of --dtype. Rows holding a NaN or +inf have no exact softmax "
-                  "and are not swept: E4M3's NaNs 0x7F, 0xFF (1,020 of the 65,536 rows of length 2, 390,152 of "
-                  "the 16,777,216 of length 3), E5M2's +inf 0x7C and NaNs 0x7D-0x7F, 0xFD-0xFF (3,535 and "
-                  "1,338,967); E5M2's -inf 0xFC is swept, a masked entry")
-      ->check(CLI::IsMember({std::string(fp8_e4m3.name), std::string(fp8_e5m2.name)}));
+                  "e4m3, e5m2 (OCP FP8), e2m3, e3m2 (FP6) or e2m1 (FP4): every row of --length entries, each entry "
+                  "a bit pattern of that format (exact in f16, bf16, f32, f64), fed to the kernels of --dtype. Rows "
+                  "holding a NaN or +inf have no exact softmax and are not swept: E4M3's NaNs 0x7F, 0xFF (1,020 of "
+                  "the 65,536 rows of length 2, 390,152 of the 16,777,216 of length 3), E5M2's +inf 0x7C and NaNs "
+                  "0x7D-0x7F, 0xFD-0xFF (3,535 and 1,338,967); E5M2's -inf 0xFC is swept, a masked entry; FP6 and "
+                  "FP4 have no specials")
+      ->check(CLI::IsMember(element_names));
   CLI::Option* length_option = sub->add_option("--length", a->length,
-                  "With --elements: 2 (256^2 = 65,536 rows) or 3 (256^3 = 16,777,216 rows; split it with --shard: "
-                  "contiguous ranges of the first entry's values); default 2");
+                  "With --elements: 2 (FP8: 256^2 = 65,536 rows) or 3 (FP8: 256^3 = 16,777,216 rows, split it with "
+                  "--shard: contiguous ranges of the first entry's values; FP6 64^3, FP4 16^3); default 2");
   sub->add_option("--third", a->thirds,
                   "With --elements --length 3: only the third entry = this bit pattern (repeatable; for repro lines)");
   sub->add_option("--oracle-bits", a->oracle_bits, "MPFR working precision in bits")

@@ -4,14 +4,16 @@
 //   - one entry: the fixed f16 / bf16 row [x, context...], x every finite
 //     pattern of the kernels' format;
 //   - --pairs: every row [a, b] of two finite f16 / bf16 values;
-//   - --elements: every row of length 2 or 3 whose entries are OCP FP8 (E4M3,
-//     E5M2) patterns, fed to kernels of a format that holds them exactly.
+//   - --elements: every row of length 2 or 3 whose entries are patterns of
+//     an OCP element format (FP8 E4M3, E5M2; FP6 E2M3, E3M2; FP4 E2M1), fed
+//     to kernels of a format that holds them exactly.
 // Rows are taken in blocks of consecutive values of the first swept entry;
 // each selected kernel runs a block in one batched call and is compared with
 // the oracle, whose exact row is computed once per row and shared by every
 // kernel and op. A shard takes a contiguous range of the first entry's values.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,8 +35,9 @@ const std::vector<double>& sweep_context();
 // 65,536; bf16: 65,280): +-0, subnormals, normals; no inf, no NaN.
 std::vector<std::uint16_t> finite_patterns(Format f);
 
-// The OCP FP8 element formats --elements takes (minifloat.hpp): E4M3, E5M2.
-// nullptr for another name.
+// The OCP element formats --elements takes (minifloat.hpp): E4M3, E5M2,
+// E2M3, E3M2, E2M1; by name, nullptr for another name.
+const std::array<const MiniFloat*, 5>& sweep_element_formats();
 const MiniFloat* sweep_element_format(std::string_view name);
 
 // The patterns of an element format a row may hold, ascending: every pattern
@@ -42,13 +45,14 @@ const MiniFloat* sweep_element_format(std::string_view name);
 // RowStatus::undefined: the oracle has no value and the judge no verdict).
 // -inf (E5M2's 0xFC) stays: a masked entry, and a row of -inf alone is judged
 // by the kernel's masked-row policy. E4M3: 254 of 256 (not the NaNs 0x7F,
-// 0xFF); E5M2: 249 (not +inf 0x7C nor the NaNs 0x7D-0x7F, 0xFD-0xFF).
+// 0xFF); E5M2: 249 (not +inf 0x7C nor the NaNs 0x7D-0x7F, 0xFD-0xFF); FP6
+// and FP4 have no specials: all 64 or 16.
 std::vector<std::uint16_t> element_patterns(const MiniFloat& f);
 // The patterns left out, ascending.
 std::vector<std::uint16_t> excluded_element_patterns(const MiniFloat& f);
 
-// The shortest and longest rows --elements sweeps: 256^3 = 16,777,216 rows;
-// a fourth entry would make it 4.3e9.
+// The shortest and longest rows --elements sweeps: FP8 256^3 = 16,777,216
+// rows; a fourth entry would make it 4.3e9.
 inline constexpr std::size_t min_element_length = 2, max_element_length = 3;
 
 struct SweepOptions {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `softcheck sweep --elements` through the built binary: the whole E4M3 and
-# E5M2 length-2 sweeps of an f32 kernel, a shard of the length-3 sweep, the
+# E5M2 length-2 sweeps, the whole FP4 length-3 one, a shard of the E4M3
+# length-3 sweep, the
 # test-only mutant_no_max_shift (exp(x) unshifted: inf / inf past x ~ 88.7,
 # inside E4M3's range up to 448) caught with exit 1 and its repro line
 # replaying exactly its worst row, and the usage errors (exit 2).
@@ -21,6 +22,9 @@ assert j[\"rows\"] == 249 * 249 and j[\"all_held\"], j[\"rows\"]
 assert j[\"row\"] == {\"elements\": \"e5m2\", \"length\": 2, \"temperature\": 1.0, \"rows_of_all\": 65536, \"excluded_rows\": 3535,
                       \"excluded_patterns\": [\"0x7C\", \"0x7D\", \"0x7E\", \"0x7F\", \"0xFD\", \"0xFE\", \"0xFF\"]}, j[\"row\"]
 assert all(k[\"masked_rows\"] == 1 and k[\"policy_violations\"] == 0 for k in j[\"kernels\"])'"
+
+# FP4: every row of 3 of its 16 values, whole.
+check e2m1_triples 0 '4096 rows, every e2m1 pattern' -- "$bin" sweep --dtype f16 --elements e2m1 --length 3
 
 # One shard of the length-3 sweep: its share of the first entry, in JSON.
 check e4m3_triples_shard 0 '' -- bash -c "'$bin' sweep --dtype f16 --elements e4m3 --length 3 --impl f16_shifted_f32acc --op softmax --shard 200/254 --json | python3 -c '
@@ -68,13 +72,14 @@ fi
 # Usage errors: exit 2.
 check length_4 2 'rows have 2 or 3 entries' -- "$bin" sweep --dtype f16 --elements e4m3 --length 4
 check length_1 2 'rows have 2 or 3 entries' -- "$bin" sweep --dtype f16 --elements e4m3 --length 1
-check unknown_elements 2 'elements' -- "$bin" sweep --dtype f16 --elements e3m2
+check unknown_elements 2 'elements' -- "$bin" sweep --dtype f16 --elements e8m0
 check elements_and_pairs 2 'give one of them' -- "$bin" sweep --dtype f16 --elements e4m3 --pairs
 check length_alone 2 '--length is for --elements' -- "$bin" sweep --dtype f16 --length 3
 check third_in_pairs 2 '--third is for --elements with --length 3' -- "$bin" sweep --dtype f16 --elements e4m3 --third 0x38
 check nan_value 2 'a NaN of e4m3' -- "$bin" sweep --dtype f16 --elements e4m3 --value 0x7F
 check inf_value 2 '\+inf of e5m2' -- "$bin" sweep --dtype f16 --elements e5m2 --second 0x7C
-check wide_value 2 'not an e4m3 pattern' -- "$bin" sweep --dtype f16 --elements e4m3 --value 0x100
+check wide_value 2 'not an e4m3 pattern \(8 bits\)' -- "$bin" sweep --dtype f16 --elements e4m3 --value 0x100
+check wide_fp4_value 2 'not an e2m1 pattern \(4 bits\)' -- "$bin" sweep --dtype f16 --elements e2m1 --value 0x10
 check f32_without_elements 2 'dtype f32 takes --elements' -- "$bin" sweep --dtype f32
 check wrong_format 2 'needs f32 kernels' -- "$bin" sweep --dtype f32 --elements e4m3 --impl f16_shifted_f32acc
 check bad_shard 2 'shard' -- "$bin" sweep --dtype f16 --elements e4m3 --length 3 --shard 254/254

@@ -65,7 +65,13 @@ TEST(SweepElements, PatternsSweptAndLeftOut) {
   for (const auto* ps : {&e4m3, &e5m2}) EXPECT_TRUE(std::is_sorted(ps->begin(), ps->end()));
   EXPECT_EQ(sweep_element_format("e4m3"), &fp8_e4m3);
   EXPECT_EQ(sweep_element_format("e5m2"), &fp8_e5m2);
-  EXPECT_EQ(sweep_element_format("e2m1"), nullptr);
+  EXPECT_EQ(sweep_element_format("e2m1"), &fp4_e2m1);
+  EXPECT_EQ(sweep_element_format("e8m0"), nullptr);  // a scale, not an element format
+  // FP6 and FP4: no specials, every pattern swept.
+  for (const MiniFloat* f : {&fp6_e2m3, &fp6_e3m2, &fp4_e2m1}) {
+    EXPECT_EQ(element_patterns(*f).size(), f->patterns()) << f->name;
+    EXPECT_TRUE(excluded_element_patterns(*f).empty()) << f->name;
+  }
 }
 
 // What the sweep feeds the kernels must be the element value itself: every
@@ -73,7 +79,7 @@ TEST(SweepElements, PatternsSweptAndLeftOut) {
 // bf16 and f32 and the packing into the kernels' storage, sign of zero and
 // all; a NaN stays a NaN.
 TEST(SweepElements, EveryElementValueIsExactInTheKernelFormats) {
-  for (const MiniFloat* e : {&fp8_e4m3, &fp8_e5m2})
+  for (const MiniFloat* e : sweep_element_formats())
     for (Format f : {Format::f16, Format::bf16, Format::f32}) {
       SCOPED_TRACE(std::string(e->name) + " in " + std::string(name(f)));
       std::vector<double> values;
@@ -146,6 +152,23 @@ TEST(SweepElements, E5m2PairsWholeWithTheMaskedRow) {
     EXPECT_EQ(s.policy_violations, 0u);
     EXPECT_EQ(s.elements, 2 * (r.rows - 1));
     EXPECT_EQ(s.nonfinite + s.special_mismatch, 0u);
+  }
+}
+
+// FP4 and FP6 rows are small enough to sweep whole at length 3.
+TEST(SweepElements, Fp4AndFp6TriplesWhole) {
+  for (const MiniFloat* e : {&fp4_e2m1, &fp6_e2m3}) {
+    SCOPED_TRACE(e->name);
+    SweepOptions opt;
+    opt.format = Format::bf16;
+    opt.elements = e;
+    opt.length = 3;
+    opt.ops = {Op::softmax};
+    const SweepReport r = run_sweep({&kernel("bf16_shifted_f32acc")}, opt);
+    EXPECT_EQ(r.rows, power(e->patterns(), 3));
+    EXPECT_EQ(r.excluded_rows, 0u);
+    EXPECT_TRUE(r.all_held());
+    EXPECT_EQ(r.results.at(0).nonfinite, 0u);
   }
 }
 
