@@ -292,6 +292,42 @@ TEST(SweepElements, FindsAPlantedBugAtOneRowOfAShardAndReplaysIt) {
   EXPECT_TRUE(run_sweep({&kernel("f16_shifted_f32acc")}, one).all_held());
 }
 
+// A kernel that writes 1 on every output of a row of -inf alone (no
+// masked-row policy gives that): E5M2's fully masked row finds it.
+TEST(SweepElements, FullyMaskedRowIsJudgedByThePolicy) {
+  Kernel k = kernel("f16_shifted_f32acc");
+  k.name = "test_masked_row_ones";
+  k.compute = single_operand([inner = k](Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols,
+                                         double t) {
+    inner.run(op, xv, yv, rows, cols, t);
+    const auto* x = static_cast<const std::uint16_t*>(xv);
+    auto* y = static_cast<std::uint16_t*>(yv);
+    for (std::int64_t r = 0; r < rows; ++r)
+      if (std::all_of(x + r * cols, x + (r + 1) * cols, [](std::uint16_t v) { return v == 0xFC00; }))
+        std::fill(y + r * cols, y + (r + 1) * cols, std::uint16_t{0x3C00});
+  });
+  SweepOptions opt;
+  opt.format = Format::f16;
+  opt.elements = &fp8_e5m2;
+  opt.ops = {Op::softmax};
+  opt.patterns = {0xFC, 0x38};  // a = -inf, 1: the masked row and 2 x 249 ordinary ones
+  const SweepReport r = run_sweep({&k}, opt);
+  const SweepResult& s = r.results.at(0);
+  EXPECT_EQ(s.rows, 2u * 249);
+  EXPECT_EQ(s.masked_rows, 1u);
+  EXPECT_EQ(s.policy_violations, 1u);
+  EXPECT_EQ(s.violations, 0u);
+  EXPECT_EQ(s.status(), "violated");
+  EXPECT_FALSE(r.all_held());
+  EXPECT_EQ(s.worst.patterns, (std::vector<std::uint16_t>{0xFC, 0xFC}));
+  EXPECT_NE(s.worst.exact.find("fully masked row"), std::string::npos);
+  EXPECT_NE(s.worst.repro.find("--value 0xFC --second 0xFC"), std::string::npos);
+  // The correct kernel follows its policy on that row.
+  const SweepReport ok = run_sweep({&kernel("f16_shifted_f32acc")}, opt);
+  EXPECT_EQ(ok.results.at(0).masked_rows, 1u);
+  EXPECT_TRUE(ok.all_held());
+}
+
 TEST(SweepElements, RejectsWhatItCannotSweep) {
   const std::vector<const Kernel*> f16 = {&kernel("f16_shifted_f32acc")};
   SweepOptions opt;
