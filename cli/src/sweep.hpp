@@ -1,17 +1,27 @@
-// `softcheck sweep`: exhaustive check of the f16 / bf16 kernels over one input
-// entry (docs/low-precision.md, "Exhaustive sweep"). A fixed row of 8
-// entries, x followed by a small context, with x taking every finite bit
-// pattern of the format in turn; each selected kernel runs on every such row
-// and is compared with the oracle, whose exact row is computed once per x and
-// shared by all kernels and ops.
+// `softcheck sweep`: exhaustive checks of the kernels of one format over
+// rows whose swept entries take every bit pattern of a small format
+// (docs/low-precision.md, "`softcheck sweep`"). Three row spaces, one loop:
+//   - one entry: the fixed f16 / bf16 row [x, context...], x every finite
+//     pattern of the kernels' format;
+//   - --pairs: every row [a, b] of two finite f16 / bf16 values;
+//   - --elements: every row of length 2 or 3 whose entries are patterns of
+//     an OCP element format (FP8 E4M3, E5M2; FP6 E2M3, E3M2; FP4 E2M1), fed
+//     to kernels of a format that holds them exactly.
+// Rows are taken in blocks of consecutive values of the first swept entry;
+// each selected kernel runs a block in one batched call and is compared with
+// the oracle, whose exact row is computed once per row and shared by every
+// kernel and op. A shard takes a contiguous range of the first entry's values.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "softcheck/format.hpp"
 #include "softcheck/kernel.hpp"
+#include "softcheck/minifloat.hpp"
 
 namespace softcheck {
 
@@ -25,16 +35,43 @@ const std::vector<double>& sweep_context();
 // 65,536; bf16: 65,280): +-0, subnormals, normals; no inf, no NaN.
 std::vector<std::uint16_t> finite_patterns(Format f);
 
+// The OCP element formats --elements takes (minifloat.hpp): E4M3, E5M2,
+// E2M3, E3M2, E2M1; by name, nullptr for another name.
+const std::array<const MiniFloat*, 5>& sweep_element_formats();
+const MiniFloat* sweep_element_format(std::string_view name);
+
+// The patterns of an element format a row may hold, ascending: every pattern
+// with an exact softmax row, i.e. all but NaN and +inf (a row holding one is
+// RowStatus::undefined: the oracle has no value and the judge no verdict).
+// -inf (E5M2's 0xFC) stays: a masked entry, and a row of -inf alone is judged
+// by the kernel's masked-row policy. E4M3: 254 of 256 (not the NaNs 0x7F,
+// 0xFF); E5M2: 249 (not +inf 0x7C nor the NaNs 0x7D-0x7F, 0xFD-0xFF); FP6
+// and FP4 have no specials: all 64 or 16.
+std::vector<std::uint16_t> element_patterns(const MiniFloat& f);
+// The patterns left out, ascending.
+std::vector<std::uint16_t> excluded_element_patterns(const MiniFloat& f);
+
+// The shortest and longest rows --elements sweeps: FP8 256^3 = 16,777,216
+// rows; a fourth entry would make it 4.3e9.
+inline constexpr std::size_t min_element_length = 2, max_element_length = 3;
+
 struct SweepOptions {
-  Format format = Format::f16;          // f16 or bf16
+  Format format = Format::f16;          // of the kernels: f16 or bf16; with elements any format holding them
   std::vector<Op> ops;                  // empty: every op each kernel provides
-  std::vector<std::uint16_t> patterns;  // values of x (pairs: of a); empty: finite_patterns(format)
+  std::vector<std::uint16_t> patterns;  // values of x (pairs, elements: of the first entry); empty: all
   unsigned oracle_bits = 256;
   // The pair sweep: the rows [a, b] of length 2, a over `patterns`, b over
   // `seconds` (empty: every finite value): 63,488^2 = 4.0e9 rows in f16.
   bool pairs = false;
   std::vector<std::uint16_t> seconds;
-  // Only this shard's contiguous range of x (pairs: of a) values, index of count.
+  // The element sweep: every row of `length` entries, each entry an
+  // element_patterns() pattern of `elements`; `patterns`, `seconds` and
+  // `thirds` (empty: all) restrict the first, second and third entries.
+  const MiniFloat* elements = nullptr;
+  std::size_t length = 2;
+  std::vector<std::uint16_t> thirds;
+  // Only this shard's contiguous range of x (pairs, elements: of the first
+  // entry's) values, index of count.
   std::size_t shard_index = 0, shard_count = 1;
 };
 
@@ -42,16 +79,15 @@ struct SweepOptions {
 // largest, a NaN/inf result (or a wrong special value) counting as infinite.
 struct SweepWorst {
   bool present = false;
-  std::uint16_t pattern = 0;  // of x (pairs: of a)
-  std::uint16_t second = 0;   // pairs: of b
-  double x = 0;
+  std::vector<std::uint16_t> patterns;  // of each swept entry: x; pairs: a, b; elements: one per entry
+  double x = 0;                         // the first swept entry's value
   std::size_t element = 0;    // index of the worst output in the row
   double got = 0;
   std::string exact;          // 21 significant digits
   double ulp = 0;             // +inf for NaN/inf
   double bound = 0;           // the contract's bound on that row (+inf: none)
   std::string row;            // hex-exact row
-  std::string repro;          // a `softcheck sweep` line for that x alone
+  std::string repro;          // a `softcheck sweep` line for that row alone
 };
 
 struct SweepResult {
@@ -65,8 +101,11 @@ struct SweepResult {
   double max_ulp = 0, mean_ulp = 0, max_bits = 0;     // over measured (finite) elements
   double max_bound = 0;                               // largest finite bound over the rows
   std::uint64_t vacuous_rows = 0;                     // rows whose bound is +inf (declared only)
+  // Rows of -inf alone (E5M2): judged by the masked-row policy, as `run`
+  // does, outside the error figures.
+  std::uint64_t masked_rows = 0, policy_violations = 0;
   SweepWorst worst;
-  double kernel_seconds = 0;   // CPU: the kernel on every row (one batched call)
+  double kernel_seconds = 0;   // CPU: the kernel on every row (one batched call per block)
   double compare_seconds = 0;  // CPU: compare_row against the shared exact rows
 
   std::string status() const;  // "held", "violated" or "no_contract"
@@ -75,10 +114,13 @@ struct SweepResult {
 struct SweepReport {
   Format format = Format::f16;
   bool pairs = false;
+  const MiniFloat* elements = nullptr;  // the element sweep: its format, its rows' length
+  std::size_t length = 0;
+  std::uint64_t rows_of_all = 0, excluded_rows = 0;  // elements: every pattern^length, those holding an excluded one
   std::size_t shard_index = 0, shard_count = 1;
-  std::uint64_t first_values = 0, first_of_all = 0;  // x (pairs: a) values swept, of how many
-  std::string first_range;                          // pattern range of this shard's x (a) values
-  std::vector<double> context;                      // empty for pairs
+  std::uint64_t first_values = 0, first_of_all = 0;  // x (pairs, elements: first entry) values swept, of how many
+  std::string first_range;                          // pattern range of this shard's values of them
+  std::vector<double> context;                      // empty for pairs and elements
   std::uint64_t rows = 0;
   unsigned oracle_bits = 0;
   double oracle_seconds = 0;  // CPU: exact_row over every row, once
@@ -90,8 +132,21 @@ struct SweepReport {
   bool all_held() const;  // no declared contract violated
 };
 
-// Throws std::invalid_argument for a format other than f16/bf16, a kernel of
-// another format or unavailable, or when no (kernel, op) pair is left.
+// The rows one shard of a sweep takes, known without running it: the values
+// [first_begin, first_end) of the first swept entry's `first_of_all` (its
+// patterns ascending), and the rows they hold. Over shards 0..N-1 the ranges
+// are contiguous and disjoint and cover every value. Throws as run_sweep.
+struct SweepShardRows {
+  std::size_t first_begin = 0, first_end = 0, first_of_all = 0;
+  std::uint64_t rows = 0;
+  std::string range;  // "0x3C00..0x3FFF" (FP8: "0x00..0x7E"), or "none"
+};
+SweepShardRows sweep_shard_rows(const SweepOptions& opt);
+
+// Throws std::invalid_argument for a format other than f16/bf16 (elements: one
+// not holding every element value exactly), a length other than 2 or 3, a
+// pattern not in the swept set, a kernel of another format or unavailable, or
+// when no (kernel, op) pair is left.
 SweepReport run_sweep(const std::vector<const Kernel*>& kernels, const SweepOptions& opt);
 
 std::string sweep_json(const SweepReport& r);

@@ -99,14 +99,14 @@ TEST(Sweep, WorstRowIsReproducedAndIndependentlyMeasured) {
     SweepOptions one;
     one.format = Format::f16;
     one.ops = {s.op};
-    one.patterns = {s.worst.pattern};
+    one.patterns = {s.worst.patterns.at(0)};
     const SweepReport again = run_sweep({&kernel(s.kernel.c_str())}, one);
     ASSERT_EQ(again.results.size(), 1u);
     EXPECT_EQ(again.results[0].max_ulp, s.max_ulp);
     EXPECT_EQ(again.results[0].worst.element, s.worst.element);
     EXPECT_EQ(again.results[0].worst.got, s.worst.got);
     // Measured again from scratch: the row, the oracle, the metric.
-    std::vector<double> row = {decode16(s.worst.pattern, Format::f16)};
+    std::vector<double> row = {decode16(s.worst.patterns.at(0), Format::f16)};
     for (double v : sweep_context()) row.push_back(v);
     const oracle::ExactRow exact = oracle::exact_row(row);
     const auto& ref = s.op == Op::softmax ? exact.softmax : exact.log_softmax;
@@ -157,7 +157,7 @@ TEST(Sweep, FindsABugAtOneInputValue) {
   const SweepResult& s = r.results[0];
   EXPECT_EQ(s.status(), "violated");
   EXPECT_EQ(s.violations, 1u);
-  EXPECT_EQ(s.worst.pattern, needle);
+  EXPECT_EQ(s.worst.patterns, std::vector<std::uint16_t>{needle});
   EXPECT_EQ(s.worst.element, 0u);
   EXPECT_GT(s.worst.ulp, 3.0);
   EXPECT_FALSE(r.all_held());

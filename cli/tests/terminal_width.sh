@@ -157,5 +157,10 @@ fits sweep_f16 "$tmp/sweep16.txt"
 fits sweep_bf16 "$tmp/sweepbf16.txt"
 aligned sweep_f16_op "$tmp/sweep16.txt" op '(softmax|log_softmax)'
 aligned sweep_f16_worst "$tmp/sweep16.txt" 'worst x' '0x[0-9A-F]{4}'
+# One FP8 row of length 3 through every f32 kernel (the longest names).
+capture sweep_e4m3_f32 "$tmp/sweep_e4m3.txt" "$bin" sweep --dtype f32 --elements e4m3 --length 3 --value 0x38 \
+  --second 0xB8 --third 0x7E
+fits sweep_e4m3_f32 "$tmp/sweep_e4m3.txt"
+aligned sweep_e4m3_f32_worst "$tmp/sweep_e4m3.txt" 'worst x' '0x[0-9A-F]{2},0x[0-9A-F]{2},0x[0-9A-F]{2}'
 
 finish "terminal width"
