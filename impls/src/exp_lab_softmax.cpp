@@ -237,7 +237,8 @@ Kernel exp2poly_kernel() {
   // just below the switch and p(f - 1) 2^(n+1) just above it are rounded
   // separately. Over every f32 z in [-104, 0], exp2_poly<d> steps down
   // 41,255 (d = 2), 35,053, 35,204 and 35,343 (d = 5) times, each by one ulp
-  // (docs/exp-lab.md, "Softmax kernels on the primitives"), and y = e / S
+  // (counted by exp_lab_softmax_test.cpp's DISABLED_CountTheStepsDownOverEveryArgument;
+  // docs/exp-lab.md, "Softmax kernels on the primitives"), and y = e / S
   // keeps each inversion: a larger z_j can get a smaller y_j.
   decl.opt_outs.push_back({std::string(floor_ordering),
                            "exp2_poly<" + degree + "> is not monotone in f32: one-ulp steps down where the "

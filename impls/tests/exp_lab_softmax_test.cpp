@@ -159,17 +159,17 @@ TEST(ExpLabSoftmax, FoldKernelIsFlashAttentionsFoldOnTheRawScores) {
   for (int k = 1; k <= 64; ++k) {
     const double big = (k % 2 ? 1 : -1) * 1.5e9 * k * (1 + 0.0123 * k);
     SCOPED_TRACE(big);
-    const std::vector<double> x = f32_row({big, big * (1 - 0x1p-20)});
-    const float m = static_cast<float>(std::max(x[0], x[1]));
+    const std::vector<double> large = f32_row({big, big * (1 - 0x1p-20)});
+    const float m = static_cast<float>(std::max(large[0], large[1]));
     float sum = 0;
-    for (double v : x) sum += exp_lab::exp_fold_fma(static_cast<float>(v), m, 1.0f);
+    for (double v : large) sum += exp_lab::exp_fold_fma(static_cast<float>(v), m, 1.0f);
     fa_nonfinite += !std::isfinite(exp_lab::exp_fold_fma(m, m, 1.0f) / sum);
-    const std::vector<double> y = softmax_of(kernel("shifted_expfold_f32"), x);
-    const std::vector<double> shifted = softmax_of(kernel("shifted_f32"), x);
-    ASSERT_TRUE(row_fits_format(x, 1.0, Format::f32));
+    const std::vector<double> y = softmax_of(kernel("shifted_expfold_f32"), large);
+    const std::vector<double> shifted = softmax_of(kernel("shifted_f32"), large);
+    ASSERT_TRUE(row_fits_format(large, 1.0, Format::f32));
     EXPECT_TRUE(std::isfinite(y[0]) && std::isfinite(y[1]));
-    EXPECT_EQ(y[x[0] > x[1] ? 0 : 1], shifted[x[0] > x[1] ? 0 : 1]);
-    EXPECT_TRUE(std::isinf(bound(kernel("shifted_expfold_f32").ops[0].contract, x)));
+    EXPECT_EQ(y[large[0] > large[1] ? 0 : 1], shifted[large[0] > large[1] ? 0 : 1]);
+    EXPECT_TRUE(std::isinf(bound(kernel("shifted_expfold_f32").ops[0].contract, large)));
   }
   EXPECT_GT(fa_nonfinite, 8) << "FlashAttention's fold gives NaN on rows of scores past 2^31 / log2 e";
   std::printf("FlashAttention's fold: %d of 64 rows of |scores| 1.5e9 to 1.5e11 non-finite\n", fa_nonfinite);
@@ -229,6 +229,40 @@ TEST(ExpLabSoftmax, PolynomialKernelsAreNotMonotoneTheOthersAre) {
     EXPECT_GT(inverted, 0) << "no inversion within 4096 ulp of -ln 2 / 2";
     std::printf("degree %d: %d of 8192 neighbouring rows [0, lo, hi] inverted\n", degree, inverted);
   }
+}
+
+// The exhaustive count behind the polynomial kernels' ordering opt-out:
+// every f32 z in [-104, 0] against its predecessor, the steps down of
+// each primitive. A measurement, not a test (1.12e9 arguments per
+// primitive, about a minute): run it with
+//   build/impls/exp_lab_softmax_tests --gtest_also_run_disabled_tests
+//     --gtest_filter='*CountTheStepsDown*'
+// (docs/exp-lab.md, "Floor opt-outs").
+TEST(ExpLabSoftmax, DISABLED_CountTheStepsDownOverEveryArgument) {
+  const auto count = [](const char* what, auto exp) {
+    std::uint64_t down = 0, arguments = 0;
+    double worst = 0;
+    float z = -104.0f, prev = exp(z);
+    while (z < 0.0f) {
+      z = std::nextafter(z, 1.0f);
+      const float y = exp(z);
+      ++arguments;
+      if (y < prev) {
+        ++down;
+        worst = std::max(worst, (static_cast<double>(prev) - y) / prev);
+      }
+      prev = y;
+    }
+    std::printf("%-24s %llu steps down over %llu arguments, largest %.3g relative\n", what,
+                static_cast<unsigned long long>(down), static_cast<unsigned long long>(arguments), worst);
+    return down;
+  };
+  EXPECT_GT(count("exp2_poly<2>", [](float z) { return exp_lab::exp2_poly<2>(z); }), 0u);
+  EXPECT_GT(count("exp2_poly<3>", [](float z) { return exp_lab::exp2_poly<3>(z); }), 0u);
+  EXPECT_GT(count("exp2_poly<4>", [](float z) { return exp_lab::exp2_poly<4>(z); }), 0u);
+  EXPECT_GT(count("exp2_poly<5>", [](float z) { return exp_lab::exp2_poly<5>(z); }), 0u);
+  EXPECT_EQ(count("exp_fold_fma (s 1, m 0)", [](float z) { return exp_lab::exp_fold_fma(z); }), 0u);
+  EXPECT_EQ(count("expf_cuda_model", [](float z) { return exp_lab::expf_cuda_model(z); }), 0u);
 }
 
 // ------------------------------------------------------------ structure
