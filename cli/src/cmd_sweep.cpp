@@ -190,7 +190,10 @@ void evaluate(Target& t, const SweepOptions& opt, const RowSpace& space, const S
   if (std::isfinite(b)) s.max_bound = std::max(s.max_bound, b);
   if (t.decl->contract.declared && !std::isfinite(b)) s.vacuous_rows++;
   if (!v.within) s.violations++;
-  record_worst(t, opt, space, row, v.broken ? broken_key : e.max_ulp, v);
+  const bool floor_broken = !t.decl->contract.declared &&
+                            oracle::breaks_floor_no_nonfinite(e, *t.decl, row.x, 1.0, opt.format);
+  if (floor_broken) s.floor_violations++;
+  record_worst(t, opt, space, row, v.broken || floor_broken ? broken_key : e.max_ulp, v);
   s.compare_seconds += thread_cpu_seconds() - t0;
 }
 
@@ -321,8 +324,9 @@ std::vector<std::uint16_t> excluded_element_patterns(const MiniFloat& f) {
 }
 
 std::string SweepResult::status() const {
-  // A broken masked-row policy fails a kernel with or without a contract.
-  if (policy_violations > 0) return "violated";
+  // A broken masked-row policy or the no-NaN floor fails a kernel with or
+  // without a contract.
+  if (policy_violations > 0 || floor_violations > 0) return "violated";
   if (!declared) return "no_contract";
   return violations > 0 ? "violated" : "held";
 }
@@ -333,7 +337,7 @@ double SweepReport::oracle_us_per_row() const {
 
 bool SweepReport::all_held() const {
   return std::none_of(results.begin(), results.end(),
-                      [](const SweepResult& r) { return r.violations > 0 || r.policy_violations > 0; });
+                      [](const SweepResult& r) { return r.status() == "violated"; });
 }
 
 namespace {
@@ -513,6 +517,7 @@ std::string sweep_json(const SweepReport& r) {
                             {"vacuous_bound_rows", s.vacuous_rows},
                             {"masked_rows", s.masked_rows},
                             {"policy_violations", s.policy_violations},
+                            {"floor_violations", s.floor_violations},
                             {"seconds", {{"kernel", s.kernel_seconds}, {"compare", s.compare_seconds}}},
                             {"worst", worst_json(r, s.worst)}});
   return j.dump(2) + "\n";
@@ -579,7 +584,7 @@ std::string sweep_table(const SweepReport& r) {
                         {"contract"}, {"CPU s", true}, {"worst x"}});
   for (const SweepResult& s : r.results) {
     const std::string verdict = s.status() == "held"       ? fmt::format("held<={:.4g}", s.worst.bound)
-                                : s.status() == "violated" ? fmt::format("VIOLATED:{}", s.violations + s.policy_violations)
+                                : s.status() == "violated" ? fmt::format("VIOLATED:{}", s.violations + s.policy_violations + s.floor_violations)
                                                            : "none";
     table.add({s.kernel, std::string(name(s.op)), fmt::format("{:.4g}", s.max_ulp), fmt::format("{:.4g}", s.mean_ulp),
                std::to_string(s.nonfinite + s.special_mismatch), verdict,
@@ -592,6 +597,11 @@ std::string sweep_table(const SweepReport& r) {
     if (s.policy_violations > 0)
       out += cli::wrapped(fmt::format("{} {}: {} of the {} rows of -inf alone break the kernel's masked-row policy",
                                       s.kernel, name(s.op), s.policy_violations, s.masked_rows));
+  for (const SweepResult& s : r.results)
+    if (s.floor_violations > 0)
+      out += cli::wrapped(fmt::format("{} {}: no contract, but NaN/inf where the exact value is finite on {} rows "
+                                      "(the floor's no_nonfinite, docs/gating-your-kernel.md)",
+                                      s.kernel, name(s.op), s.floor_violations));
   for (const SweepResult& s : r.results)
     if (s.vacuous_rows > 0)
       out += cli::wrapped(fmt::format("note: {} {}: the bound is infinite (K u >= 1) on {} rows (large |x| inflates "
@@ -654,7 +664,8 @@ Command add_sweep(CLI::App& app) {
       "value of --dtype f16/bf16 (with --pairs: every row [a, b] of two finite values, 4.0e9 in f16;\n"
       "with --elements: every row of 2 or 3 OCP FP8/FP6/FP4 values), every selected kernel of --dtype\n"
       "against the oracle.\n"
-      "Exit status: 0 every declared contract held, 1 a contract was violated, 2 usage error.");
+      "Exit status: 0 every declared contract held, 1 a contract, a masked-row policy or the no-NaN floor was\n"
+      "violated, 2 usage error.");
   auto a = std::make_shared<SweepArgs>();
   sub->add_option("--dtype", a->dtype, "The kernels' format: f16 or bf16; with --elements also f32 or f64")
       ->required()

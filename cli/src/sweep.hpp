@@ -104,6 +104,10 @@ struct SweepResult {
   // Rows of -inf alone (E5M2): judged by the masked-row policy, as `run`
   // does, outside the error figures.
   std::uint64_t masked_rows = 0, policy_violations = 0;
+  // Rows where a kernel without a contract returned NaN/inf for a finite
+  // exact value: the floor's no_nonfinite (kernel.hpp), which `run` also
+  // counts; unless the kernel opts out of it.
+  std::uint64_t floor_violations = 0;
   SweepWorst worst;
   double kernel_seconds = 0;   // CPU: the kernel on every row (one batched call per block)
   double compare_seconds = 0;  // CPU: compare_row against the shared exact rows

@@ -292,6 +292,44 @@ TEST(SweepElements, FindsAPlantedBugAtOneRowOfAShardAndReplaysIt) {
   EXPECT_TRUE(run_sweep({&kernel("f16_shifted_f32acc")}, one).all_held());
 }
 
+// A kernel without a contract still claims the floor's no_nonfinite
+// (kernel.hpp): f16_shifted_f32acc with its contracts removed and a NaN
+// written on the one row [1.5, -2] fails the sweep, as `run` would fail it;
+// the same kernel opting out of the floor (with its reason) does not.
+TEST(SweepElements, AKernelWithoutAContractStillMayNotReturnNaN) {
+  Kernel k = kernel("f16_shifted_f32acc");
+  k.name = "test_nan_at_one_row";
+  for (OpDecl& d : k.ops) d.contract = Contract{.why = "test: none"};
+  k.compute = single_operand([inner = kernel("f16_shifted_f32acc")](Op op, const void* xv, void* yv,
+                                                                     std::int64_t rows, std::int64_t cols, double t) {
+    inner.run(op, xv, yv, rows, cols, t);
+    const auto* x = static_cast<const std::uint16_t*>(xv);
+    auto* y = static_cast<std::uint16_t*>(yv);
+    for (std::int64_t r = 0; r < rows; ++r)
+      if (cols == 2 && decode16(x[r * 2], Format::f16) == 1.5 && decode16(x[r * 2 + 1], Format::f16) == -2.0)
+        y[r * 2] = encode16(NAN, Format::f16);
+  });
+  SweepOptions opt;
+  opt.format = Format::f16;
+  opt.elements = &fp8_e4m3;
+  opt.length = 2;
+  opt.ops = {Op::softmax};
+  const SweepReport r = run_sweep({&k}, opt);
+  ASSERT_EQ(r.results.size(), 1u);
+  EXPECT_EQ(r.results[0].floor_violations, 1u);
+  EXPECT_EQ(r.results[0].status(), "violated");
+  EXPECT_FALSE(r.all_held());
+  EXPECT_EQ(r.results[0].worst.patterns,
+            (std::vector<std::uint16_t>{encode(fp8_e4m3, 1.5, Overflow::saturate),
+                                        encode(fp8_e4m3, -2.0, Overflow::saturate)}));
+  Kernel opted_out = k;
+  for (OpDecl& d : opted_out.ops) d.opt_outs.push_back({std::string(floor_no_nonfinite), "test: NaN by design"});
+  const SweepReport r2 = run_sweep({&opted_out}, opt);
+  EXPECT_EQ(r2.results[0].floor_violations, 0u);
+  EXPECT_EQ(r2.results[0].status(), "no_contract");
+  EXPECT_TRUE(r2.all_held());
+}
+
 // A kernel that writes 1 on every output of a row of -inf alone (no
 // masked-row policy gives that): E5M2's fully masked row finds it.
 TEST(SweepElements, FullyMaskedRowIsJudgedByThePolicy) {
