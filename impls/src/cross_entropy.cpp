@@ -218,19 +218,19 @@ ComputeFn compute_16_in_f32(Format storage, std::size_t chunk, double eps) {
 // First order in u (the kernel's unit roundoff), on rows with finite entries
 // (-inf masks allowed), R and M as in RowShape (kernel.hpp).
 //
-// Normaliser: each e_j = exp(fl(z_j - a)) carries (0.502 + R)u (the
-// subtraction's rounding costs u|z_j - a| <= uR in exp's argument, exp
-// 0.502u); rest sums n - 1 of them left to right: (n - 2)u plus theirs,
-// (n - 1.498 + R)u relative; D = 1 + rest one more rounding: relative
-// error of D <= (n - 0.498 + R)u.
+// Normaliser: each e_j = exp(fl(z_j - a)) carries (1.02 + R)u (the
+// subtraction's rounding costs u|z_j - a| <= uR in exp's argument; exp
+// 0.51 ulp <= 1.02u, shifted.cpp); rest sums n - 1 of them left to right:
+// (n - 2)u plus theirs, (n - 0.98 + R)u relative; D = 1 + rest one more
+// rounding: relative error of D <= (n + 0.02 + R)u.
 //
 // Loss (ULP metric; ulp(v) > u|v| turns a relative bound into ULPs):
 //  - a - z_t: one rounding (0 exactly when t is the max entry);
 //  - log1p(rest): rest's relative error e moves log1p(rest) by
 //    rest e / (1 + rest) <= e log1p(rest) (x / (1 + x) <= log(1 + x)), plus
-//    log1pf / log1p's own rounding (< 1 ulp <= 2u): (n + 0.502 + R)u relative;
+//    log1pf / log1p's own rounding (< 1 ulp <= 2u): (n + 1.02 + R)u relative;
 //  - the sum of the two terms (both >= 0): the larger relative error plus u.
-//  K = n + 1.502 + R <= 2 + n + R.
+//  K = n + 2.02 + R <= 3 + n + R.
 //  - temperature: fl(T) and fl(x / T) give |dz_i| <= 2u|z_i| <= 2uM, which
 //    moves the loss by dz_t - sum_i p_i dz_i. When t is the max entry that is
 //    sum_{i != t} p_i (dz_t - dz_i) <= 4uM (1 - p_t) <= 4uM loss
@@ -238,31 +238,31 @@ ComputeFn compute_16_in_f32(Format storage, std::size_t chunk, double eps) {
 //    <= 4uM <= 5.78uM loss: t = 6.
 //
 // Gradient (scaled metric: error / (u s_j), s_j = p_j + [j = t]):
-//  - p_j = e_j / D: (0.502 + R) + (n - 0.498 + R) + 1 (the division)
-//    = n + 1.004 + 2R relative, and s_j = p_j off the target;
+//  - p_j = e_j / D: (1.02 + R) + (n + 0.02 + R) + 1 (the division)
+//    = n + 2.04 + 2R relative, and s_j = p_j off the target;
 //  - at the target, t the max entry: -rest / D: rest's error enters divided
 //    by 1 + rest (d(r / (1 + r)) / (r / (1 + r)) = dr / r / (1 + r)), so
-//    (n - 1.498 + R) + u (D's rounding) + u (the division) <= n + 0.502 + R,
+//    (n - 0.98 + R) + u (D's rounding) + u (the division) <= n + 1.02 + R,
 //    relative to 1 - p_t <= s_t;
-//  - at the target otherwise: |dp_t| + u |p_t - 1| <= ((n + 1.004 + 2R) p_t
-//    + 1)u <= (n + 2.004 + 2R) u s_t.
-//  K = n + 2.004 + 2R <= 3 + n + 2R.
+//  - at the target otherwise: |dp_t| + u |p_t - 1| <= ((n + 2.04 + 2R) p_t
+//    + 1)u <= (n + 3.04 + 2R) u s_t.
+//  K = n + 3.04 + 2R <= 4 + n + 2R.
 //  - temperature: dp_j / p_j = dz_j - sum_i p_i dz_i, at most 4uM: 4uM s_j.
 //  - subnormal p_j: the metric's unit is max(u s_j, denorm_min), and e_j / D
 //    (D >= 1) is off by at most the relative part plus one denorm_min: covered.
 //
 // Chunked (chunk size C, n_c = ceil(n / C) chunks): a chunk's rest carries
-// (C - 1.498 + R)u as above. A merge forms 1 + r2 (u), rescales it by
-// exp(fl(a2 - a1)) (0.502u, the multiplication u, and u|a2 - a1| from the
-// argument's rounding) and adds (u): 3.502u per merge, and when the max grows
+// (C - 0.98 + R)u as above. A merge forms 1 + r2 (u), rescales it by
+// exp(fl(a2 - a1)) (1.02u, the multiplication u, and u|a2 - a1| from the
+// argument's rounding) and adds (u): 4.02u per merge, and when the max grows
 // from chunk to chunk the whole accumulated rest is the rescaled side, so
 // every merge can cost it that much. The argument terms telescope: the
-// maxima only grow, so sum |a2 - a1| <= R. Merged rest: (C + 3.502 n_c + 2R)u
-// relative, and with n_c <= n / C + 1 and C < n (one chunk, n <= C, is the
-// two-pass normaliser) that is <= ((1 + 3.502 / C) n + 3.502 + 2R)u: rest's
-// two-pass error n - 1.498 + R raised by 5 + R + (3.502 / C) n. So the
-// two-pass figures plus that: loss 7 + (1 + 3.502 / C) n + 2R, gradient
-// 8 + (1 + 3.502 / C) n + 3R.
+// maxima only grow, so sum |a2 - a1| <= R. Merged rest: (C - 0.98 + 4.02 n_c
+// + 2R)u relative, and with n_c <= n / C + 1 and C < n (one chunk, n <= C,
+// is the two-pass normaliser) that is <= ((1 + 4.02 / C) n + 3.04 + 2R)u:
+// rest's two-pass error n - 0.98 + R raised by 4.02 + R + (4.02 / C) n,
+// declared as 5 + R + (4.02 / C) n. So the two-pass figures plus that:
+// loss 8 + (1 + 4.02 / C) n + 2R, gradient 9 + (1 + 4.02 / C) n + 3R.
 //
 // 16-bit storage, f32 inside (rho = u_f32 / u_16: 2^-13 for f16, 2^-16 for
 // bf16): the f32 kernel's error in units of the 16-bit u is rho times its
@@ -272,7 +272,7 @@ ComputeFn compute_16_in_f32(Format storage, std::size_t chunk, double eps) {
 // Label smoothing eps > 0 (q as above, each value formed in double and
 // rounded once to T: <= 3u relative; eps >= 2^-64 keeps eps / n normal in
 // f32 for any row length the harness runs):
-//  - loss: log1p(rest) (n + 0.502 + R)u as above; the spread
+//  - loss: log1p(rest) (n + 1.02 + R)u as above; the spread
 //    sum_j q_j (x_k - x_j) / T: each term (smoothed_term) is one subtraction
 //    (or the exact halves and one), one division by fl(T), one product and
 //    q_j's 3u: 6u, plus fl(T)'s u; n - 1 additions of terms >= 0:
@@ -288,19 +288,19 @@ ComputeFn compute_16_in_f32(Format storage, std::size_t chunk, double eps) {
 //    subnormal products' absolute errors came back times 2^127, 459 ulp
 //    over a bound of 319 on a 256-entry row.)
 //  - gradient: p_j - q_j in one subtraction: |dp_j| + |dq_j| + u|p_j - q_j|
-//    <= (n + 1.004 + 2R)u p_j + 3u q_j + u s_j <= (n + 2.004 + 2R)u s_j with
+//    <= (n + 2.04 + 2R)u p_j + 3u q_j + u s_j <= (n + 3.04 + 2R)u s_j with
 //    s_j = p_j + q_j: the two-pass gradient contract as it is, temperature
 //    4uM p_j <= 4uM s_j.
 
 // A two-pass bound carried to the chunked kernel (chunk C > 0): rest's error
-// raised by the merges' 5 + R + (3.502 / C) n, which enters the loss and the
+// raised by the merges' 5 + R + (4.02 / C) n, which enters the loss and the
 // gradient once each (see above). chunk 0 keeps the two-pass bound.
 Contract with_chunk_merges(Contract two_pass, std::size_t chunk, std::string_view output) {
   if (chunk == 0) return two_pass;
-  return declared_contract(two_pass.a + 5, two_pass.b + 3.502 / static_cast<double>(chunk), two_pass.c + 1,
+  return declared_contract(two_pass.a + 5, two_pass.b + 4.02 / static_cast<double>(chunk), two_pass.c + 1,
                            two_pass.d, two_pass.t,
                            "the two-pass " + std::string(output) +
-                               " bound with rest's error raised by the merges' 5 + R + (3.502 / C) n (C = " +
+                               " bound with rest's error raised by the merges' 5 + R + (4.02 / C) n (C = " +
                                std::to_string(chunk) + "; cross_entropy.cpp)");
 }
 
@@ -309,20 +309,20 @@ Contract with_chunk_merges(Contract two_pass, std::size_t chunk, std::string_vie
 Contract loss_contract(std::size_t chunk, double eps) {
   const Contract two_pass =
       eps > 0 ? declared_contract(9, 1, 1, 0, 6,
-                                  "log1p(rest) + sum_j q_j (x_k - x_j) / T, both >= 0: n + 0.502 + R and n + 6, "
+                                  "log1p(rest) + sum_j q_j (x_k - x_j) / T, both >= 0: n + 1.02 + R and n + 6, "
                                   "the sum 1: n + 7 + R; temperature 4uM")
-              : declared_contract(2, 1, 1, 0, 6,
-                                  "(a - z_t) + log1p(rest), both >= 0: rest (n - 1.498 + R)u relative, log1p's "
-                                  "rounding 2u, the sum u: n + 1.502 + R; temperature 6uM");
+              : declared_contract(3, 1, 1, 0, 6,
+                                  "(a - z_t) + log1p(rest), both >= 0: rest (n - 0.98 + R)u relative, log1p's "
+                                  "rounding 2u, the sum u: n + 2.02 + R; temperature 6uM");
   return with_chunk_merges(two_pass, chunk, "loss");
 }
 
 Contract gradient_contract(std::size_t chunk, double eps) {
-  const std::string terms = eps > 0 ? "s_j = p_j + q_j: p_j = e_j / D n + 1.004 + 2R, q_j 3, p_j - q_j one rounding"
-                                    : "s_j = p_j + [j = t]: p_j = e_j / D n + 1.004 + 2R, -rest / D at a max "
+  const std::string terms = eps > 0 ? "s_j = p_j + q_j: p_j = e_j / D n + 2.04 + 2R, q_j 3, p_j - q_j one rounding"
+                                    : "s_j = p_j + [j = t]: p_j = e_j / D n + 2.04 + 2R, -rest / D at a max "
                                       "target, p_t - 1 otherwise";
   return with_chunk_merges(
-      declared_contract(3, 1, 2, 0, 4, "scaled by " + terms + ": n + 2.004 + 2R; temperature 4uM"), chunk,
+      declared_contract(4, 1, 2, 0, 4, "scaled by " + terms + ": n + 3.04 + 2R; temperature 4uM"), chunk,
       "gradient");
 }
 

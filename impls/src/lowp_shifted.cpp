@@ -29,9 +29,10 @@ namespace softcheck::kernels {
 //    computation, so the f32 result y32 obeys |y32 - v| <= K32 ulp32(v).
 //    (R and M come from row_shape in the output format: entries more than
 //    L_out below the max (f16: 26 ln 2 ~ 18.0; bf16: 135 ln 2 ~ 93.6) are not
-//    counted. Such an entry adds e_i (0.502 + d_i) u32 to the sum's error,
-//    d_i e^-d_i <= 2.7e-7 for d_i > 18: n 2.7e-7 u32 in all, inside the f32
-//    derivation's slack of 0.996u (a = 2 against 1.004) for n < 3.6e6.
+//    counted. Such an entry adds e_i (1.004 + d_i) u32 to the sum's error
+//    (expf 0.502 ulp <= 1.004u), (1.004 + d_i) e^-d_i <= 2.9e-7 for
+//    d_i > 18: n 2.9e-7 u32 in all, inside the f32 derivation's slack of
+//    0.992u (a = 3 against n + 2.008 + 2R with expf) for n < 3.4e6.
 //    Its own output: the exact softmax <= denorm_min_out / 4 rounds to 0,
 //    and so does y32 <= (1 + K32 u32) denorm_min_out / 4: <= 0.25 ulp.)
 //  - ulp32(v) <= (u32 / u_out) ulp_out(v): equal ratio for normal v of both;

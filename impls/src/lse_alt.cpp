@@ -19,20 +19,21 @@ void lse_alt_core(Op op, std::span<T> zy) {
 
 // Softmax contract, first order in u (Blanchard-Higham-Higham "alternative
 // shifted" 1 + max_j|x_j - y| + |y + n - x_min|, made componentwise):
-//  - S = sum exp(z_i - a) in [1, n]: relative error (n - 1)u + (0.502 + R)u;
-//    log(S) then has absolute error (n - 0.5 + R)u + 0.5u ln n (log's own
-//    rounding on |log S| <= ln n), and a + log(S) rounds once more by u|lse|:
-//    |d lse| <= (R + n + 0.5 ln n + |lse|)u with |lse| <= |a| + ln n <= M + ln n.
+//  - S = sum exp(z_i - a) in [1, n]: relative error (n - 1)u + (1.02 + R)u
+//    (exp 0.51 ulp <= 1.02u, shifted.cpp); log(S) then has absolute error
+//    (n + 0.02 + R)u + 2u ln n (log's own rounding, < 1 ulp <= 2u, on
+//    |log S| <= ln n), and a + log(S) rounds once more by u|lse|:
+//    |d lse| <= (R + n + 0.02 + 2 ln n + |lse|)u with |lse| <= M + ln n.
 //  - fl(z_j - lse) adds u|z_j - lse| <= u(R + ln n) (contributing j), and an
-//    absolute argument error is a relative error of exp; exp adds 0.502u.
-//  Total: 0.502 + n + 2R + M + 2.5 ln n <= 2 + 3n + 2R + 1M, using
-//  2.5 ln n <= 2n for n >= 1. Temperature: 4uM as for shifted (t = 4).
+//    absolute argument error is a relative error of exp; exp adds 1.02u.
+//  Total: 1.04 + n + 2R + M + 4 ln n <= 2 + 3n + 2R + 1M, using
+//  4 ln n <= 1.48n (ln n <= n/e). Temperature: 4uM as for shifted (t = 4).
 //  ulp(v) > u|v|, subnormal outputs as for shifted.
 Contract softmax_contract() {
   return declared_contract(2, 3, 2, 1, 4,
-                           "lse has absolute error <= (R + n + 0.5 ln n + |lse|)u with "
-                           "|lse| <= M + ln n; z_j - lse adds u(R + ln n); exp 0.502u: "
-                           "n + 2R + M + 2.5 ln n + 0.502 <= 2 + 3n + 2R + M; temperature 4uM");
+                           "lse has absolute error <= (R + n + 0.02 + 2 ln n + |lse|)u with "
+                           "|lse| <= M + ln n; z_j - lse adds u(R + ln n); exp 1.02u: "
+                           "n + 2R + M + 4 ln n + 1.04 <= 2 + 3n + 2R + M; temperature 4uM");
 }
 
 }  // namespace

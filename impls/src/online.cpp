@@ -35,32 +35,33 @@ T online_lse(Op op, std::span<T> z) {
 // Softmax contract, first order in u:
 //  - d_n is a chain of n - 1 additions ((n - 1)u) and of rescales; each
 //    rescale with m_j != m_{j-1} multiplies by fl(exp(fl(m_{j-1} - m_j))):
-//    0.502u (exp) + u|dm_j| (its argument) + u (the multiply), at most n - 1
-//    of them, and sum_j |dm_j| = m_n - (first max) <= R (a rescale with
-//    dm = 0 is exp(0) = 1, exact). Each term exp(z_j - m_j): (0.502 + R)u.
-//    Relative error of d_n <= (n - 1)(1 + 1.502) + R + 0.502 + R.
-//  - second pass exp(z_j - m_n): (0.502 + R)u; the division: u.
-//  Total: 2.502n + 3R - 0.5 <= 2 + 3n + 3R. Temperature 4uM (t = 4) as for
+//    1.02u (exp: 0.51 ulp, shifted.cpp) + u|dm_j| (its argument) + u (the
+//    multiply), at most n - 1 of them, and sum_j |dm_j| = m_n - (first max)
+//    <= R (a rescale with dm = 0 is exp(0) = 1, exact). Each term
+//    exp(z_j - m_j): (1.02 + R)u.
+//    Relative error of d_n <= (n - 1)(1 + 2.02) + R + 1.02 + R.
+//  - second pass exp(z_j - m_n): (1.02 + R)u; the division: u.
+//  Total: 3.02n + 0.02 + 3R <= 2 + 3.02n + 3R. Temperature 4uM (t = 4) as for
 //  shifted. ulp(v) > u|v|; subnormal outputs as for shifted.
 //  (A rescale from a state whose terms are all non-contributing only moves
 //  values far below denorm_min relative to d_n >= 1.)
 Contract softmax_contract() {
-  return declared_contract(2, 3, 3, 0, 4,
-                           "d_n: n - 1 additions plus up to n - 1 rescales, each 0.502u (exp) + "
-                           "u|dm| (argument) + u (multiply), sum|dm| <= R, terms (0.502 + R)u; "
-                           "output exp (0.502 + R)u, division u: 2.502n + 3R - 0.5; "
+  return declared_contract(2, 3.02, 3, 0, 4,
+                           "d_n: n - 1 additions plus up to n - 1 rescales, each 1.02u (exp 0.51 ulp) + "
+                           "u|dm| (argument) + u (multiply), sum|dm| <= R, terms (1.02 + R)u; "
+                           "output exp (1.02 + R)u, division u: 3.02n + 3R + 0.02; "
                            "temperature 4uM");
 }
 
 // Lse contract, absolute error in units of u: d_n's relative error (above)
-// (n - 1)2.502 + 2R + 0.502 becomes absolute through log; log's 2u log n <=
+// (n - 1)3.02 + 2R + 1.02 becomes absolute through log; log's 2u log n <=
 // 0.74nu; m + log d rounds by u(M + log n) <= u(M + 0.37n). Total
-// 3.61n - 2 + 2R + M <= 4n + 2R + M; temperature 2uM (as shifted's lse).
+// 4.13n - 2 + 2R + M <= 4.13n + 2R + M; temperature 2uM (as shifted's lse).
 Contract lse_contract() {
-  return declared_contract(0, 4, 2, 1, 2,
-                           "absolute, units of u: d_n relative 2.502(n - 1) + 2R + 0.502 becomes absolute "
+  return declared_contract(0, 4.13, 2, 1, 2,
+                           "absolute, units of u: d_n relative 3.02(n - 1) + 2R + 1.02 becomes absolute "
                            "through log; log 2u log n; m + log d rounds by u(M + log n): "
-                           "3.61n + 2R + M; temperature 2uM");
+                           "4.13n + 2R + M; temperature 2uM");
 }
 
 }  // namespace

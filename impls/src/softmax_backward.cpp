@@ -87,7 +87,7 @@ ComputeFn backward_compute(Op op) {
 // ---------------------------------------------------------------- contracts
 //
 // Scaled metric (docs/gradients.md), first order in u, R and M as in RowShape.
-// The forward's y (or p) carries a relative error F u, F = n + 1.004 + 2R
+// The forward's y (or p) carries a relative error F u, F = n + 2.04 + 2R
 // (+ 4M when T != 1): shifted_log1p's softmax derivation.
 //
 // softmax, naive: s = sum y_j g_j with the products rounded (u) and n - 1
@@ -95,14 +95,14 @@ ComputeFn backward_compute(Op op) {
 // included). g_i - s rounds once: + u (|g_i| + sum y|g|). The product with
 // y_i (relative F + 1): |dx_i - dx*_i| <= u y_i ((F + n + 1) sum y|g| + |g_i|
 // + (F + 1)(|g_i| + sum y|g|)) <= (2F + n + 2) u s_i, s_i = y_i (|g_i| +
-// sum y|g|). K = 3n + 4.008 + 4R + 8M[T != 1].
+// sum y|g|). K = 3n + 6.08 + 4R + 8M[T != 1].
 //
 // softmax, wide (W's unit rho u): the backward's n + 3 roundings cost rho
 // each, the final rounding to T 1: K = 2F + 1 + (n + 3) rho.
 //
 // log-softmax, naive: G = sum g with n - 1 additions: (n - 1) u sum|g|;
 // p_i G: relative F + 1 on p_i |G|; g_i - p_i G rounds once (u |dx_i| <= u s_i,
-// s_i = |g_i| + p_i sum|g|): K = F + n + 1 = 2n + 2.004 + 2R + 4M[T != 1].
+// s_i = |g_i| + p_i sum|g|): K = F + n + 1 = 2n + 3.04 + 2R + 4M[T != 1].
 //
 // log-softmax, wide: K = F + 1 + (n + 1) rho.
 //
@@ -128,18 +128,18 @@ std::vector<OpDecl> backward_declarations(Op op) {
     if (d.op == forward_op) y = d.contract;
   Contract dx;
   if (op == Op::softmax_backward)
-    dx = wide ? declared_contract(3.01 + 3 * r, 2 + r, 4, 0, 8,
-                                  "2F + 1 + (n + 3) rho, F = n + 1.004 + 2R (+4M) the forward's relative error, "
+    dx = wide ? declared_contract(5.08 + 3 * r, 2 + r, 4, 0, 8,
+                                  "2F + 1 + (n + 3) rho, F = n + 2.04 + 2R (+4M) the forward's relative error, "
                                   "rho = u_W / u (docs/gradients.md, softmax_backward.cpp)")
-              : declared_contract(5, 3, 4, 0, 8,
-                                  "2F + n + 2, F = n + 1.004 + 2R (+4M): <y, g> (F + n)u sum y|g|, g - s u, "
+              : declared_contract(6.08, 3, 4, 0, 8,
+                                  "2F + n + 2, F = n + 2.04 + 2R (+4M): <y, g> (F + n)u sum y|g|, g - s u, "
                                   "the product with y F + 1 (softmax_backward.cpp)");
   else
-    dx = wide ? declared_contract(2.01 + r, 1 + r, 2, 0, 4,
-                                  "F + 1 + (n + 1) rho, F = n + 1.004 + 2R (+4M), rho = u_W / u "
+    dx = wide ? declared_contract(3.04 + r, 1 + r, 2, 0, 4,
+                                  "F + 1 + (n + 1) rho, F = n + 2.04 + 2R (+4M), rho = u_W / u "
                                   "(softmax_backward.cpp)")
-              : declared_contract(3, 2, 2, 0, 4,
-                                  "F + n + 1, F = n + 1.004 + 2R (+4M): sum g (n - 1)u, p G F + 1, the "
+              : declared_contract(3.04, 2, 2, 0, 4,
+                                  "F + n + 1, F = n + 2.04 + 2R (+4M): sum g (n - 1)u, p G F + 1, the "
                                   "difference u (softmax_backward.cpp)");
   return {{.op = op, .contract = y, .further_contracts = {dx}}};
 }

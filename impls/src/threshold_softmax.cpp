@@ -39,13 +39,13 @@ void threshold_core(double threshold, std::span<T> z) {
 // No componentwise contract: an entry whose probability is within the
 // computed softmax's error of theta can be kept or dropped either way, which
 // moves every other output by up to theta relative. On rows where the kept set
-// equals the oracle's, the shifted softmax's n + 1.004 + 2R (temperature 4uM)
+// equals the oracle's, the shifted softmax's n + 2.04 + 2R (temperature 4uM)
 // holds for the kept entries (docs/sparse.md).
 Contract threshold_contract() {
   return no_contract(
       "an entry within the softmax's error of theta may be kept or dropped, moving the "
       "others by up to theta relative; with the oracle's kept set: shifted's "
-      "n + 1.004 + 2R (docs/sparse.md)");
+      "n + 2.04 + 2R (docs/sparse.md)");
 }
 
 std::string theta_label(double t) {

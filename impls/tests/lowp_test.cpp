@@ -109,16 +109,16 @@ TEST(Lowp, F32AccContractIsTheF32OneRoundedOnce) {
       EXPECT_EQ(c.t, scale * c32.t);
     }
   }
-  // By hand for f16 softmax: K32 = 2 + n + 2R + 4M[T!=1], so
-  // a = 0.5 + 3 * 2^-13, b = 1.5 * 2^-13, c = 3 * 2^-13, t = 6 * 2^-13.
+  // By hand for f16 softmax: K32 = 3 + n + 2R + 4M[T!=1], so
+  // a = 0.5 + 4.5 * 2^-13, b = 1.5 * 2^-13, c = 3 * 2^-13, t = 6 * 2^-13.
   const Contract& c = kernel("f16_shifted_f32acc").find(Op::softmax)->contract;
-  EXPECT_EQ(c.a, 0.5 + 3 * 0x1p-13);
+  EXPECT_EQ(c.a, 0.5 + 4.5 * 0x1p-13);
   EXPECT_EQ(c.b, 1.5 * 0x1p-13);
   EXPECT_EQ(c.c, 3 * 0x1p-13);
   EXPECT_EQ(c.t, 6 * 0x1p-13);
-  // A 2-entry row of R = 1 at T = 1: K = 0.5 + (2 + 2 + 2) 1.5 2^-13, bound K / (1 - K 2^-11).
+  // A 2-entry row of R = 1 at T = 1: K = 0.5 + (3 + 2 + 2) 1.5 2^-13, bound K / (1 - K 2^-11).
   const std::vector<double> x = {0, -1};
-  const double K = 0.5 + 6 * 1.5 * 0x1p-13;
+  const double K = 0.5 + 7 * 1.5 * 0x1p-13;
   EXPECT_DOUBLE_EQ(c.bound_ulps(row_shape(x, 1.0, Format::f16), Format::f16), K / (1 - K * 0x1p-11));
 }
 
