@@ -1066,6 +1066,16 @@ Kernel p_rounded_kernel(PRounding p, bool l_sums_rounded_p) {
   // attention_naive_f32, which a P that underflows cannot meet on a dominant
   // key: its loss is what this kernel is here to show, measured, not gated.
   if (!no_reference_rule.empty()) k.ops[0].opt_outs.push_back({std::string(floor_reference), no_reference_rule});
+  // Without an O contract the floor holds O to mass conservation (V = 1
+  // gives O = 1, properties' attention_mass). A kernel whose l sums the
+  // unrounded P divides the rounded P's sum by a larger l: the mass the
+  // rounding drops is lost (docs/measurements.md, "FP8 P: mass lost on the
+  // attention-sink rows"). The renormalised kernels claim it.
+  if (!output.declared && !l_sums_rounded_p)
+    k.ops[0].opt_outs.push_back(
+        {std::string(floor_sum_to_one),
+         "l sums the unrounded P while O sums the P rounded to " + p_name +
+             ": every P the rounding drops or shrinks is mass lost (V = 1 gives O < 1)"});
   return k;
 }
 

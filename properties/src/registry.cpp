@@ -255,10 +255,20 @@ Claim attention_o_contract(const Kernel& k, Op op) {
 }
 // Mass conservation (V = 1 gives O = 1) without a sink: a sink logit takes
 // its share p_s of the mass, O = 1 - p_s (attention_accuracy checks that).
+// A kernel without an O contract claims it as the floor's sum_to_one, with
+// the generic tolerance: whatever P it computes, a kernel that divides by the
+// sum of the P it used has O = 1 to within its summation's rounding (the
+// renormalised FP8 P kernels); one that loses mass opts out with the reason.
 Claim attention_mass_contract(const Kernel& k, Op op) {
-  if (const OpDecl* d = k.find(op); d != nullptr && d->params.sink != -INFINITY)
+  const OpDecl* d = k.find(op);
+  if (d != nullptr && d->params.sink != -INFINITY)
     return {false, "sink logit " + num(d->params.sink) + ": V = 1 gives O = 1 - p_sink, not 1"};
-  return attention_o_contract(k, op);
+  Claim by_contract = attention_o_contract(k, op);
+  if (by_contract.claimed || d == nullptr || d->contract.declared ||
+      spec(op).out[0].kind == OutputKind::relu_attention_output)
+    return by_contract;
+  if (const OptOut* o = d->opted_out(floor_sum_to_one)) return {false, "opted out: " + o->reason};
+  return {true, std::string(floor_claim_prefix) + "no O contract: O = 1 within the " + floor_tolerance_text(op)};
 }
 // attention_masked_padding: the ops whose exact output masked keys leave
 // alone; relu attention divides by the row length n, masked keys included,
@@ -534,7 +544,7 @@ const std::vector<PropertyDef>& registry() {
         "attention ops with a declared contract"},
        dense_contract, attention_cases, check_attention_accuracy, attention_classes, CaseInputs::attention},
       {{"attention_mass", "V all ones gives O = 1 (mass conservation)", "max_i |O_i - 1| / u <= B_O (s_i = 1)",
-        "attention ops with a declared O contract and no sink logit"},
+        "attention ops with no sink logit: by their O contract, else by the floor's generic tolerance"},
        attention_mass_contract, attention_mass_cases, check_attention_mass, attention_classes, CaseInputs::attention},
       {{"attention_key_permutation", "permuting the keys (K, V and the bias together) leaves O and lse unchanged",
         "O: |O_i - O'_i| / (u s_i) <= B_O(x) + B_O(Px); lse: |lse - lse'| / u <= B_lse(x) + B_lse(Px)",

@@ -325,8 +325,11 @@ TEST(AttentionOps, ClaimsFollowTheOpsInputs) {
       }
       // Mass conservation: O a weighted mean of V (softmax and linear
       // attention, not relu; not with a sink, which takes its share).
+      // Without an O contract the floor claims it unless the kernel opted
+      // out of sum_to_one (the P-rounding kernels whose l sums the unrounded P).
       const bool mean_of_v = spec(d.op).out[0].kind != OutputKind::relu_attention_output && d.params.sink == -INFINITY;
-      const bool expected = exact || (by_o && mean_of_v && d.contract_of(0).declared) ||
+      const bool mass_claimed = d.contract_of(0).declared || d.opted_out(floor_sum_to_one) == nullptr;
+      const bool expected = exact || (by_o && mean_of_v && mass_claimed) ||
                             (by_lse && d.contract_of(1).declared && d.params.softcap == 0) ||
                             (!by_o && !by_lse && (d.contract_of(0).declared || d.contract_of(1).declared));
       EXPECT_EQ(c.claimed, expected) << k.name << " " << n << ": " << c.reason;
@@ -336,6 +339,26 @@ TEST(AttentionOps, ClaimsFollowTheOpsInputs) {
   const PropertyVerdict forward = check_property(reference_kernel(), Op::softmax, "attention_accuracy", ci_options());
   EXPECT_EQ(forward.verdict, Verdict::not_claimed);
   EXPECT_NE(forward.reason.find("no head dimension"), std::string::npos) << forward.reason;
+}
+
+// The floor's mass conservation holds a kernel without an O contract: the
+// renormalised E4M3 P kernel passes it; the kernel whose l sums the unrounded
+// P opts out, and the same kernel without its opt-out fails it.
+TEST(AttentionOps, FloorMassConservationCatchesAKernelWithoutAContractThatLosesMass) {
+  const Kernel* renormalised = find_kernel("attention_flash_pe4m3_sumrounded_f32");
+  const Kernel* lossy = find_kernel("attention_flash_pe4m3_f32");
+  ASSERT_NE(renormalised, nullptr);
+  ASSERT_NE(lossy, nullptr);
+  ASSERT_FALSE(renormalised->find(Op::attention)->contract.declared);
+  const PropertyVerdict kept = check_property(*renormalised, Op::attention, "attention_mass", ci_options());
+  EXPECT_EQ(kept.verdict, Verdict::passed) << describe({&kept, 1});
+  EXPECT_NE(kept.reason.find("the floor"), std::string::npos) << kept.reason;
+  const PropertyVerdict opted = check_property(*lossy, Op::attention, "attention_mass", ci_options());
+  EXPECT_EQ(opted.verdict, Verdict::not_claimed) << describe({&opted, 1});
+  Kernel no_opt_out = *lossy;
+  no_opt_out.ops[0].opt_outs.clear();
+  const PropertyVerdict lost = check_property(no_opt_out, Op::attention, "attention_mass", ci_options());
+  EXPECT_EQ(lost.verdict, Verdict::failed) << describe({&lost, 1});
 }
 
 // An attention case's repro line carries d, q, K and V (hex-exact) besides
