@@ -81,7 +81,10 @@ struct Target {
 };
 
 std::vector<Target> select_targets(const std::vector<const Kernel*>& kernels, const SweepOptions& opt) {
+  for (Op op : opt.ops)
+    if (const std::string why = sweep_op_refusal(op); !why.empty()) throw std::invalid_argument(why);
   std::vector<Target> targets;
+  const OpDecl* unswept = nullptr;  // the first op of the selected kernels the sweep does not run
   for (const Kernel* k : kernels) {
     if (k->format != opt.format)
       throw std::invalid_argument(fmt::format("{} is an {} kernel; sweep --dtype {} needs {} kernels", k->name,
@@ -89,8 +92,10 @@ std::vector<Target> select_targets(const std::vector<const Kernel*>& kernels, co
     if (!k->available) throw std::invalid_argument(k->name + " is unavailable: " + k->unavailable_reason);
     for (const OpDecl& d : k->ops) {
       if (!opt.ops.empty() && std::find(opt.ops.begin(), opt.ops.end(), d.op) == opt.ops.end()) continue;
-      // The sweep varies entries of a row and reads a row of outputs.
-      if (is_sparse(d.op) || spec(d.op).scalar_output() || spec(d.op).several_outputs()) continue;
+      if (!sweeps_op(d.op)) {
+        if (!unswept) unswept = &d;
+        continue;
+      }
       Target t{k, &d, {}, {}};
       t.result.kernel = k->name;
       t.result.op = d.op;
@@ -99,6 +104,8 @@ std::vector<Target> select_targets(const std::vector<const Kernel*>& kernels, co
       targets.push_back(std::move(t));
     }
   }
+  if (targets.empty() && unswept)
+    throw std::invalid_argument("no selected kernel provides an op the sweep runs: " + sweep_op_refusal(unswept->op));
   if (targets.empty()) throw std::invalid_argument("no selected kernel provides the requested op");
   return targets;
 }
@@ -625,6 +632,42 @@ std::string sweep_table(const SweepReport& r) {
   return out;
 }
 
+bool sweeps_op(Op op) {
+  const OpSpec& o = spec(op);
+  return !o.sparse() && !o.several_inputs() && !o.several_outputs() && o.out[0].shape == OperandShape::row;
+}
+
+std::vector<Op> sweep_ops() {
+  std::vector<Op> ops;
+  for (const OpSpec& o : op_table)
+    if (sweeps_op(o.op)) ops.push_back(o.op);
+  return ops;
+}
+
+std::string sweep_op_refusal(Op op) {
+  if (sweeps_op(op)) return {};
+  const OpSpec& o = spec(op);
+  const auto names = [](std::span<const Operand> operands, std::string_view sep) {
+    std::vector<std::string_view> v;
+    for (const Operand& x : operands) v.push_back(x.name);
+    return fmt::format("{}", fmt::join(v, sep));
+  };
+  std::string need;
+  if (o.several_inputs())
+    need = "takes " + names(std::span(o.in).subspan(1), ", ") + " besides the row of logits";
+  else if (o.sparse())
+    need = "is sparse: the sweep's dense oracle does not give its values";
+  else if (o.several_outputs())
+    need = "returns " + names(o.out, " and ") + " for a row";
+  else
+    need = "returns one value per row, not a row";
+  std::vector<std::string_view> accepted;
+  for (Op s : sweep_ops()) accepted.push_back(name(s));
+  return fmt::format("{} {}; sweep runs {} (one row of logits in, one row of outputs back); `softcheck run` "
+                     "takes {}",
+                     o.name, need, fmt::join(accepted, " or "), o.name);
+}
+
 namespace cli {
 
 namespace {
@@ -671,17 +714,19 @@ Command add_sweep(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember({"f16", "bf16", "f32", "f64"}));
   sub->add_option("--impl", a->impls, "Kernel (repeatable; default: every available kernel of --dtype)");
-  // The sweep reads a row of outputs per row: the dense ops whose one output
-  // is a row (op table).
-  std::vector<std::string> row_ops;
-  std::string row_op_list;
-  for (const OpSpec& o : op_table)
-    if (!o.sparse() && !o.scalar_output() && !o.several_outputs()) {
-      row_ops.emplace_back(o.name);
-      row_op_list += (row_op_list.empty() ? "" : " or ") + std::string(o.name);
-    }
-  sub->add_option("--op", a->op, row_op_list + " (default: every such op each kernel provides)")
-      ->check(CLI::IsMember(row_ops));
+  std::vector<std::string_view> row_ops;
+  for (Op op : sweep_ops()) row_ops.push_back(name(op));
+  sub->add_option("--op", a->op,
+                  fmt::format("{} (default: every such op each kernel provides; the others take more than a row "
+                              "of logits or return more than a row: `softcheck run`)",
+                              fmt::join(row_ops, " or ")))
+      ->check(CLI::Validator(
+          [row_ops](std::string& s) -> std::string {
+            const std::optional<Op> op = parse_op(s);
+            if (!op) return fmt::format("{} is not an op; sweep runs {}", s, fmt::join(row_ops, " or "));
+            return sweep_op_refusal(*op);
+          },
+          fmt::format("{{{}}}", fmt::join(row_ops, ","))));
   sub->add_option("--value", a->values,
                   "Only x (with --pairs or --elements: the first entry) = this bit pattern, e.g. 0x3C00 "
                   "(repeatable; for repro lines)");

@@ -55,6 +55,18 @@ std::vector<std::uint16_t> excluded_element_patterns(const MiniFloat& f);
 // rows; a fourth entry would make it 4.3e9.
 inline constexpr std::size_t min_element_length = 2, max_element_length = 3;
 
+// The ops the sweep runs: one input, the swept row of logits, and one
+// output, a row judged against the oracle's dense exact row (softmax,
+// log_softmax). The others need what a sweep row has not got: operands
+// besides the logits (attention's q, K, V and window, cross-entropy's
+// target, a backward pass's upstream gradient), a judge of a scalar or of a
+// second output (lse, entropy, softmax_lse), or the sparse oracle.
+bool sweeps_op(Op op);
+std::vector<Op> sweep_ops();  // in op-table order
+// Empty when the sweep runs op; else why not, naming the ops it runs (the
+// message of `sweep --op` and of run_sweep for such an op).
+std::string sweep_op_refusal(Op op);
+
 struct SweepOptions {
   Format format = Format::f16;          // of the kernels: f16 or bf16; with elements any format holding them
   std::vector<Op> ops;                  // empty: every op each kernel provides
@@ -149,8 +161,9 @@ SweepShardRows sweep_shard_rows(const SweepOptions& opt);
 
 // Throws std::invalid_argument for a format other than f16/bf16 (elements: one
 // not holding every element value exactly), a length other than 2 or 3, a
-// pattern not in the swept set, a kernel of another format or unavailable, or
-// when no (kernel, op) pair is left.
+// pattern not in the swept set, a kernel of another format or unavailable, an
+// op in `ops` it does not run (sweep_op_refusal), or when no (kernel, op)
+// pair is left.
 SweepReport run_sweep(const std::vector<const Kernel*>& kernels, const SweepOptions& opt);
 
 std::string sweep_json(const SweepReport& r);

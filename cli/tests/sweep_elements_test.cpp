@@ -366,6 +366,42 @@ TEST(SweepElements, FullyMaskedRowIsJudgedByThePolicy) {
   EXPECT_TRUE(ok.all_held());
 }
 
+// The sweep has one row of logits to give and reads one row back, judged
+// against the dense exact row: softmax and log_softmax. Any other op asked
+// for (attention's q, K, V, cross-entropy's target, a backward pass's
+// upstream gradient, a scalar or second output, a sparse op) is refused with
+// a message naming the ops it runs, and a kernel of such an op is refused
+// rather than called with the row alone.
+TEST(SweepElements, RunsOnlyTheOpsItCanFeed) {
+  SweepOptions opt;
+  opt.format = Format::f32;
+  opt.elements = &fp8_e4m3;
+  opt.patterns = {0x38};
+  const auto refusal = [&](const std::vector<const Kernel*>& kernels) -> std::string {
+    try {
+      run_sweep(kernels, opt);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(not refused)";
+  };
+  for (const OpSpec& o : op_table) {
+    opt.ops = {o.op};
+    if (o.op == Op::softmax || o.op == Op::log_softmax) {
+      EXPECT_EQ(run_sweep({&kernel("shifted_log1p_f32")}, opt).rows, 254u) << o.name;
+      continue;
+    }
+    const std::string why = refusal({&kernel("shifted_log1p_f32")});
+    EXPECT_NE(why.find(std::string(o.name)), std::string::npos) << o.name << ": " << why;
+    EXPECT_NE(why.find("sweep runs softmax or log_softmax"), std::string::npos) << o.name << ": " << why;
+  }
+  opt.ops.clear();
+  for (const char* name : {"relu_attention_naive_f32", "linear_attention_naive_f32", "attention_naive_f32"}) {
+    const std::string why = refusal({&kernel(name)});
+    EXPECT_NE(why.find("sweep runs softmax or log_softmax"), std::string::npos) << name << ": " << why;
+  }
+}
+
 TEST(SweepElements, RejectsWhatItCannotSweep) {
   const std::vector<const Kernel*> f16 = {&kernel("f16_shifted_f32acc")};
   SweepOptions opt;

@@ -23,5 +23,21 @@ check inf_value 2 'not a finite f16 value' -- "$bin" sweep --dtype f16 --value 0
 check junk_value 2 'not a 16-bit pattern' -- "$bin" sweep --dtype f16 --value zz
 check big_value 2 'not a 16-bit pattern' -- "$bin" sweep --dtype f16 --value 0x10000
 check bad_op 2 'op' -- "$bin" sweep --dtype f16 --op sparsemax
+# Ops the sweep has no operands for (a head dimension, a target, an upstream
+# gradient, a second output): refused by name, the accepted ops given.
+for op in relu_attention linear_attention attention cross_entropy softmax_backward softmax_lse lse; do
+  check "unfed_op_$op" 2 "--op: $op .*sweep runs softmax or log_softmax" -- "$bin" sweep --dtype f16 --op "$op"
+done
+check unfed_op_f32_elements 2 'relu_attention .*sweep runs softmax or log_softmax' -- \
+  "$bin" sweep --dtype f32 --elements e4m3 --op relu_attention
+check attention_kernel 2 'sweep runs softmax or log_softmax' -- \
+  "$bin" sweep --dtype f32 --elements e4m3 --impl relu_attention_naive_f32
+# --help offers exactly the ops it runs.
+help_op=$("$bin" sweep --help | grep -A1 -e '--op')
+if grep -q '{softmax,log_softmax}' <<<"$help_op" && ! grep -qE 'attention|cross_entropy|backward|lse' <<<"$help_op"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL help_ops: --op offers more than softmax and log_softmax:"; echo "$help_op"; failures=$((failures + 1))
+fi
 
 finish "sweep end-to-end"

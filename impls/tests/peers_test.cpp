@@ -1,14 +1,18 @@
 // The peer adapters (softcheck/peers.hpp): names and availability, correct
 // results on a few rows against the oracle, the measured masked-row
-// behaviour, temperature, batching and in-place runs.
+// behaviour, XNNPACK's flush to zero against its declaration, temperature,
+// batching and in-place runs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "softcheck/metrics.hpp"
+#include "softcheck/minifloat.hpp"
 #include "softcheck/oracle.hpp"
 #include "softcheck/peers.hpp"
 #include "softcheck/storage.hpp"
@@ -124,13 +128,15 @@ TEST(Peers, BuiltWhereTheLibraryWasFound) {
     EXPECT_EQ(torch->unavailable_reason, "softcheck was built without libtorch (install libtorch-dev and reconfigure)");
 }
 
+// No peer's test suite promises a componentwise ULP bound that holds on every
+// row: benchdnn's and PyTorch's tolerances have absolute parts, and
+// XNNPACK's relative 1e-5 breaks where it flushes (below). Each says why.
 TEST(Peers, ContractsAreTheirTestSuitesPromises) {
   for (const Kernel& k : peer_kernels())
     for (const OpDecl& d : k.ops) {
       EXPECT_FALSE(d.contract.why.empty()) << label(k, d.op);
-      EXPECT_EQ(d.contract.declared, k.name == "xnnpack_f32") << label(k, d.op);
+      EXPECT_FALSE(d.contract.declared) << label(k, d.op);
     }
-  EXPECT_EQ(find_kernel("xnnpack_f32")->ops[0].contract.formula(), "168 + 4*M[T!=1]");
 }
 
 TEST(Peers, CorrectOnAFewRows) {
@@ -154,6 +160,103 @@ TEST(Peers, FullyMaskedRowAsMeasured) {
         EXPECT_TRUE(std::isnan(v)) << label(*k, op);
       EXPECT_EQ(k->masked_policy, MaskedRowPolicy::nan);
     }
+}
+
+// xnnpack_f32's declaration against what XNNPACK returns (impls/src/
+// peer_xnnpack.cpp): it runs with FTZ and DAZ set and its exp(x_i - max) is +0
+// below x_i - max = -0x1.5D589Ep6 (~ ln 2^-126). On [0.625, 88], x_0 - max =
+// -87.375: the exact first output is 1.13e-38, a subnormal of f32 (8.1e6 of
+// its ulps), and XNNPACK returns 0. A contract, if declared, must hold on this
+// row; if none, its reason must name the row.
+TEST(Peers, XnnpackDeclarationAgreesWithItsFlushToZero) {
+  const Kernel* k = find_kernel("xnnpack_f32");
+  ASSERT_NE(k, nullptr);
+  if (!k->available) GTEST_SKIP() << k->unavailable_reason;
+  const std::vector<double> x = {0.625, 88};
+  const std::vector<double> y = run(*k, Op::softmax, x);
+  const oracle::ExactRow exact = oracle::exact_row(x);
+  const RowError e = compare_row(y, exact.softmax, Format::f32, Op::softmax);
+  const Contract& c = k->find(Op::softmax)->contract;
+  if (c.declared) {
+    EXPECT_LE(e.max_ulp, c.bound_ulps(row_shape(x, 1, Format::f32), Format::f32))
+        << "xnnpack_f32 declares " << c.formula() << " but returns " << y[0] << " for exact "
+        << oracle::to_string(exact.softmax[0], 6);
+  } else {
+    EXPECT_NE(c.why.find("[0.625, 88]: exact 1.13e-38, got 0, 8.1e6 ULP"), std::string::npos) << c.why;
+  }
+  // What XNNPACK does there: the first output flushed, the second 1.
+  EXPECT_EQ(y[0], 0);
+  EXPECT_EQ(y[1], 1);
+  const double v = oracle::round_to(exact.softmax[0], Format::f64);
+  EXPECT_GT(v, 0);
+  EXPECT_LT(v, std::numeric_limits<float>::min());  // subnormal in f32: its ulp is 2^-149
+  EXPECT_NEAR(e.max_ulp, 8.07e6, 0.01e6);
+}
+
+// The three effects the declaration names, each on a row that shows it alone
+// (XNNPACK's src/f32-raddstoreexpminusmax/ and pthreadpool's
+// PTHREADPOOL_FLAG_DISABLE_DENORMALS; peer_xnnpack.cpp).
+TEST(Peers, XnnpackFlushesAsItsSourcesSay) {
+  const Kernel* k = find_kernel("xnnpack_f32");
+  ASSERT_NE(k, nullptr);
+  if (!k->available) GTEST_SKIP() << k->unavailable_reason;
+  // The exp's cut-off (x < cutoff, _mm_cmplt_ps): x - max = -0x1.5D589Ep6
+  // keeps its exp, one f32 step further gives 0.
+  const double cutoff = 0x1.5D589Ep6;
+  const double past = std::nextafter(static_cast<float>(cutoff), INFINITY);
+  EXPECT_GT(run(*k, Op::softmax, {0, cutoff})[0], 0);
+  EXPECT_EQ(run(*k, Op::softmax, {0, past})[0], 0);
+  // FTZ on the output: exp(-80) = 1.8e-35 is normal, divided by the 2049 of
+  // the sum it is 8.8e-39, a subnormal: 0 comes back.
+  std::vector<double> wide(2049, 0);
+  wide.push_back(-80);
+  const std::vector<double> y = run(*k, Op::softmax, wide);
+  EXPECT_GT(oracle::round_to(oracle::exact_row(wide).softmax.back(), Format::f64), 0);
+  EXPECT_EQ(y.back(), 0);
+  // FTZ inside the exp: at x - max = -87.3125 (n = -126, t = 0.024) the
+  // correction t 2^-126 p is subnormal and flushed, so exp = 2^-126 exactly,
+  // 2.4 % below the exact 1.20e-38.
+  EXPECT_EQ(run(*k, Op::softmax, {0.6875, 88})[0], 0x1p-126);
+}
+
+// The figures the declaration's reason quotes: over every row [a, b] of two
+// finite E4M3 values (`softcheck sweep --dtype f32 --elements e4m3 --length
+// 2`), the rows with an output further than XNNPACK's own relative 1e-5 (168
+// ULP) from the exact value, each one flushed to 0 or returned as a bare
+// power of two from 2^-126 to 2^-123. Another XNNPACK build gives other figures:
+// measure it again and correct the reason.
+TEST(Peers, XnnpackE4m3PairsAsTheDeclarationSays) {
+  const Kernel* k = find_kernel("xnnpack_f32");
+  ASSERT_NE(k, nullptr);
+  if (!k->available) GTEST_SKIP() << k->unavailable_reason;
+  std::vector<double> values;
+  for (unsigned p = 0; p < fp8_e4m3.patterns(); ++p)
+    if (const double v = decode(fp8_e4m3, static_cast<std::uint8_t>(p)); !std::isnan(v)) values.push_back(v);
+  std::vector<double> rows;
+  for (double a : values)
+    for (double b : values) rows.insert(rows.end(), {a, b});
+  const std::size_t count = rows.size() / 2;
+  const std::vector<double> y = run(*k, Op::softmax, rows, static_cast<std::int64_t>(count));
+  std::size_t over = 0, flushed = 0, power_of_two = 0;
+  for (std::size_t r = 0; r < count; ++r) {
+    const std::span<const double> x(rows.data() + 2 * r, 2), out(y.data() + 2 * r, 2);
+    const RowError e = compare_row(out, oracle::exact_row(x).softmax, Format::f32, Op::softmax);
+    if (e.max_ulp <= 168) continue;
+    ++over;
+    const double worst = out[e.worst_index];
+    if (worst == 0) ++flushed;
+    int exponent = 0;
+    if (worst != 0 && std::frexp(worst, &exponent) == 0.5 && exponent - 1 >= -126 && exponent - 1 <= -123)
+      ++power_of_two;
+  }
+  EXPECT_EQ(count, 64516u);
+  EXPECT_EQ(over, 1568u);
+  EXPECT_EQ(flushed, 1460u);
+  EXPECT_EQ(power_of_two, 108u);
+  const std::string& why = k->find(Op::softmax)->contract.why;
+  EXPECT_NE(why.find("1,568 of the 64,516 rows over 168 ULP, 1,460 with an output flushed"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("108 with one returned as a bare 2^-126 to 2^-123"), std::string::npos) << why;
 }
 
 // oneDNN's backward ops, where offered: y is its forward op's output, dx is
