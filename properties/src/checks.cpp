@@ -193,7 +193,8 @@ CaseResult check_shift_invariance(const Kernel& k, Op op, const Case& c) {
   const Case& shifted = sc.shifted;
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
   const std::vector<double> ys = run_row(k, op, shifted.row, c.temperature);
-  const oracle::ExactRow ex = oracle::exact_row(c.row, c.temperature);
+  const auto shared_ex = shared_exact_row(c.row, c.temperature);
+  const oracle::ExactRow& ex = *shared_ex;
   if (auto na = exact_or_na(ex)) return *na;
   const double allowed =
       tolerance_ulps(k, op, c.row, c.temperature) + tolerance_ulps(k, op, shifted.row, c.temperature);
@@ -247,7 +248,8 @@ CaseResult check_permutation(const Kernel& k, Op op, const Case& c) {
   for (std::size_t i = 0; i < px.size(); ++i) px[i] = c.row[perm[i]];
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
   const std::vector<double> yp = run_row(k, op, px, c.temperature);
-  const oracle::ExactRow ex = oracle::exact_row(c.row, c.temperature);
+  const auto shared_ex = shared_exact_row(c.row, c.temperature);
+  const oracle::ExactRow& ex = *shared_ex;
   if (auto na = exact_or_na(ex)) return *na;
   const double allowed = tolerance_ulps(k, op, c.row, c.temperature) + tolerance_ulps(k, op, px, c.temperature);
   const Spread s = max_spread(yp, y, perm, exact_of(ex, op), k.format, tolerance_at_one(k, op));
@@ -308,7 +310,8 @@ CaseResult check_range(const Kernel& k, Op op, const Case& c) {
 CaseResult check_underflow(const Kernel& k, Op op, const Case& c) {
   if (auto na = out_of_scope(c, k.format, Scope::finite_or_masked)) return *na;
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
-  const oracle::ExactRow ex = oracle::exact_row(c.row, c.temperature);
+  const auto shared_ex = shared_exact_row(c.row, c.temperature);
+  const oracle::ExactRow& ex = *shared_ex;
   if (auto na = exact_or_na(ex)) return *na;
   const std::span<const Real> exact = exact_of(ex, op);
   const double allowed = std::max(0.5, bound_ulps(k, op, c.row, c.temperature));
@@ -347,7 +350,8 @@ CaseResult check_masked_entries(const Kernel& k, Op op, const Case& c) {
   CaseResult vs_oracle = accuracy_core(k, op, c);
   vs_oracle.message = "vs oracle: " + vs_oracle.message;
   const std::vector<double> yc = run_row(k, op, compact, c.temperature);
-  const oracle::ExactRow ex = oracle::exact_row(compact, c.temperature);
+  const auto shared_ex = shared_exact_row(compact, c.temperature);
+  const oracle::ExactRow& ex = *shared_ex;
   if (auto na = exact_or_na(ex)) return *na;
   std::vector<double> y_unmasked(compact.size());
   for (std::size_t i = 0; i < where.size(); ++i) y_unmasked[i] = y[where[i]];
@@ -542,7 +546,8 @@ CaseResult check_log_softmax(const Kernel& k, Op op, const Case& c) {
   if (op != Op::log_softmax) return not_applicable("log_softmax property is for the log_softmax op");
   if (auto na = out_of_scope(c, k.format, Scope::finite_or_masked)) return *na;
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
-  const oracle::ExactRow ex = oracle::exact_row(c.row, c.temperature);
+  const auto shared_ex = shared_exact_row(c.row, c.temperature);
+  const oracle::ExactRow& ex = *shared_ex;
   if (auto na = exact_or_na(ex)) return *na;
   for (std::size_t j = 0; j < y.size(); ++j) {
     if (std::isnan(y[j]) || y[j] > 0)

@@ -525,4 +525,34 @@ double round_to_bits(double v, int k) {
   return std::nearbyint(v / q) * q;
 }
 
+std::shared_ptr<const oracle::ExactRow> shared_exact_row(std::span<const double> row, double temperature) {
+  struct Entry {
+    std::vector<double> row;
+    double temperature;
+    std::shared_ptr<const oracle::ExactRow> exact;
+  };
+  // Only long rows are kept: a short row's MPFR values cost less than the
+  // lookups, and would push the long ones out between two kernels' checks.
+  constexpr std::size_t kept = 4, long_row = 1024;
+  if (row.size() < long_row) return std::make_shared<const oracle::ExactRow>(oracle::exact_row(row, temperature));
+  thread_local std::vector<Entry> recent;  // most recent first
+  const auto same_bits = [](std::span<const double> a, std::span<const double> b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) {
+             return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
+           });
+  };
+  for (std::size_t i = 0; i < recent.size(); ++i) {
+    if (std::bit_cast<std::uint64_t>(recent[i].temperature) != std::bit_cast<std::uint64_t>(temperature) ||
+        !same_bits(recent[i].row, row))
+      continue;
+    std::rotate(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(i),
+                recent.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    return recent.front().exact;
+  }
+  auto exact = std::make_shared<const oracle::ExactRow>(oracle::exact_row(row, temperature));
+  if (recent.size() == kept) recent.pop_back();
+  recent.insert(recent.begin(), Entry{std::vector<double>(row.begin(), row.end()), temperature, exact});
+  return exact;
+}
+
 }  // namespace softcheck::props::detail
