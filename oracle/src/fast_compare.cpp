@@ -362,11 +362,96 @@ SOFTCHECK_DISPATCH(void, f32_lanes, (const F32In& in, F32Out& o), (in, o))
 //  - normwise: max_abs / (u_T max_j g_j) within tolerance max(1, normwise).
 // f64 results need err <= 2^-63 |v|, out of reach of a 64-bit significand:
 // only the double-double tier decides them (and nothing else).
+// A scalar output (lse, entropy), Metric::absolute: the element rule's tests
+// on its one value v in [v - err, v + err], its figure |r - v| / u_T.
+template <class R>
+bool compare_scalar_fast(double r, R v, R err, ZeroState zero, Format f, FastRowError& out, double tolerance,
+                         unsigned reference_bits) {
+  constexpr R u = Arith<R>::u;
+  constexpr R kS = kSafe<R>;
+  const FormatInfo fi = info(f);
+  const double maxf = max_finite(f);
+  const R uT = unit_roundoff(f);
+  // A result that is not a value of f is the caller's error, as in compare_row.
+  if (f == Format::f32) {
+    if (!std::isnan(r) && static_cast<double>(static_cast<float>(r)) != r)
+      throw std::invalid_argument("compare_row_fast: the result is not a value of format f32");
+  } else if (f != Format::f64 && !std::isnan(r)) {
+    (void)fast_ordinal(r, fi, maxf);
+  }
+  if (!std::isfinite(r) || !isfinite(v)) return false;  // NaN / inf results: MPFR's classes
+  const R ref_rel = Arith<R>::pow2(std::max(-static_cast<int>(reference_bits) + 2, Arith<R>::lowest_exp));
+  const R E = err == 0 ? R(0) : (err + 2 * u * fabs(v)) * kS + Arith<R>::slack;
+  const R lo = v - E, hi = v + E;
+  const R alo = lo <= 0 && hi >= 0 ? 0 : std::min(fabs(lo), fabs(hi));
+  const R D = fabs(static_cast<R>(r) - v);
+  const R ED = E + u * D;
+  const R fig = times_pow2(D, fi.precision);  // D / u_T, exact
+  const R fig_e = times_pow2(ED, fi.precision) + fig * R(0x1p-52);
+  if (!(fig_e <= tolerance * std::max<R>(1, fig * R(0x1p-20)))) return false;
+  const R rad = E + ref_rel * fabs(v) + Arith<R>::slack;
+  std::optional<double> rounded;
+  if constexpr (is_dd<R>) {
+    rounded = decided_rounding_f64(v, rad);
+  } else {
+    if (f == Format::f32 && std::is_same_v<R, double>)
+      rounded = decided_rounding_f32(static_cast<double>(v), 0.0, static_cast<double>(rad));
+    if (!rounded) rounded = decided_rounding<R>(v, R(0), rad, fi, maxf);
+  }
+  if (!rounded) return false;
+  double rel;
+  if (alo > 0) {
+    const R rl = D / fabs(v);
+    if (!(ED + rl * E + rl * 4 * u * alo <= tolerance * uT * std::max<R>(1, rl) * alo)) return false;
+    rel = static_cast<double>(rl);
+  } else if (zero == ZeroState::zero) {
+    rel = r == 0 ? 0 : std::numeric_limits<double>::infinity();
+  } else if (zero == ZeroState::positive && r == 0) {
+    rel = 1;
+  } else {
+    return false;
+  }
+  const double dist = is_dd<R>        ? f64_ordinal_distance(r, *rounded)
+                      : r == *rounded ? 0
+                                      : fabs(fast_ordinal(r, fi, maxf) - fast_ordinal(*rounded, fi, maxf));
+  const double bits = bits_of_distance(dist);
+  const double fig_d = static_cast<double>(fig);
+  const double err_d = static_cast<double>(fig_e + fabs(static_cast<R>(fig_d) - fig));
+  // compare_element forms this figure as |r - v| rounded to a double, then
+  // divided by u_T: below 2^-1022 that double is subnormal, up to 2^-1074
+  // off, so MPFR's figure can be 2^-1074 / u_T from the exact one.
+  const double fig_e_d = err_d + gap_up(fig_d) + gap_up(err_d) + std::ldexp(1.0, fi.precision - 1074);
+  out.error = RowError{};
+  RowError& row = out.error;
+  row.elements = 1;
+  row.measured = 1;
+  row.sum_ulp = row.max_ulp = fig_d;
+  row.sum_bits = row.max_bits = bits;
+  row.max_rel = rel;
+  row.max_abs = static_cast<double>(D);
+  row.worst_index = 0;
+  out.max_ulp_err = fig_e_d;
+  out.ulp.assign(1, fig_d);
+  out.ulp_err.assign(1, fig_e_d);
+  out.finite.assign(1, 1);
+  return true;
+}
+
 template <class R>
 bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exact, Format f, OutputKind kind,
                       FastRowError& out, double tolerance, unsigned reference_bits) {
   constexpr R u = Arith<R>::u;
   constexpr R kS = kSafe<R>;
+  if (kind == OutputKind::log_sum_exp || kind == OutputKind::entropy) {
+    if (result.size() != 1 || exact.status != RowStatus::ok || !exact.usable)
+      throw std::invalid_argument("compare_row_fast: a scalar output needs one value and a usable ok row");
+    if ((f == Format::f64) != is_dd<R> || !arithmetic_as_assumed<R>()) return false;
+    if (reference_bits < 8 || reference_bits > 16000) throw std::invalid_argument("compare_row_fast: reference_bits");
+    R v, err;
+    ZeroState zero;
+    if (!scalar_enclosure(exact, kind, v, err, zero)) return false;
+    return compare_scalar_fast(result[0], v, err, zero, f, out, tolerance, reference_bits);
+  }
   if (result.size() != exact.softmax.size() || exact.status != RowStatus::ok || !exact.usable)
     throw std::invalid_argument("compare_row_fast: needs a usable ok row of the same length");
   // f64 results need the exact value to 2^-63 relative: the DD tier's, and

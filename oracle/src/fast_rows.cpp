@@ -222,6 +222,8 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   if (x.empty()) throw std::invalid_argument("fast_row: empty row");
   row.status = RowStatus::ok;
   row.usable = true;
+  row.lse_usable = false;
+  row.lse_zero = row.entropy_zero = ZeroState::unknown;
   // One pass: NaN / +inf (undefined), the first maximum k (as
   // std::max_element), and whether any entry is finite (-inf only: masked).
   const std::size_t n = x.size();
@@ -356,6 +358,22 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   // log_softmax_i = d_i - log1p(r) is exactly 0 in MPFR only where d_i = 0
   // (x_i = x_k) and MPFR's r is 0 (every other entry masked or below the edge).
   const ZeroState log_at_max = !r_zero ? ZeroState::positive : r_unknown ? ZeroState::unknown : ZeroState::zero;
+  // lse = z_k + log1p(r): the division's rounding u|z_k| when T != 1, L's
+  // enclosure, the addition's u|lse|. Exactly 0 in MPFR only for z_k = 0 and
+  // r = 0 (log1p of a positive r is irrational); the entropy only for r = 0.
+  {
+    const R zk = T == 1 ? xk : xk / T;
+    const R v = zk + L.v;
+    row.lse = v;
+    row.lse_err = ((T == 1 ? R(0) : u * fabs(zk)) + L_err + u * fabs(v)) * kS;
+    // Inside the range where the tier's roundings are relative (as d_i's
+    // quotient above): a double-double's low word is subnormal below it.
+    const auto in_range = [](R a) { return a == 0 || (fabs(a) >= A::min_quotient && fabs(a) <= A::max_quotient); };
+    row.lse_usable = isfinite(zk) && isfinite(v) && isfinite(row.lse_err) && in_range(zk) && in_range(v) &&
+                     in_range(L.v);
+    row.lse_zero = zk != 0 || !r_zero ? ZeroState::positive : r_unknown ? ZeroState::unknown : ZeroState::zero;
+    row.entropy_zero = log_at_max;
+  }
   // One reciprocal instead of a division per element: y^ = fl(e^ fl(1/s^))
   // has relative error <= 2u (+u^2) against e^/s^; ee/s^ <= ee q (1 + 2u);
   // (e/s) |s - s^|/s^ <= (e^ + ee) K, K = s_err / ((s^ - s_err) s^).
@@ -393,6 +411,56 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
 }
 
 }  // namespace
+
+template <class R>
+bool scalar_enclosure(const BasicFastRow<R>& row, OutputKind kind, R& v, R& err, ZeroState& zero) {
+  using A = Arith<R>;
+  constexpr R u = A::u;
+  constexpr R kS = kSafe<R>;
+  if (row.status != RowStatus::ok || !row.usable) return false;
+  if (kind == OutputKind::log_sum_exp) {
+    if (!row.lse_usable) return false;
+    v = row.lse, err = row.lse_err, zero = row.lse_zero;
+    return true;
+  }
+  if (kind != OutputKind::entropy) return false;
+  // H = sum_i p_i (-l_i) >= 0 term by term: the enclosures' radii as
+  // compare_row_fast widens them (2u of the value), the product's rounding,
+  // then the sum's error (Sum2: u|H| + gamma_{n-1}^2 sum of terms; DD:
+  // recursive, u times the partial sums).
+  R sum = 0, comp = 0, partial = 0, terms_err = 0;
+  for (std::size_t i = 0; i < row.softmax.size(); ++i) {
+    const R l = row.log_softmax[i];
+    if (isinf(l)) continue;  // masked: p = 0 exactly
+    const R p = row.softmax[i], ep = row.softmax_err[i] + 2 * u * p;
+    if (p == 0 && ep == 0) continue;
+    const R a = -l, el = row.log_softmax_err[i] + 2 * u * fabs(l);
+    const R t = p * a;
+    terms_err += ep * a + (p + ep) * el + u * t;
+    if constexpr (is_dd<R>) {
+      sum += t;
+      partial += sum;
+    } else {
+      const TwoSum<R> acc = two_sum(sum, t);
+      sum = acc.s;
+      comp += acc.e;
+    }
+  }
+  if constexpr (is_dd<R>) {
+    err = (terms_err + u * partial) * kS;
+  } else {
+    sum += comp;
+    const R g = gamma<R>(R(static_cast<double>(row.softmax.size())));
+    err = (terms_err + (u + g * g) * sum + u * fabs(sum)) * kS;
+  }
+  v = sum;
+  zero = row.entropy_zero;
+  return isfinite(v) && isfinite(err);
+}
+
+template bool scalar_enclosure(const FastRow&, OutputKind, long double&, long double&, ZeroState&);
+template bool scalar_enclosure(const DoubleFastRow&, OutputKind, double&, double&, ZeroState&);
+template bool scalar_enclosure(const DDFastRow&, OutputKind, DD&, DD&, ZeroState&);
 
 FastRow fast_row(std::span<const double> x, double temperature) {
   FastRow row;

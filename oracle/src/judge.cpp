@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace softcheck::oracle {
 
@@ -299,8 +301,14 @@ bool RowJudge::decide_fast(const OpDecl& d, std::size_t output, std::span<const 
     // The sign of r - v from the enclosure [g - e, g + e] of v; the figures
     // are the tier's (within its tolerance of MPFR's).
     const OutputKind kind = spec(d.op).out[output].kind;
-    const auto& g = kind == OutputKind::probabilities ? fast.softmax : fast.log_softmax;
-    const auto& ge = kind == OutputKind::probabilities ? fast.softmax_err : fast.log_softmax_err;
+    using R = std::remove_cvref_t<decltype(fast.softmax[0])>;
+    std::vector<R> scalar(1), scalar_err(1);  // a scalar output's enclosure
+    ZeroState scalar_zero = ZeroState::unknown;
+    if (kind == OutputKind::log_sum_exp || kind == OutputKind::entropy)
+      if (!scalar_enclosure(fast, kind, scalar[0], scalar_err[0], scalar_zero)) return false;
+    const bool is_scalar = spec(d.op).out[output].shape == OperandShape::scalar;
+    const auto& g = is_scalar ? scalar : kind == OutputKind::probabilities ? fast.softmax : fast.log_softmax;
+    const auto& ge = is_scalar ? scalar_err : kind == OutputKind::probabilities ? fast.softmax_err : fast.log_softmax_err;
     v.element_signed.assign(fe.ulp.size(), NAN);
     v.element_signed_rel.assign(fe.ulp.size(), NAN);
     for (std::size_t i = 0; i < fe.ulp.size(); ++i) {
@@ -309,6 +317,11 @@ bool RowJudge::decide_fast(const OpDecl& d, std::size_t output, std::span<const 
       const double sign = std::isinf(y[i]) || std::fabs(diff) <= wide(ge[i]) ? 0 : diff > 0 ? 1 : -1;
       v.element_signed[i] = sign * fe.ulp[i];
       v.element_signed_rel[i] = gi == 0 ? NAN : static_cast<double>(sign * std::fabs(diff / gi));
+      // A scalar enclosed as 0 +- err whose MPFR value is non-zero (an lse of
+      // z_k = 0 with r below the tier's exp floor, an entropy that small):
+      // that value is positive, and a decided result there is 0 (else the
+      // compare gave the row up), relative error exactly -1, as MPFR has it.
+      if (is_scalar && gi == 0 && scalar_zero == ZeroState::positive && y[i] == 0) v.element_signed_rel[i] = -1;
     }
   }
   v.error = fe.error;
@@ -356,7 +369,11 @@ void RowJudge::measure_exactly(const OpDecl& d, std::size_t output, std::span<co
 }
 
 bool RowJudge::has_fast_tier(const OpDecl& d, std::size_t output) {
-  return spec(d.op).fast_tier && spec(d.op).out[output].shape == OperandShape::row;
+  const Operand& out = spec(d.op).out[output];
+  // The ops of the row of logits alone: its softmax and log-softmax rows,
+  // and its scalars lse and entropy (fast_oracle.hpp, scalar_enclosure).
+  return spec(d.op).fast_tier && (out.shape == OperandShape::row || out.kind == OutputKind::log_sum_exp ||
+                                  out.kind == OutputKind::entropy);
 }
 
 RowVerdict RowJudge::judge(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y, std::size_t output) {

@@ -159,6 +159,40 @@ void check_tier(const oracle::BasicFastRow<R>& fast, const oracle::ExactRow& exa
       if (ee.cls == ElementClass::finite) RC_ASSERT(std::fabs(ee.ulp - got->ulp[i]) <= got->ulp_err[i]);
     }
   }
+  // The row's scalars (lse, entropy): enclosures that hold MPFR's value, a
+  // right zero state, and the figures of their Metric::absolute as MPFR's.
+  for (Op op : {Op::lse, Op::entropy}) {
+    const Operand& out = spec(op).out[0];
+    const oracle::Real& ref = op == Op::lse ? exact.lse : exact.entropy;
+    R v, err;
+    oracle::ZeroState zero;
+    if (!oracle::scalar_enclosure(fast, out.kind, v, err, zero)) continue;
+    RC_ASSERT(inside<H>(ref, v, err));
+    RC_ASSERT(zero_state_right(zero, ref));
+    const int s = steps[0];
+    const double rounded = oracle::round_to(ref, f);
+    const std::vector<double> y{s == 99   ? NAN
+                                : s == 98 ? INFINITY
+                                : s == 97 ? 0.0
+                                : std::isfinite(rounded) ? nudge(rounded, s, f)
+                                                         : rounded};
+    const std::vector<oracle::Real> refs{ref};
+    const RowError want = compare_row(y, refs, f, out);
+    const auto got = oracle::compare_row_fast(y, fast, f, out.kind);
+    if (!got) continue;
+    const RowError& e = got->error;
+    RC_ASSERT(e.elements == 1u);
+    RC_ASSERT(e.measured == want.measured);
+    RC_ASSERT(e.nonfinite == want.nonfinite);
+    RC_ASSERT(e.max_bits == want.max_bits);
+    RC_ASSERT(std::fabs(e.max_ulp - want.max_ulp) <= got->max_ulp_err);
+    RC_ASSERT(got->max_ulp_err <= 1e-3 * std::max(1.0, want.max_ulp * 0x1p-20) * 1.001);
+    const double u = unit_roundoff(f);
+    if (std::isinf(want.max_rel))
+      RC_ASSERT(std::isinf(e.max_rel));
+    else
+      RC_ASSERT(std::fabs(e.max_rel - want.max_rel) <= 1e-3 * u * std::max(1.0, want.max_rel) * 1.001);
+  }
 }
 
 template <class T>
@@ -308,6 +342,15 @@ void decides_ordinary_f32_rows(oracle::BasicFastRow<R> (*tier)(std::span<const d
       for (std::size_t i = 0; i < n; ++i) y[i] = round_to_format(static_cast<double>(fast.softmax[i]), Format::f32);
       ++rows;
       decided += oracle::compare_row_fast(y, fast, Format::f32, OutputKind::probabilities).has_value();
+      // ... and its lse and entropy, as a kernel would round them.
+      for (OutputKind kind : {OutputKind::log_sum_exp, OutputKind::entropy}) {
+        R v, err;
+        oracle::ZeroState zero;
+        ASSERT_TRUE(oracle::scalar_enclosure(fast, kind, v, err, zero));
+        const std::vector<double> s{round_to_format(static_cast<double>(v), Format::f32)};
+        ++rows;
+        decided += oracle::compare_row_fast(s, fast, Format::f32, kind).has_value();
+      }
     }
   }
   EXPECT_EQ(decided, rows);

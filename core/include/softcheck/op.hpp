@@ -301,7 +301,7 @@ struct OpSpec {
   OperandList in, out;       // out[i] says what output i is and how it is measured
   OpParam param;
   Reference reference;
-  bool fast_tier;            // the oracle's fast tiers (fast_oracle.hpp) evaluate its row outputs
+  bool fast_tier;            // the oracle's fast tiers (fast_oracle.hpp) evaluate its outputs (rows, lse, entropy)
   std::int32_t plugin_code;  // its enum softcheck_op value in the plugin ABI, 0 if none
   // The alpha of an entmax-family op that fixes it (sparsemax 2, entmax15
   // 1.5; entmax takes OpParams::alpha); 0 for the other ops.
@@ -382,9 +382,9 @@ inline constexpr OpSpec op_table[] = {
     {Op::threshold_softmax, "threshold_softmax", "softmax of the z whose softmax is >= threshold, 0 elsewhere",
      op_operands::x, op_operands::sparse_probabilities, OpParam::threshold, Reference::sparse, false, 0},
     {Op::lse, "lse", "log sum_j exp(z_j), one per row", op_operands::x, op_operands::lse, OpParam::none,
-     Reference::dense, false, 5},
+     Reference::dense, true, 5},
     {Op::entropy, "entropy", "-sum_j p_j log p_j, p = softmax(z), one per row", op_operands::x, op_operands::h,
-     OpParam::none, Reference::dense, false, 6},
+     OpParam::none, Reference::dense, true, 6},
     // What a tiled or split-KV kernel hands on between passes: the row and
     // its lse from one pass (REFERENCE.md, "FlashAttention tiling"). No
     // plugin code: a plugin descriptor carries one contract, and an isolated
@@ -598,8 +598,12 @@ constexpr bool well_formed() {
           !o.takes(InputKind::upstream_gradient))
         return false;
     }
-    // The sparse oracle and the fast tiers know row outputs first.
-    if ((o.reference == Reference::sparse || o.fast_tier) && o.out[0].shape != OperandShape::row) return false;
+    // The sparse oracle knows row outputs first; the fast tiers row outputs,
+    // and of scalars the row's lse and entropy.
+    if (o.reference == Reference::sparse && o.out[0].shape != OperandShape::row) return false;
+    if (o.fast_tier && o.out[0].shape != OperandShape::row && o.out[0].kind != OutputKind::log_sum_exp &&
+        o.out[0].kind != OutputKind::entropy)
+      return false;
     // The fast tiers know the logits alone.
     if (o.fast_tier && o.in.size() > 1) return false;
     // One sparse output per op (its exact row is the threshold and support).

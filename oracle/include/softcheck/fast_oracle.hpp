@@ -60,6 +60,16 @@ struct BasicFastRow {
   std::vector<R> log_softmax_res, log_softmax_tight;
   std::vector<ZeroState> softmax_zero;      // MPFR's softmax value 0, non-zero, or undecided
   std::vector<ZeroState> log_softmax_zero;  // the same for log-softmax (0 only where d_i = 0 and r = 0)
+  // The row's lse = z_k + log1p(r) (z_k = x_k / T, k the first maximum) lies
+  // in [lse - lse_err, lse + lse_err]; lse_usable is false when the tier
+  // could not form it. lse_zero: MPFR's lse is 0 (z_k = 0 and r = 0),
+  // non-zero, or undecided. entropy_zero: MPFR's entropy is 0 (r = 0: the
+  // maximum holds all the mass), non-zero, or undecided. The entropy itself
+  // is enclosed on demand from the softmax and log-softmax enclosures
+  // (scalar_enclosure).
+  R lse = 0, lse_err = 0;
+  bool lse_usable = false;
+  ZeroState lse_zero = ZeroState::unknown, entropy_zero = ZeroState::unknown;
 };
 
 using FastRow = BasicFastRow<long double>;  // the extended tier
@@ -75,6 +85,15 @@ void double_fast_row(std::span<const double> x, double temperature, DoubleFastRo
 DDFastRow dd_fast_row(std::span<const double> x, double temperature = 1.0);
 void dd_fast_row(std::span<const double> x, double temperature, DDFastRow& out);
 
+// The enclosure [v - err, v + err] of a scalar output of the row (OutputKind
+// log_sum_exp or entropy; the row usable and ok), and MPFR's zero state of
+// it; false when the tier cannot enclose it (lse not usable, an entropy term
+// out of range). The entropy is H = sum_i p_i (-l_i), every term >= 0 (p the
+// softmax, l the log-softmax enclosures), summed by Sum2 (TwoSum cascade) in
+// the double and extended tiers and recursively in the double-double tier.
+template <class R>
+bool scalar_enclosure(const BasicFastRow<R>& row, OutputKind kind, R& v, R& err, ZeroState& zero);
+
 // Metrics of `result` (values of format f in doubles) against the fast
 // enclosures, or nullopt when they cannot be decided to within `tolerance`
 // ulp for every element (or tolerance 2^-20 of an element's figure when that
@@ -84,6 +103,10 @@ void dd_fast_row(std::span<const double> x, double temperature, DDFastRow& out);
 // are exact.
 // f64 results are decided by the double-double tier only (nullopt from the
 // others), and the double-double tier decides nothing but f64.
+// Scalar outputs (kind log_sum_exp or entropy; result holds the row's one
+// value) are measured in their Metric::absolute: the `ulp` figures are
+// |r - v| / u_T, as compare_row gives them; a NaN or infinite result is left
+// to MPFR (nullopt).
 struct FastRowError {
   RowError error;
   double max_ulp_err = 0;              // |max_ulp - exact max_ulp| <= max_ulp_err
