@@ -379,7 +379,18 @@ bool compare_scalar_fast(double r, R v, R err, ZeroState zero, Format f, FastRow
   } else if (f != Format::f64 && !std::isnan(r)) {
     (void)fast_ordinal(r, fi, maxf);
   }
-  if (!std::isfinite(r) || !isfinite(v)) return false;  // NaN / inf results: MPFR's classes
+  if (!isfinite(v)) return false;
+  if (std::isnan(r)) {  // class nonfinite against a finite exact value (compare_element): counted, not measured
+    out.error = RowError{};
+    out.error.elements = 1;
+    out.error.nonfinite = 1;
+    out.max_ulp_err = 0;
+    out.ulp.assign(1, 0.0);
+    out.ulp_err.assign(1, 0.0);
+    out.finite.assign(1, 0);
+    return true;
+  }
+  if (std::isinf(r)) return false;  // the correctly rounded overflow or not: MPFR decides
   const R ref_rel = Arith<R>::pow2(std::max(-static_cast<int>(reference_bits) + 2, Arith<R>::lowest_exp));
   const R E = err == 0 ? R(0) : (err + 2 * u * fabs(v)) * kS + Arith<R>::slack;
   const R lo = v - E, hi = v + E;

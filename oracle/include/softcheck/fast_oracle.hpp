@@ -105,8 +105,8 @@ bool scalar_enclosure(const BasicFastRow<R>& row, OutputKind kind, R& v, R& err,
 // others), and the double-double tier decides nothing but f64.
 // Scalar outputs (kind log_sum_exp or entropy; result holds the row's one
 // value) are measured in their Metric::absolute: the `ulp` figures are
-// |r - v| / u_T, as compare_row gives them; a NaN or infinite result is left
-// to MPFR (nullopt).
+// |r - v| / u_T, as compare_row gives them; a NaN result is class nonfinite
+// (counted), an infinite one is left to MPFR (nullopt).
 struct FastRowError {
   RowError error;
   double max_ulp_err = 0;              // |max_ulp - exact max_ulp| <= max_ulp_err
