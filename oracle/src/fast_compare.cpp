@@ -178,6 +178,41 @@ template <class R>
 // The gap from x >= 0 (finite) to the next double up.
 [[gnu::always_inline]] inline double gap_up(double x) { return std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) + 1) - x; }
 
+// round_T(c) for every c within rad of v + res, or nullopt: f64 by the
+// double-double rule (no residual there); f32 in the double tier first by
+// the hardware conversion, and where that is undecided (v on or a hair off
+// a midpoint) by the general rule, which weighs res exactly.
+template <class R>
+[[gnu::always_inline]] inline std::optional<double> decided_round(R v, R res, R rad, bool f32_fast, const FormatInfo& fi, double maxf) {
+  if constexpr (is_dd<R>) {
+    return decided_rounding_f64(v, rad);
+  } else {
+    std::optional<double> rounded;
+    if (f32_fast) rounded = decided_rounding_f32(static_cast<double>(v), static_cast<double>(res), static_cast<double>(rad));
+    if (!rounded) rounded = decided_rounding<R>(v, res, rad, fi, maxf);
+    return rounded;
+  }
+}
+
+// The relative error |r - v| / |v| (D = |r - v| estimated, ED its bound, E
+// v's radius, alo the smallest |v| over the enclosure): to within
+// tolerance u_T max(1, rel) when 0 is outside the enclosure; with 0 inside,
+// from MPFR's zero state (exactly 0: rel 0 or inf; non-zero with r = 0:
+// exactly 1); nullopt when undecided.
+template <class R>
+[[gnu::always_inline]] inline std::optional<double> decided_rel(double r, R v, R D, R E, R ED, R alo, ZeroState zero, double tolerance, R uT) {
+  constexpr R u = Arith<R>::u;
+  if (alo > 0) {
+    const R rl = D / fabs(v);
+    // |rel - rl| <= (ED + rl E)/alo + 4u rl, compared without dividing
+    if (!(ED + rl * E + rl * 4 * u * alo <= tolerance * uT * std::max<R>(1, rl) * alo)) return std::nullopt;
+    return static_cast<double>(rl);
+  }
+  if (zero == ZeroState::zero) return r == 0 ? 0 : std::numeric_limits<double>::infinity();
+  if (zero == ZeroState::positive && r == 0) return 1.0;
+  return std::nullopt;
+}
+
 // Herbie's ordinal of a value of f32/f16/bf16 (exact in a double), as
 // softcheck::ordinal, without its library calls; throws like it for a
 // non-value.
@@ -401,27 +436,12 @@ bool compare_scalar_fast(double r, R v, R err, ZeroState zero, Format f, FastRow
   const R fig_e = times_pow2(ED, fi.precision) + fig * R(0x1p-52);
   if (!(fig_e <= tolerance * std::max<R>(1, fig * R(0x1p-20)))) return false;
   const R rad = E + ref_rel * fabs(v) + Arith<R>::slack;
-  std::optional<double> rounded;
-  if constexpr (is_dd<R>) {
-    rounded = decided_rounding_f64(v, rad);
-  } else {
-    if (f == Format::f32 && std::is_same_v<R, double>)
-      rounded = decided_rounding_f32(static_cast<double>(v), 0.0, static_cast<double>(rad));
-    if (!rounded) rounded = decided_rounding<R>(v, R(0), rad, fi, maxf);
-  }
+  const std::optional<double> rounded =
+      decided_round(v, R(0), rad, f == Format::f32 && std::is_same_v<R, double>, fi, maxf);
   if (!rounded) return false;
-  double rel;
-  if (alo > 0) {
-    const R rl = D / fabs(v);
-    if (!(ED + rl * E + rl * 4 * u * alo <= tolerance * uT * std::max<R>(1, rl) * alo)) return false;
-    rel = static_cast<double>(rl);
-  } else if (zero == ZeroState::zero) {
-    rel = r == 0 ? 0 : std::numeric_limits<double>::infinity();
-  } else if (zero == ZeroState::positive && r == 0) {
-    rel = 1;
-  } else {
-    return false;
-  }
+  const std::optional<double> rel_d = decided_rel(r, v, D, E, ED, alo, zero, tolerance, uT);
+  if (!rel_d) return false;
+  const double rel = *rel_d;
   const double dist = is_dd<R>        ? f64_ordinal_distance(r, *rounded)
                       : r == *rounded ? 0
                                       : fabs(fast_ordinal(r, fi, maxf) - fast_ordinal(*rounded, fi, maxf));
@@ -595,34 +615,13 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     // log-softmax's tight one around value + residual, widened to cover
     // MPFR's value (see ref_rel).
     const R rad = sm ? E : exact.log_softmax_tight[i] + ref_rel * fabs(v) + Arith<R>::slack;
-    std::optional<double> rounded;
-    if constexpr (is_dd<R>) {
-      rounded = decided_rounding_f64(v, rad);  // no residual in the DD tier
-    } else {
-      const R res = sm ? R(0) : exact.log_softmax_res[i];
-      // f32 in the double tier: the hardware conversion first; a v on (or a
-      // hair off) a midpoint, which it leaves undecided, by the general rule,
-      // which weighs res exactly.
-      if (f32_fast)
-        rounded = decided_rounding_f32(static_cast<double>(v), static_cast<double>(res), static_cast<double>(rad));
-      if (!rounded) rounded = decided_rounding<R>(v, res, rad, fi, maxf);
-    }
+    const R res = sm ? R(0) : exact.log_softmax_res[i];
+    const std::optional<double> rounded = decided_round(v, res, rad, f32_fast, fi, maxf);
     if (!rounded) return false;
-    double rel;
-    if (alo > 0) {
-      const R rl = D / fabs(v);
-      // |rel - rl| <= (ED + rl E)/alo + 4u rl, compared without dividing
-      if (!(ED + rl * E + rl * 4 * u * alo <= tolerance * uT * std::max<R>(1, rl) * alo)) return false;
-      rel = static_cast<double>(rl);
-    } else {
-      const ZeroState z = sm ? exact.softmax_zero[i] : exact.log_softmax_zero[i];
-      if (z == ZeroState::zero)
-        rel = r == 0 ? 0 : std::numeric_limits<double>::infinity();
-      else if (z == ZeroState::positive && r == 0)
-        rel = 1;
-      else
-        return false;
-    }
+    const ZeroState z = sm ? exact.softmax_zero[i] : exact.log_softmax_zero[i];
+    const std::optional<double> rel_d = decided_rel(r, v, D, E, ED, alo, z, tolerance, uT);
+    if (!rel_d) return false;
+    const double rel = *rel_d;
     // f32: bit patterns, without a branch on r == round_T(v) (a coin toss for
     // most kernels); other formats skip the ordinals when they agree.
     const double dist = is_dd<R>      ? f64_ordinal_distance(r, *rounded)
