@@ -404,6 +404,8 @@ bool compare_scalar_fast(double r, R v, R err, ZeroState zero, Format f, FastRow
                          unsigned reference_bits) {
   constexpr R u = Arith<R>::u;
   constexpr R kS = kSafe<R>;
+  if ((f == Format::f64) != is_dd<R> || !arithmetic_as_assumed<R>()) return false;
+  if (reference_bits < 8 || reference_bits > 16000) throw std::invalid_argument("compare_row_fast: reference_bits");
   const FormatInfo fi = info(f);
   const double maxf = max_finite(f);
   const R uT = unit_roundoff(f);
@@ -476,8 +478,6 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
   if (kind == OutputKind::log_sum_exp || kind == OutputKind::entropy) {
     if (result.size() != 1 || exact.status != RowStatus::ok || !exact.usable)
       throw std::invalid_argument("compare_row_fast: a scalar output needs one value and a usable ok row");
-    if ((f == Format::f64) != is_dd<R> || !arithmetic_as_assumed<R>()) return false;
-    if (reference_bits < 8 || reference_bits > 16000) throw std::invalid_argument("compare_row_fast: reference_bits");
     R v, err;
     ZeroState zero;
     if (!scalar_enclosure(exact, kind, v, err, zero)) return false;
@@ -708,6 +708,9 @@ std::optional<FastRowError> compare_row_fast(std::span<const double> result, con
   return out;
 }
 
+template bool compare_scalar_fast(double, long double, long double, ZeroState, Format, FastRowError&, double, unsigned);
+template bool compare_scalar_fast(double, double, double, ZeroState, Format, FastRowError&, double, unsigned);
+template bool compare_scalar_fast(double, DD, DD, ZeroState, Format, FastRowError&, double, unsigned);
 template bool compare_row_fast(std::span<const double>, const FastRow&, Format, OutputKind, FastRowError&, double, unsigned);
 template bool compare_row_fast(std::span<const double>, const DoubleFastRow&, Format, OutputKind, FastRowError&, double,
                                unsigned);

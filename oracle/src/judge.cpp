@@ -286,7 +286,21 @@ bool RowJudge::decide_fast(const OpDecl& d, std::size_t output, std::span<const 
                            RowVerdict& v) {
   if (fast.status != RowStatus::ok || !fast.usable) return false;
   thread_local FastRowError fe;  // storage reused row to row
-  if (!compare_row_fast(y, fast, format_, spec(d.op).out[output].kind, fe, opt_.tolerance, opt_.bits)) return false;
+  const Operand& out = spec(d.op).out[output];
+  // A scalar output (lse, entropy: has_fast_tier) is compared on its
+  // enclosure, formed here once: the error's sign below reads it too.
+  using R = std::remove_cvref_t<decltype(fast.softmax[0])>;
+  const bool is_scalar = out.shape == OperandShape::scalar;
+  R scalar{}, scalar_err{};
+  ZeroState scalar_zero = ZeroState::unknown;
+  if (is_scalar) {
+    if (y.size() != 1) throw std::invalid_argument("RowJudge::judge: a scalar output needs one value");
+    if (!scalar_enclosure(fast, out.kind, scalar, scalar_err, scalar_zero) ||
+        !compare_scalar_fast(y[0], scalar, scalar_err, scalar_zero, format_, fe, opt_.tolerance, opt_.bits))
+      return false;
+  } else if (!compare_row_fast(y, fast, format_, out.kind, fe, opt_.tolerance, opt_.bits)) {
+    return false;
+  }
   if (opt_.element_bin) {
     v.element_error.assign(fe.ulp.size(), NAN);
     for (std::size_t i = 0; i < fe.ulp.size(); ++i) {
@@ -300,15 +314,13 @@ bool RowJudge::decide_fast(const OpDecl& d, std::size_t output, std::span<const 
   if (opt_.signed_errors) {
     // The sign of r - v from the enclosure [g - e, g + e] of v; the figures
     // are the tier's (within its tolerance of MPFR's).
-    const OutputKind kind = spec(d.op).out[output].kind;
-    using R = std::remove_cvref_t<decltype(fast.softmax[0])>;
-    std::vector<R> scalar(1), scalar_err(1);  // a scalar output's enclosure
-    ZeroState scalar_zero = ZeroState::unknown;
-    if (kind == OutputKind::log_sum_exp || kind == OutputKind::entropy)
-      if (!scalar_enclosure(fast, kind, scalar[0], scalar_err[0], scalar_zero)) return false;
-    const bool is_scalar = spec(d.op).out[output].shape == OperandShape::scalar;
-    const auto& g = is_scalar ? scalar : kind == OutputKind::probabilities ? fast.softmax : fast.log_softmax;
-    const auto& ge = is_scalar ? scalar_err : kind == OutputKind::probabilities ? fast.softmax_err : fast.log_softmax_err;
+    const bool probabilities = out.kind == OutputKind::probabilities;
+    const std::span<const R> g = is_scalar ? std::span<const R>(&scalar, 1)
+                                 : probabilities ? std::span<const R>(fast.softmax)
+                                                 : std::span<const R>(fast.log_softmax);
+    const std::span<const R> ge = is_scalar ? std::span<const R>(&scalar_err, 1)
+                                  : probabilities ? std::span<const R>(fast.softmax_err)
+                                                  : std::span<const R>(fast.log_softmax_err);
     v.element_signed.assign(fe.ulp.size(), NAN);
     v.element_signed_rel.assign(fe.ulp.size(), NAN);
     for (std::size_t i = 0; i < fe.ulp.size(); ++i) {

@@ -347,9 +347,9 @@ void decides_ordinary_f32_rows(oracle::BasicFastRow<R> (*tier)(std::span<const d
         R v, err;
         oracle::ZeroState zero;
         ASSERT_TRUE(oracle::scalar_enclosure(fast, kind, v, err, zero));
-        const std::vector<double> s{round_to_format(static_cast<double>(v), Format::f32)};
+        const std::vector<double> scalar_result{round_to_format(static_cast<double>(v), Format::f32)};
         ++rows;
-        decided += oracle::compare_row_fast(s, fast, Format::f32, kind).has_value();
+        decided += oracle::compare_row_fast(scalar_result, fast, Format::f32, kind).has_value();
       }
     }
   }

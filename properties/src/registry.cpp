@@ -264,8 +264,7 @@ Claim attention_mass_contract(const Kernel& k, Op op) {
   if (d != nullptr && d->params.sink != -INFINITY)
     return {false, "sink logit " + num(d->params.sink) + ": V = 1 gives O = 1 - p_sink, not 1"};
   Claim by_contract = attention_o_contract(k, op);
-  if (by_contract.claimed || d == nullptr || d->contract.declared ||
-      spec(op).out[0].kind == OutputKind::relu_attention_output)
+  if (by_contract.claimed || d == nullptr || spec(op).out[0].kind == OutputKind::relu_attention_output)
     return by_contract;
   if (const OptOut* o = d->opted_out(floor_sum_to_one)) return {false, "opted out: " + o->reason};
   return {true, std::string(floor_claim_prefix) + "no O contract: O = 1 within the " + floor_tolerance_text(op)};

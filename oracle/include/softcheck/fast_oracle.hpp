@@ -136,5 +136,16 @@ extern template bool compare_row_fast(std::span<const double>, const DDFastRow&,
                                       unsigned);
 extern template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DDFastRow&, Format, OutputKind,
                                                              double, unsigned);
+// The scalar form on an enclosure [v - err, v + err] the caller formed with
+// scalar_enclosure (with its zero state): r is the result's one value. A
+// caller that needs the enclosure afterwards (the judge, for the error's
+// sign) forms it once. Decides what compare_row_fast decides for that output.
+template <class R>
+bool compare_scalar_fast(double r, R v, R err, ZeroState zero, Format f, FastRowError& out, double tolerance = 1e-3,
+                         unsigned reference_bits = default_bits);
+extern template bool compare_scalar_fast(double, long double, long double, ZeroState, Format, FastRowError&, double,
+                                         unsigned);
+extern template bool compare_scalar_fast(double, double, double, ZeroState, Format, FastRowError&, double, unsigned);
+extern template bool compare_scalar_fast(double, DD, DD, ZeroState, Format, FastRowError&, double, unsigned);
 
 }  // namespace softcheck::oracle
