@@ -178,6 +178,24 @@ template <class R>
 // The gap from x >= 0 (finite) to the next double up.
 [[gnu::always_inline]] inline double gap_up(double x) { return std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) + 1) - x; }
 
+// An element whose figure the tier knows exactly, MPFR's too: the value is
+// exact (radius 0: the tiers give that only where MPFR's value is the same
+// number, a softmax of 1 or 1/2^k, a log-softmax of 0), r - v has no rounding
+// in R, and the figure |r - v| / 2^q is a normal double (or 0). MPFR forms
+// |r - v| exactly in its 256 bits, scales it exactly and converts a double
+// exactly: its figure is this one, with no uncertainty. Without this, an
+// error of exactly 1/2 or 1 ulp (a histogram bin edge) is undecided.
+template <class R>
+bool exact_difference(double r, R v) {
+  if constexpr (is_dd<R>)
+    return v.lo == 0 && exact_sum(r, -v.hi).lo == 0;
+  else
+    return two_sum(static_cast<R>(r), -v).e == 0;
+}
+[[gnu::always_inline]] inline bool exact_figure(double f) {
+  return f == 0 || (f >= std::numeric_limits<double>::min() && f < std::numeric_limits<double>::infinity());
+}
+
 // round_T(c) for every c within rad of v + res, or nullopt: f64 by the
 // double-double rule (no residual there); f32 in the double tier first by
 // the hardware conversion, and where that is undecided (v on or a hair off
@@ -278,7 +296,7 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
            slack = splat(Arith<double>::slack), inf_ = splat(inf<double>), maxf = splat(in.maxf),
            tol = splat(in.tolerance), tol_uT = splat(in.tolerance * in.uT), ref_rel = splat(in.ref_rel),
            w_safe = splat(1 + 16 * u), w_tiny = splat(0x1p-1070), p52 = splat(0x1p-52), p20 = splat(0x1p-20),
-           four = splat(4);
+           four = splat(4), min_normal = splat(std::numeric_limits<double>::min());
   const DistanceBits& table = distance_bits();
   vd max_ulp = zero, max_bits = zero, max_rel = zero, max_abs = zero, max_abs_lo = zero, max_abs_hi = zero, max_ulp_err = zero,
      g_lo = zero, g_hi = zero, largest = splat(-1);
@@ -337,7 +355,12 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
     const vd dist = vabs(f32_ordinal(r, rf) - f32_ordinal(rounded, lo32));
     const vd ulp_d = ulp;
     const vd err_d = ulp_e + vabs(ulp_d - ulp);
-    const vd ulp_e_d = err_d + gap_up(ulp_d) + gap_up(err_d);
+    // exact_figure's rule: radius 0, r - v without rounding (TwoSum's error
+    // 0), the figure 0 or normal.
+    const vd diff = r - v, diff_b = diff - r;
+    const vl known_exactly = (E == zero) & (((r - (diff - diff_b)) + (-v - diff_b)) == zero) &
+                     ((ulp_d == zero) | (ulp_d >= min_normal));
+    const vd ulp_e_d = known_exactly ? zero : err_d + gap_up(ulp_d) + gap_up(err_d);
     store(in.ulp + i, ok ? ulp_d : zero);
     store(in.ulp_err + i, ok ? ulp_e_d : zero);
     const vd dist_ok = ok ? dist : zero;
@@ -635,7 +658,8 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     // of the double range the two roundings can differ by a subnormal even
     // when ulp_e is 0).
     const double err_d = static_cast<double>(ulp_e + fabs(static_cast<R>(ulp_d) - ulp));
-    const double ulp_e_d = err_d + gap_up(ulp_d) + gap_up(err_d);
+    const bool known_exactly = E == 0 && !tiny && exact_difference(r, v) && static_cast<R>(ulp_d) == ulp && exact_figure(ulp_d);
+    const double ulp_e_d = known_exactly ? 0.0 : err_d + gap_up(ulp_d) + gap_up(err_d);
     out.finite[i] = 1;
     out.ulp[i] = ulp_d;
     out.ulp_err[i] = ulp_e_d;

@@ -8,6 +8,7 @@
 
 #include <mpfr.h>
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -198,6 +199,24 @@ template <class R>
 void not_usable(BasicFastRow<R>& row, RowStatus status) {
   row.status = status;
   row.usable = false;
+}
+
+// Every finite entry equal to the maximum x_k (the all_equal family, or a
+// row whose other entries are masked): MPFR's softmax is exactly 1/m on the m
+// maxima (exp(0) = 1, a sum of m ones). For m a power of two that value is a
+// binade edge, where an enclosure of any radius leaves the ulp of a result
+// off it undecided by a factor of 2: the tier holds it exactly instead.
+template <class R>
+void exact_uniform_softmax(std::span<const double> x, double xk, BasicFastRow<R>& row) {
+  std::size_t m = 0;
+  for (const double xi : x) {
+    if (xi == xk) ++m;
+    else if (xi != -std::numeric_limits<double>::infinity()) return;
+  }
+  if (!std::has_single_bit(m) || m > (std::size_t{1} << 53)) return;  // 1/m inexact: the enclosure stands
+  const R v = Arith<R>::pow2(-std::countr_zero(m));
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (x[i] == xk) row.softmax[i] = v, row.softmax_err[i] = 0;
 }
 
 // d_i = (x_i - x_k)/T      two roundings: |d^ - d| <= 2u|d^| (kSafe)
@@ -408,6 +427,7 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
     row.log_softmax[i] = z, row.log_softmax_res[i] = z2.e, row.log_softmax_tight[i] = tight;
     row.log_softmax_err[i] = (fabs(z2.e) + tight) * kS;
   }
+  exact_uniform_softmax(x, x[k], row);
 }
 
 }  // namespace

@@ -317,6 +317,22 @@ RC_GTEST_PROP(FastOracleSound, LatticeRows, ()) { soundness([](Format f) { retur
 RC_GTEST_PROP(FastOracleSound, EveryInputFamily, ()) {
   soundness([](Format f) { return gen::family_row(f, gen::RowDomain::any, kShort); });
 }
+// Equal maxima and masked entries: a softmax of exactly 1/m, a binade edge
+// when m is a power of two (exact_uniform_softmax, exact_figure).
+RC_GTEST_PROP(FastOracleSound, UniformRows, ()) {
+  soundness([](Format f) {
+    return rc::gen::exec([f] {
+      const auto m = *rc::gen::element<std::size_t>(1, 2, 3, 4, 8, 16, 64, 128, 256);
+      const double v = round_to_format(*rc::gen::inRange(-2000, 2000) / 16.0, f);
+      std::vector<double> x(m, v);
+      const auto masked = *rc::gen::inRange<std::size_t>(0, 4);
+      for (std::size_t j = 0; j < masked; ++j)
+        x.insert(x.begin() + static_cast<std::ptrdiff_t>(*rc::gen::inRange<std::size_t>(0, x.size() + 1)),
+                 -std::numeric_limits<double>::infinity());
+      return x;
+    });
+  });
+}
 RC_GTEST_PROP(FastOracleSound, AnyRow, ()) { soundness([](Format f) { return gen::any_row(f, kShort); }); }
 
 // Long rows (the suite's 4096 and 65536 are where the time goes).
@@ -473,4 +489,41 @@ TEST(FastOracle, DoubleDoubleTierDecidesF64RowsWithMasks) {
       EXPECT_NEAR(got->error.max_rel, want.max_rel, 1e-3 * 0x1p-53 * std::max(1.0, want.max_rel));
     }
   }
+}
+
+// A softmax of exactly 1/2^k (m equal maxima, the rest masked) sits on a
+// binade edge, and a result one step off it is exactly 1/2 or 1 ulp away, on
+// the report's histogram bin edges: each tier holds the value exactly and the
+// figure with no uncertainty, the same double MPFR gives.
+template <class R>
+void uniform_rows_decided_exactly(oracle::BasicFastRow<R> (*tier)(std::span<const double>, double), Format f) {
+  for (const std::size_t m : {2u, 8u, 128u, 4096u}) {
+    for (const std::size_t masked : {0u, 3u}) {
+      std::vector<double> x(m, 0.375);
+      x.insert(x.begin() + 1, masked, -std::numeric_limits<double>::infinity());
+      for (const double t : {1.0, 0.7}) {
+        const oracle::BasicFastRow<R> fast = tier(x, t);
+        const oracle::ExactRow exact = oracle::exact_row(x, t);
+        ASSERT_TRUE(fast.usable);
+        for (const int s : {-1, 0, 1}) {
+          std::vector<double> y(x.size());
+          // 1/m one step up (1 ulp of 1/m away) or one step down (1/2 ulp)
+          const double v = 1.0 / static_cast<double>(m), p = std::ldexp(1.0, -info(f).precision);
+          for (std::size_t i = 0; i < x.size(); ++i)
+            y[i] = std::isinf(x[i]) ? 0.0 : s == 0 ? v : s > 0 ? nudge(v, 1, f) : v - v * p;
+          const auto got = oracle::compare_row_fast(y, fast, f, OutputKind::probabilities);
+          ASSERT_TRUE(got.has_value()) << "m " << m << " masked " << masked << " T " << t << " step " << s;
+          const RowError want = compare_row(y, exact.softmax, f, Op::softmax);
+          EXPECT_EQ(got->error.max_ulp, want.max_ulp) << "m " << m << " step " << s;
+          EXPECT_EQ(got->error.max_ulp, s == 0 ? 0.0 : s > 0 ? 1.0 : 0.5);
+          EXPECT_EQ(got->max_ulp_err, 0.0);
+        }
+      }
+    }
+  }
+}
+TEST(FastOracle, UniformRowsOfPowerOfTwoLengthAreDecidedExactly) {
+  uniform_rows_decided_exactly<double>(&oracle::double_fast_row, Format::f32);
+  uniform_rows_decided_exactly<long double>(&oracle::fast_row, Format::f16);
+  uniform_rows_decided_exactly<oracle::DD>(&oracle::dd_fast_row, Format::f64);
 }
