@@ -620,10 +620,25 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     const R D = fabs(static_cast<R>(r) - v);
     const R ED = E + u * D;
     const int qv = qlo == qhi ? qlo : ulp_exp(fabs(v), fi);
-    const R ulp = times_pow2(D, -qv);
-    R ulp_e;
+    // The figure's estimate. In the extended tier a log-softmax entry is
+    // v + res to within its tight radius (and MPFR's ref_rel), so
+    // |r - v - res| is known to that and its own two roundings, without E's
+    // 2u|v|: what decides a figure beside a histogram bin edge, an f32 result
+    // half an ulp from an x_i - x_k that is a midpoint, log1p(r) far below it.
+    R Df = D, EDf = ED;
+    if constexpr (std::is_same_v<R, long double>)
+      if (!sm && qlo == qhi) {
+        const TwoSum<R> rz = two_sum(static_cast<R>(r), -v);  // r - v exactly
+        const R D2 = fabs((rz.s - exact.log_softmax_res[i]) + rz.e);
+        const R ED2 = (exact.log_softmax_tight[i] + ref_rel * fabs(v) + 4 * u * (D2 + u * fabs(rz.s))) * kS +
+                      Arith<R>::slack;
+        if (ED2 < ED) Df = D2, EDf = ED2;
+      }
+    const R ulp = times_pow2(Df, -qv);
+    R ulp_e, fig_e = 0;  // fig_e: |figure - ulp| for MPFR's exact figure (one binade)
     if (qlo == qhi) {
-      ulp_e = times_pow2(ED, -qv) + ulp * R(0x1p-52);  // + rounding to double
+      fig_e = times_pow2(EDf, -qv);
+      ulp_e = fig_e + ulp * R(0x1p-52);  // + rounding to double
     } else {
       const R ulp_lo = times_pow2(D > ED ? D - ED : R(0), -qhi);
       const R ulp_hi = times_pow2(D + ED, -qlo);
@@ -659,7 +674,18 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     // when ulp_e is 0).
     const double err_d = static_cast<double>(ulp_e + fabs(static_cast<R>(ulp_d) - ulp));
     const bool known_exactly = E == 0 && !tiny && exact_difference(r, v) && static_cast<R>(ulp_d) == ulp && exact_figure(ulp_d);
-    const double ulp_e_d = known_exactly ? 0.0 : err_d + gap_up(ulp_d) + gap_up(err_d);
+    double ulp_e_d = known_exactly ? 0.0 : err_d + gap_up(ulp_d) + gap_up(err_d);
+    if constexpr (std::is_same_v<R, long double>) {
+      // MPFR's figure is a double rounded to nearest from within fig_e of
+      // ulp: between the roundings of the two ends (widened by 4u for their
+      // own rounding here), 0 apart when both give ulp_d.
+      if (!known_exactly && qlo == qhi && !tiny) {
+        const double lo_d = static_cast<double>(std::max<R>(0, (ulp - fig_e) * (1 - 4 * u)));
+        const double hi_d = static_cast<double>((ulp + fig_e) * (1 + 4 * u));
+        const double span = std::max(ulp_d - lo_d, hi_d - ulp_d);  // each exact by Sterbenz, or rounded:
+        ulp_e_d = std::min(ulp_e_d, span == 0 ? 0.0 : span + gap_up(span));
+      }
+    }
     out.finite[i] = 1;
     out.ulp[i] = ulp_d;
     out.ulp_err[i] = ulp_e_d;

@@ -527,3 +527,29 @@ TEST(FastOracle, UniformRowsOfPowerOfTwoLengthAreDecidedExactly) {
   uniform_rows_decided_exactly<long double>(&oracle::fast_row, Format::f16);
   uniform_rows_decided_exactly<oracle::DD>(&oracle::dd_fast_row, Format::f64);
 }
+
+// x_i - x_k exactly on an f32 midpoint with log1p(r) ~ 1e-56 below it: a
+// result on either neighbour is 1/2 ulp off to within 1e-56, and MPFR's
+// figure is the double 0.5, on a histogram bin edge. The extended tier
+// measures |r - v - res| to its tight radius and bounds MPFR's rounding of
+// it: 0.5 with no uncertainty, where v's own rounding alone leaves ~1e-12.
+TEST(FastOracle, LogSoftmaxHalfAnUlpFromAMidpointIsKnownExactly) {
+  const double mid = -(128.0 + 0x1p-17);  // between the f32 values -128 and -128 - 2^-16
+  // T = 1: a quotient by any other T carries the division's 2^-64 in the
+  // tier, far more than the 1e-56 that decides the rounding here.
+  for (const double t : {1.0}) {
+    const std::vector<double> x{0.0, mid * t};
+    const oracle::FastRow fast = oracle::fast_row(x, t);
+    const oracle::ExactRow exact = oracle::exact_row(x, t);
+    ASSERT_TRUE(fast.usable);
+    for (const double r1 : {-128.0, -128.0 - 0x1p-16}) {
+      const std::vector<double> y{0.0, r1};
+      const auto got = oracle::compare_row_fast(y, fast, Format::f32, OutputKind::log_probabilities);
+      ASSERT_TRUE(got.has_value()) << r1;
+      const ElementError want = compare_element(r1, exact.log_softmax[1], Format::f32);
+      EXPECT_EQ(want.ulp, 0.5);
+      EXPECT_EQ(got->ulp[1], 0.5) << r1;
+      EXPECT_EQ(got->ulp_err[1], 0.0) << r1;
+    }
+  }
+}
