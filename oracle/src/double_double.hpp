@@ -41,10 +41,22 @@ constexpr DD veltkamp_split(double a) {
   const double h = c - (c - a);
   return {h, a - h};
 }
-constexpr DD exact_product(double a, double b) {
+// (2^27 + 1) a overflows beyond 2^996 (and a split's hi can round up past
+// DBL_MAX): a finite factor that large is multiplied scaled by 2^-30 and the
+// product scaled back, both exact, so that words up to DBL_MAX multiply (the
+// log-softmax of an f64 lowest entry is -DBL_MAX - x_k - log1p(r)).
+constexpr bool beyond_split(double a) { return (a > 0x1p995 && a <= 0x1.fffffffffffffp1023) || (a < -0x1p995 && a >= -0x1.fffffffffffffp1023); }
+constexpr DD exact_product_in_range(double a, double b) {
   const double p = a * b;
   const DD x = veltkamp_split(a), y = veltkamp_split(b);
   return {p, ((x.hi * y.hi - p) + x.hi * y.lo + x.lo * y.hi) + x.lo * y.lo};
+}
+constexpr DD exact_product(double a, double b) {
+  if (beyond_split(a) || beyond_split(b)) {
+    const DD p = exact_product_in_range(beyond_split(a) ? a * 0x1p-30 : a, beyond_split(a) ? b : b * 0x1p-30);
+    return {p.hi * 0x1p30, p.lo * 0x1p30};
+  }
+  return exact_product_in_range(a, b);
 }
 
 constexpr DD operator+(DD x, DD y) {  // AccurateDWPlusDW

@@ -583,11 +583,13 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     const R E = err[i] == 0 || tiny ? R(0) : (err[i] + 2 * u * fabs(v)) * kS + Arith<R>::slack;
     const R lo = v - E, hi = v + E;
     if (sm) g_lo = std::max(g_lo, lo), g_hi = std::max(g_hi, hi);
-    if (isinf(v)) {  // masked log-softmax entry, exact
+    if (isinf(v)) {  // masked log-softmax entry, exact; radius inf: f64 overflows there (fast_rows.cpp)
       if (isinf(r) && signbit(r) == signbit(v)) {
         out.finite[i] = 1;
         ++row.measured;
         if (0 > largest) largest = 0, largest_index = i;
+      } else if (isinf(err[i])) {
+        return false;  // a finite or NaN r against a finite exact value: MPFR's to measure
       } else {
         broken(i, true);
       }

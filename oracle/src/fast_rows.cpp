@@ -318,11 +318,36 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
       diff = two_sum(static_cast<R>(x[i]), -xk);
     if (!isfinite(diff.s)) return false;
     const R di = T == 1 ? diff.s : diff.s / T;
+    if constexpr (is_dd<R>) {
+      // (x_i - x_k) / T beyond 2^1024 (1 + 2^-50) (an f64 lowest entry, T < 1):
+      // exp is exactly 0 in MPFR, and the log-softmax, below d_i, rounds to
+      // -inf in f64. Held as -inf with radius +inf, the tier's mark for "f64
+      // overflows here"; compare_row_fast decides only an r of -inf on it.
+      if (T != 1 && diff.s < 0 &&
+          static_cast<long double>(diff.s.hi) / temperature < -0x1p1024L * (1 + 0x1p-50L)) {
+        d[i] = -inf<R>, dErr[i] = inf<R>;
+        row.softmax[i] = 0, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::zero;
+        return true;
+      }
+    }
     // A quotient the tier's arithmetic cannot form (e.g. the double-double
     // division by a temperature near DBL_MAX gives NaN) leaves the row to MPFR.
     if (!isfinite(di)) return false;
-    if (diff.s != 0 && !(fabs(di) >= A::min_quotient && fabs(di) <= A::max_quotient)) return false;
     const R ed = ((diff.e == 0 ? R(0) : u) + (T == 1 ? R(0) : u)) * fabs(di) * kS;
+    if constexpr (is_dd<R>) {
+      // Beyond the tier's relative model (2^900) below the maximum, e.g. an
+      // f64 lowest entry (benchdnn's rows): exp(d_i) is exactly 0 in MPFR,
+      // d_i being far below its zero edge, so the entry's softmax is exactly
+      // 0 and adds nothing to r, as a masked entry; its log-softmax
+      // d_i - log1p(r) is formed below like any other (veltkamp_split takes
+      // words up to DBL_MAX).
+      if (di < -R(A::max_quotient)) {
+        d[i] = di, dErr[i] = ed;
+        row.softmax[i] = 0, row.softmax_err[i] = 0, row.softmax_zero[i] = ZeroState::zero;
+        return true;
+      }
+    }
+    if (diff.s != 0 && !(fabs(di) >= A::min_quotient && fabs(di) <= A::max_quotient)) return false;
     d[i] = di, dErr[i] = ed;
     row.softmax_zero[i] = di > R(0.97) * mpfr_zero_edge   ? ZeroState::positive
                           : di < R(1.03) * mpfr_zero_edge ? ZeroState::zero
@@ -407,9 +432,9 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
     const R di = d[i], edi = dErr[i];
     // softmax
     const R e = row.softmax[i], ee = row.softmax_err[i];
-    if (isinf(di)) {
-      row.log_softmax[i] = -inf<R>, row.log_softmax_err[i] = 0;
-      row.log_softmax_res[i] = 0, row.log_softmax_tight[i] = 0, row.log_softmax_zero[i] = ZeroState::positive;
+    if (isinf(di)) {  // masked (radius 0), or past f64's range (radius inf)
+      row.log_softmax[i] = -inf<R>, row.log_softmax_err[i] = edi;
+      row.log_softmax_res[i] = 0, row.log_softmax_tight[i] = edi, row.log_softmax_zero[i] = ZeroState::positive;
       continue;  // softmax stays exactly 0
     }
     const R y = e * q;

@@ -24,6 +24,7 @@
 #include "softcheck/generators.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
+#include "double_double.hpp"
 
 namespace softcheck::oracle::detail {
 int& fast_tier_vectors();  // fast_rows.cpp: 0 best vectors, 1 baseline, 2 scalar code, 3 AVX2 at most
@@ -58,6 +59,11 @@ long double approx(oracle::DD v) { return static_cast<long double>(v.hi) + v.lo;
 template <class T>
 bool inside_pair(const Real& exact, T value, T res, T err) {
   mpfr_srcptr v = exact.backend().data();
+  // -inf with radius inf: the double-double tier's mark for a log-softmax
+  // past f64's range, which must round to -inf there.
+  if (is_inf(value) && is_inf(err))
+    return !mpfr_inf_p(v) && std::isinf(oracle::round_to(exact, Format::f64)) &&
+           (mpfr_signbit(v) != 0) == sign_of(value);
   if (is_inf(value)) return mpfr_inf_p(v) && (mpfr_signbit(v) != 0) == sign_of(value) && approx(err) == 0;
   mpfr_t d, t, e;
   mpfr_init2(d, mpfr_get_prec(v) + 33000);  // exact differences whatever the exponents
@@ -552,4 +558,74 @@ TEST(FastOracle, LogSoftmaxHalfAnUlpFromAMidpointIsKnownExactly) {
       EXPECT_EQ(got->ulp_err[1], 0.0) << r1;
     }
   }
+}
+
+// benchdnn's f64 rows: entries at the f64 lowest beside a few near 90. Their
+// d_i is beyond the double-double tier's 2^900 and, for T < 1, beyond f64:
+// the softmax entry is exactly 0 in MPFR, the log-softmax d_i - log1p(r) is
+// formed with words up to DBL_MAX (exact_product), or rounds to -inf. Every
+// output is decided as MPFR measures it; a finite result where f64
+// overflows is left to MPFR.
+TEST(FastOracle, DoubleDoubleTierDecidesRowsAtTheF64Lowest) {
+  const double lowest = std::numeric_limits<double>::lowest();
+  const std::vector<double> x{lowest, 89.0, lowest, 88.0, lowest};
+  for (const double t : {1.0, 0.7}) {
+    const oracle::DDFastRow fast = oracle::dd_fast_row(x, t);
+    const oracle::ExactRow exact = oracle::exact_row(x, t);
+    ASSERT_TRUE(fast.usable) << t;
+    for (Op op : {Op::softmax, Op::log_softmax}) {
+      const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
+      for (const int s : {0, 1, -1}) {
+        std::vector<double> y(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const double rounded = oracle::round_to(ref[i], Format::f64);
+          y[i] = rounded == 0 || std::isinf(rounded) ? rounded : nudge(rounded, s, Format::f64);
+        }
+        const auto got = oracle::compare_row_fast(y, fast, Format::f64, spec(op).out[0].kind);
+        ASSERT_TRUE(got.has_value()) << name(op) << " T " << t << " step " << s;
+        const RowError want = compare_row(y, ref, Format::f64, op);
+        EXPECT_EQ(got->error.measured, want.measured);
+        EXPECT_NEAR(got->error.max_ulp, want.max_ulp, got->max_ulp_err);
+        EXPECT_EQ(got->error.max_bits, want.max_bits);
+        EXPECT_EQ(got->error.nonfinite, want.nonfinite);
+        EXPECT_EQ(got->error.special_mismatch, want.special_mismatch);
+      }
+    }
+    for (OutputKind kind : {OutputKind::log_sum_exp, OutputKind::entropy}) {
+      oracle::DD v, err;
+      oracle::ZeroState zero;
+      ASSERT_TRUE(oracle::scalar_enclosure(fast, kind, v, err, zero)) << t;
+      EXPECT_TRUE(inside<oracle::DD>(kind == OutputKind::log_sum_exp ? exact.lse : exact.entropy, v, err));
+    }
+    if (t != 1) {  // f64 overflows at the lowest entries: -DBL_MAX there is MPFR's to measure
+      std::vector<double> y(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) y[i] = oracle::round_to(exact.log_softmax[i], Format::f64);
+      ASSERT_TRUE(std::isinf(y[0]));
+      y[0] = lowest;
+      EXPECT_FALSE(oracle::compare_row_fast(y, fast, Format::f64, OutputKind::log_probabilities).has_value());
+    }
+  }
+}
+
+// Dekker's product stays exact for factors up to DBL_MAX (the split of such
+// a factor overflows; exact_product scales it by 2^-30 and back).
+TEST(DoubleDouble, ExactProductOfFactorsUpToDblMax) {
+  const double big[] = {std::numeric_limits<double>::max(), -std::numeric_limits<double>::max(), 0x1.8p996,
+                        0x1.0000000000001p995, -0x1.23456789abcdfp1000};
+  const double other[] = {0x1p-96, 0.7, -3.0e-300, 0.5 + 0x1p-40, 1.0 / 3.0};
+  mpfr_t want, got;
+  mpfr_init2(want, 2200);
+  mpfr_init2(got, 2200);
+  for (const double a : big)
+    for (const double b : other)
+      for (const bool swapped : {false, true}) {
+        const oracle::DD p = swapped ? oracle::exact_product(b, a) : oracle::exact_product(a, b);
+        ASSERT_TRUE(std::isfinite(p.hi) && std::isfinite(p.lo)) << a << " * " << b;
+        mpfr_set_d(want, a, MPFR_RNDN);
+        mpfr_mul_d(want, want, b, MPFR_RNDN);  // exact in 2200 bits
+        mpfr_set_d(got, p.hi, MPFR_RNDN);
+        mpfr_add_d(got, got, p.lo, MPFR_RNDN);
+        EXPECT_TRUE(mpfr_equal_p(want, got)) << a << " * " << b;
+      }
+  mpfr_clears(want, got, static_cast<mpfr_ptr>(nullptr));
 }
