@@ -321,19 +321,30 @@ bool RowJudge::decide_fast(const OpDecl& d, std::size_t output, std::span<const 
     const std::span<const R> ge = is_scalar ? std::span<const R>(&scalar_err, 1)
                                   : probabilities ? std::span<const R>(fast.softmax_err)
                                                   : std::span<const R>(fast.log_softmax_err);
+    const std::span<const ZeroState> zeros = is_scalar       ? std::span<const ZeroState>(&scalar_zero, 1)
+                                             : probabilities ? std::span<const ZeroState>(fast.softmax_zero)
+                                                             : std::span<const ZeroState>(fast.log_softmax_zero);
     v.element_signed.assign(fe.ulp.size(), NAN);
     v.element_signed_rel.assign(fe.ulp.size(), NAN);
     for (std::size_t i = 0; i < fe.ulp.size(); ++i) {
       if (!fe.finite[i]) continue;
       const long double gi = wide(g[i]), diff = difference(y[i], g[i]);
-      const double sign = std::isinf(y[i]) || std::fabs(diff) <= wide(ge[i]) ? 0 : diff > 0 ? 1 : -1;
+      double sign = std::isinf(y[i]) || std::fabs(diff) <= wide(ge[i]) ? 0 : diff > 0 ? 1 : -1;
+      double rel = gi == 0 ? NAN : static_cast<double>(std::fabs(diff / gi));
+      // An infinite result decided right (a masked entry's -inf, an f64
+      // overflow): sign and relative error 0, as compare_element has them.
+      if (std::isinf(y[i])) rel = 0;
+      // A value enclosed as 0 +- err that MPFR has non-zero (a softmax entry
+      // or an lse below the tier's exp floor, an entropy that small): a
+      // decided result there is 0 (else the compare gave the row up), off by
+      // all of the value, relative error 1, signed against the value's sign
+      // (a log-softmax is negative, the others positive), as MPFR has it.
+      if (gi == 0 && y[i] == 0 && zeros[i] == ZeroState::positive) {
+        sign = out.kind == OutputKind::log_probabilities ? 1 : -1;
+        rel = 1;
+      }
       v.element_signed[i] = sign * fe.ulp[i];
-      v.element_signed_rel[i] = gi == 0 ? NAN : static_cast<double>(sign * std::fabs(diff / gi));
-      // A scalar enclosed as 0 +- err whose MPFR value is non-zero (an lse of
-      // z_k = 0 with r below the tier's exp floor, an entropy that small):
-      // that value is positive, and a decided result there is 0 (else the
-      // compare gave the row up), relative error exactly -1, as MPFR has it.
-      if (is_scalar && gi == 0 && scalar_zero == ZeroState::positive && y[i] == 0) v.element_signed_rel[i] = -1;
+      v.element_signed_rel[i] = sign * rel;
     }
   }
   v.error = fe.error;

@@ -88,6 +88,38 @@ TEST(RowJudge, SignedErrorsCarryTheSideInEveryTier) {
   }
 }
 
+// The relative signed errors (the report's mean_signed_rel) as MPFR gives
+// them, including where a fast tier encloses the value as 0: e^-800 (a
+// softmax entry far below f32, rounded to 0: -1), the maximum's log-softmax
+// -log1p(e^-800) (rounded to 0: +1), a masked entry's -inf (0).
+TEST(RowJudge, SignedRelativeErrorsAreMpfrsInEveryTier) {
+  const std::vector<double> x = {0, -800, -INFINITY};
+  for (Op op : {Op::softmax, Op::log_softmax, Op::entropy}) {
+    const std::vector<double> y = rounded(x, op);
+    JudgeOptions fast, exact = JudgeOptions::exact_only();
+    fast.signed_errors = exact.signed_errors = true;
+    RowJudge tiered(x, 1.0, Format::f32, fast), mpfr(x, 1.0, Format::f32, exact);
+    const OpDecl d = with_contract(op, 4);
+    const RowVerdict a = tiered.judge(d, MaskedRowPolicy::zeros, y), b = mpfr.judge(d, MaskedRowPolicy::zeros, y);
+    ASSERT_NE(a.tier, Tier::mpfr) << name(op);
+    ASSERT_EQ(a.element_signed_rel.size(), b.element_signed_rel.size()) << name(op);
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      if (std::isnan(b.element_signed_rel[i])) {
+        EXPECT_TRUE(std::isnan(a.element_signed_rel[i])) << name(op) << " " << i;
+        continue;
+      }
+      EXPECT_NEAR(a.element_signed_rel[i], b.element_signed_rel[i], 1e-9) << name(op) << " " << i;
+      EXPECT_NEAR(a.element_signed[i], b.element_signed[i], 1e-3) << name(op) << " " << i;
+    }
+    if (op == Op::softmax) {
+      EXPECT_EQ(b.element_signed_rel[1], -1.0);
+    } else if (op == Op::log_softmax) {
+      EXPECT_EQ(b.element_signed_rel[0], 1.0);
+      EXPECT_EQ(b.element_signed_rel[2], 0.0);
+    }
+  }
+}
+
 TEST(RowJudge, TheVerdictFlipsWhereTheBoundIsCrossed) {
   const std::vector<double> x = {0.25, -1.5, 2};
   std::vector<double> y = rounded(x, Op::softmax);
