@@ -126,6 +126,23 @@ void shifted_logit(mpfr_ptr d, double xi, mpfr_srcptr xk, double temperature) {
   mpfr_div_d(d, d, temperature, MPFR_RNDN);
 }
 
+// Rounding to odd at v's precision p: v rounded toward zero (inexact: that
+// rounding's ternary value) becomes, when inexact, the neighbour whose last
+// bit is 1. Rounded to nearest from there, to any format of p - 2 bits or
+// fewer, it gives what the exact value would (Boldo & Melquiond, "Emulation
+// of FMA and correctly rounded sums: proved algorithms using rounding to
+// odd", IEEE Trans. Computers 57(4), 2008). A log-softmax d_i - log s whose
+// d_i is an f32 or f64 midpoint (x_i - x_k often is) and whose log s is
+// below 2^-p |d_i| keeps its side of the midpoint so; rounded to nearest it
+// would land on the midpoint and tie to even.
+void round_to_odd(mpfr_ptr v, int inexact) {
+  if (inexact == 0 || !mpfr_regular_p(v) || mpfr_min_prec(v) == mpfr_get_prec(v)) return;  // exact, or odd already
+  if (mpfr_sgn(v) > 0)
+    mpfr_nextabove(v);
+  else
+    mpfr_nextbelow(v);
+}
+
 ExactRow undefined_row(RowStatus status, unsigned bits) {
   ExactRow row;
   row.status = status;
@@ -166,7 +183,9 @@ std::string_view name(RowStatus s) {
 
 // Shifted softmax with the max term left out of the sum (REFERENCE.md,
 // Blanchard, Higham & Higham, "their final form"), evaluated in w = bits +
-// guard_bits working precision; each output is then rounded once to `bits`:
+// guard_bits working precision; each output is then rounded once to `bits`
+// (log-softmax and lse to odd, round_to_odd, so that they round to a format
+// as the exact values do beside a midpoint):
 //   d_i = (x_i - x_k) / T           (x_k the max; d_k = 0, d_i <= 0)
 //   e_i = exp(d_i)                  (e_k = 1 exactly; masked entries 0 exactly)
 //   r = sum_{i != k} e_i            (mpfr_sum: correctly rounded)
@@ -214,11 +233,12 @@ ExactRow exact_row(std::span<const double> x, double temperature, unsigned bits)
     mpfr_div(raw(row.softmax.back()), raw(e[i]), s.v, MPFR_RNDN);
     row.log_softmax.push_back(real_with_bits(bits));
     shifted_logit(d.v, x[i], xk.v, temperature);  // recomputed: cheaper than storing n of them
-    mpfr_sub(raw(row.log_softmax.back()), d.v, log_s.v, MPFR_RNDN);
+    mpfr_ptr l = raw(row.log_softmax.back());
+    round_to_odd(l, mpfr_sub(l, d.v, log_s.v, MPFR_RNDZ));
   }
   row.lse = real_with_bits(bits);
   mpfr_div_d(d.v, xk.v, temperature, MPFR_RNDN);  // a = x_k / T
-  mpfr_add(raw(row.lse), d.v, log_s.v, MPFR_RNDN);
+  round_to_odd(raw(row.lse), mpfr_add(raw(row.lse), d.v, log_s.v, MPFR_RNDZ));  // x_k / T may be a midpoint too
 
   // e_i (-d_i) into e_i's storage (e is not needed any more); masked entries
   // and the max (d_k = 0) contribute 0.

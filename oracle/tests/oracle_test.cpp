@@ -580,6 +580,23 @@ TEST(ExactRow, ExactValuesFollowTheOutputKind) {
   EXPECT_EQ(softcheck::oracle::exact_values(e, OutputKind::entropy).data(), &e.entropy);
 }
 
+// x_i - x_k on an f32 or f64 midpoint with log s = log1p(e^-256) ~ 7e-112,
+// below 2^-bits of it: the exact log-softmax lies just past the midpoint and
+// rounds away from it, to the odd neighbour, which rounding to nearest at
+// `bits` would have lost (it lands on the midpoint and ties to even, to 256).
+// The lse of an x_k on an f32 midpoint (a double), likewise just above it.
+TEST(ExactRow, LogSoftmaxAndLseBesideAMidpointRoundAsTheExactValues) {
+  for (const unsigned bits : {64u, 256u}) {
+    // f32: -256 - 2^-16 is a double; f64: -256 - 2^-45 = -256 - x_k with x_k = 2^-45.
+    const ExactRow f32 = exact_row(std::vector<double>{0.0, -(256.0 + 0x1p-16)}, 1.0, bits);
+    EXPECT_EQ(round_to(f32.log_softmax[1], Format::f32), -(256.0 + 0x1p-15)) << bits;
+    const ExactRow f64 = exact_row(std::vector<double>{0x1p-45, -256.0}, 1.0, bits);
+    EXPECT_EQ(round_to(f64.log_softmax[1], Format::f64), -(256.0 + 0x1p-44)) << bits;
+    const ExactRow lse = exact_row(std::vector<double>{256.0 + 0x1p-16, 0.0}, 1.0, bits);
+    EXPECT_EQ(round_to(lse.lse, Format::f32), 256.0 + 0x1p-15) << bits;
+  }
+}
+
 TEST(ExactRow, StatusNames) {
   EXPECT_EQ(softcheck::oracle::name(RowStatus::ok), "ok");
   EXPECT_EQ(softcheck::oracle::name(RowStatus::all_masked), "all_masked");
