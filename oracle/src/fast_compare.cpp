@@ -82,13 +82,17 @@ std::optional<double> decided_rounding(R v, R res, R rad, const FormatInfo& fi, 
   // |center| = |v| + sr, sr = res with the sign of v (|res| < |v| when v != 0).
   const bool neg = v != 0 ? signbit(v) : signbit(res);
   const R av = fabs(v), sr = neg ? -res : res;
-  // a/Q < 2^26: the integer rounding is exact, ties to even. A v exactly on a
-  // midpoint (log-softmax: an f32 difference of 25 bits minus a tiny log1p)
-  // takes the neighbour on sr's side instead: the one the checks below can
-  // confirm (ties to even would be refused whenever sr points the other way).
+  // a/Q < 2^26: the integer rounding is exact, ties to even. An a exactly on
+  // a midpoint (log-softmax: an f32 difference of 25 bits minus a tiny log1p)
+  // takes the neighbour on the center's side instead: the one the checks
+  // below can confirm (ties to even would be refused whenever the center lies
+  // the other way). The center is |v| + sr; a is |v| rounded to a double (the
+  // extended tier's v has 64 bits), so its side of a is that of
+  // (|v| - a) + sr: the difference exact (Sterbenz), the sum's sign exact.
   const double t = a / Q;
   double A = ((t + 0x1.8p52) - 0x1.8p52) * Q;
-  if (t - std::floor(t) == 0.5 && sr != 0) A = (sr < 0 ? std::floor(t) : std::ceil(t)) * Q;
+  const R off = (av - static_cast<R>(a)) + sr;
+  if (t - std::floor(t) == 0.5 && off != 0) A = (off < 0 ? std::floor(t) : std::ceil(t)) * Q;
   if (A > maxf) return std::nullopt;
   const int eA = A == 0 ? fi.emin : std::max(binade(A), fi.emin);
   const R QA = pow2d(eA - fi.precision + 1);
@@ -278,6 +282,8 @@ struct F32In {
   std::size_t n;
   bool sm;
   double tolerance, uT, ref_rel, maxf;
+  bool d_exact;  // BasicFastRow::d_exact: the log-softmax's MPFR term is ref_L, not ref_rel |v|
+  double ref_L;
   FormatInfo fi;
   double* ulp;                  // out.ulp
   double* ulp_err;              // out.ulp_err
@@ -296,7 +302,7 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
            slack = splat(Arith<double>::slack), inf_ = splat(inf<double>), maxf = splat(in.maxf),
            tol = splat(in.tolerance), tol_uT = splat(in.tolerance * in.uT), ref_rel = splat(in.ref_rel),
            w_safe = splat(1 + 16 * u), w_tiny = splat(0x1p-1070), p52 = splat(0x1p-52), p20 = splat(0x1p-20),
-           four = splat(4), min_normal = splat(std::numeric_limits<double>::min());
+           four = splat(4), min_normal = splat(std::numeric_limits<double>::min()), ref_L = splat(in.ref_L);
   const DistanceBits& table = distance_bits();
   vd max_ulp = zero, max_bits = zero, max_rel = zero, max_abs = zero, max_abs_lo = zero, max_abs_hi = zero, max_ulp_err = zero,
      g_lo = zero, g_hi = zero, largest = splat(-1);
@@ -330,7 +336,7 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
       ulp_e = (one_q ? ED * pow2v(-qv) : vmax(ulp_hi - ulp, ulp - ulp_lo)) + ulp * p52;
     }
     ok &= ulp_e <= tol * vmax(one, ulp * p20);
-    const vd rad = in.sm ? E : load(in.tight + i) + ref_rel * vabs(v) + slack;
+    const vd rad = in.sm ? E : load(in.tight + i) + (in.d_exact ? ref_L : ref_rel * vabs(v)) + slack;
     const vd res = in.sm ? zero : load(in.res + i);
     // decided_rounding_f32
     const vd w = (vabs(res) + rad + two_u * vabs(v)) * w_safe + w_tiny;
@@ -532,6 +538,9 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
   // cover MPFR's value, which is what the MPFR path rounds.
   if (reference_bits < 8 || reference_bits > 16000) throw std::invalid_argument("compare_row_fast: reference_bits");
   const R ref_rel = Arith<R>::pow2(std::max(-static_cast<int>(reference_bits) + 2, Arith<R>::lowest_exp));
+  // MPFR's log-softmax off the exact one, when every d_i is exact: by its
+  // log1p(r)'s error alone (BasicFastRow::d_exact); twice the bound, for margin.
+  const R ref_L = ref_rel * (2 * exact.log1p_r_hi);
 
   out.error = RowError{};
   out.max_ulp_err = 0;
@@ -654,7 +663,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     // The radius of the value round_T is decided for: softmax's enclosure, or
     // log-softmax's tight one around value + residual, widened to cover
     // MPFR's value (see ref_rel).
-    const R rad = sm ? E : exact.log_softmax_tight[i] + ref_rel * fabs(v) + Arith<R>::slack;
+    const R rad = sm ? E : exact.log_softmax_tight[i] + (exact.d_exact ? ref_L : ref_rel * fabs(v)) + Arith<R>::slack;
     const R res = sm ? R(0) : exact.log_softmax_res[i];
     const std::optional<double> rounded = decided_round(v, res, rad, f32_fast, fi, maxf);
     if (!rounded) return false;
@@ -713,7 +722,8 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       if (bits.size() < n) bits.resize(n);  // never shrunk: no zero-filling when rows grow again
       vec::F32Out lanes;
       vec::f32_lanes({result.data(), val.data(), err.data(), exact.log_softmax_tight.data(),
-                      exact.log_softmax_res.data(), (sm ? exact.softmax_zero : exact.log_softmax_zero).data(), n, sm, tolerance, uT, ref_rel, maxf, fi, out.ulp.data(),
+                      exact.log_softmax_res.data(), (sm ? exact.softmax_zero : exact.log_softmax_zero).data(), n, sm, tolerance, uT, ref_rel, maxf,
+                      exact.d_exact, ref_L, fi, out.ulp.data(),
                       out.ulp_err.data(), out.finite.data(), bits.data()},
                      lanes);
       for (std::size_t i = 0; i < n; ++i) {

@@ -242,6 +242,8 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   row.status = RowStatus::ok;
   row.usable = true;
   row.lse_usable = false;
+  row.d_exact = false;
+  row.log1p_r_hi = 0;
   row.lse_zero = row.entropy_zero = ZeroState::unknown;
   // One pass: NaN / +inf (undefined), the first maximum k (as
   // std::max_element), and whether any entry is finite (-inf only: masked).
@@ -398,6 +400,9 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   const R s_err = s_exact ? R(0) : (r_err + u * s) * kS;
   const LogEnclosed<R> L = log1p_enclosure(sum);
   const R L_err = (L.abs + r_err / (1 + sum - r_err)) * kS;
+  row.log1p_r_hi = L.v + L_err;
+  row.d_exact = T == 1;  // and no d_i carries an error (dErr still holds them)
+  for (std::size_t i = 0; i < n && row.d_exact; ++i) row.d_exact = dErr[i] == 0;
 
   // log_softmax_i = d_i - log1p(r) is exactly 0 in MPFR only where d_i = 0
   // (x_i = x_k) and MPFR's r is 0 (every other entry masked or below the edge).

@@ -629,3 +629,26 @@ TEST(DoubleDouble, ExactProductOfFactorsUpToDblMax) {
       }
   mpfr_clears(want, got, static_cast<mpfr_ptr>(nullptr));
 }
+
+// x_i - x_k on an f32 midpoint, log1p(r) ~ 7e-112 below 2^-256 of it:
+// MPFR's value (rounded to odd) keeps the side of the midpoint, and each tier
+// decides the rounding with it: the result rounded away from the midpoint is
+// correctly rounded (0 bits), the one on the other side 1 bit off. Before,
+// the tiers allowed for MPFR's 2^-254 |v| and left such rows to it.
+TEST(FastOracle, LogSoftmaxOnAMidpointIsDecidedWithMpfrsSide) {
+  const std::vector<double> x{0.0, -(256.0 + 0x1p-16)};
+  const oracle::ExactRow exact = oracle::exact_row(x, 1.0);
+  for (const double r1 : {-(256.0 + 0x1p-15), -256.0}) {
+    const std::vector<double> y{-0.0, r1};
+    const RowError want = compare_row(y, exact.log_softmax, Format::f32, Op::log_softmax);
+    EXPECT_EQ(want.max_bits, r1 == -256.0 ? 1.0 : 0.0);
+    const auto by_double = oracle::compare_row_fast(y, oracle::double_fast_row(x, 1.0), Format::f32,
+                                                    OutputKind::log_probabilities);
+    const auto by_extended =
+        oracle::compare_row_fast(y, oracle::fast_row(x, 1.0), Format::f32, OutputKind::log_probabilities);
+    ASSERT_TRUE(by_double.has_value()) << r1;
+    ASSERT_TRUE(by_extended.has_value()) << r1;
+    EXPECT_EQ(by_double->error.max_bits, want.max_bits) << r1;
+    EXPECT_EQ(by_extended->error.max_bits, want.max_bits) << r1;
+  }
+}
