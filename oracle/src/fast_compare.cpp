@@ -539,7 +539,9 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
   if (reference_bits < 8 || reference_bits > 16000) throw std::invalid_argument("compare_row_fast: reference_bits");
   const R ref_rel = Arith<R>::pow2(std::max(-static_cast<int>(reference_bits) + 2, Arith<R>::lowest_exp));
   // MPFR's log-softmax off the exact one, when every d_i is exact: by its
-  // log1p(r)'s error alone (BasicFastRow::d_exact); twice the bound, for margin.
+  // log1p(r)'s error alone (BasicFastRow::d_exact; MPFR's d_i exact at 64
+  // bits and more, round to odd from 55); twice the bound, for margin.
+  const bool d_exact = exact.d_exact && reference_bits >= 64;
   const R ref_L = ref_rel * (2 * exact.log1p_r_hi);
 
   out.error = RowError{};
@@ -663,7 +665,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     // The radius of the value round_T is decided for: softmax's enclosure, or
     // log-softmax's tight one around value + residual, widened to cover
     // MPFR's value (see ref_rel).
-    const R rad = sm ? E : exact.log_softmax_tight[i] + (exact.d_exact ? ref_L : ref_rel * fabs(v)) + Arith<R>::slack;
+    const R rad = sm ? E : exact.log_softmax_tight[i] + (d_exact ? ref_L : ref_rel * fabs(v)) + Arith<R>::slack;
     const R res = sm ? R(0) : exact.log_softmax_res[i];
     const std::optional<double> rounded = decided_round(v, res, rad, f32_fast, fi, maxf);
     if (!rounded) return false;
@@ -723,7 +725,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       vec::F32Out lanes;
       vec::f32_lanes({result.data(), val.data(), err.data(), exact.log_softmax_tight.data(),
                       exact.log_softmax_res.data(), (sm ? exact.softmax_zero : exact.log_softmax_zero).data(), n, sm, tolerance, uT, ref_rel, maxf,
-                      exact.d_exact, ref_L, fi, out.ulp.data(),
+                      d_exact, ref_L, fi, out.ulp.data(),
                       out.ulp_err.data(), out.finite.data(), bits.data()},
                      lanes);
       for (std::size_t i = 0; i < n; ++i) {

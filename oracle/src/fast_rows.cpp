@@ -401,8 +401,17 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   const LogEnclosed<R> L = log1p_enclosure(sum);
   const R L_err = (L.abs + r_err / (1 + sum - r_err)) * kS;
   row.log1p_r_hi = L.v + L_err;
-  row.d_exact = T == 1;  // and no d_i carries an error (dErr still holds them)
-  for (std::size_t i = 0; i < n && row.d_exact; ++i) row.d_exact = dErr[i] == 0;
+  // T = 1 and no d_i carries an error (dErr still holds them), each of at
+  // most 64 bits, which MPFR's working precision (64 bits and more) holds
+  // exactly: a double-word's x_i - x_k can need 2,000.
+  const auto narrow = [](const R& di) {
+    if constexpr (is_dd<R>)
+      return di.lo == 0 || !std::isfinite(di.hi) || std::ilogb(di.hi) - std::ilogb(di.lo) < 11;
+    else
+      return true;
+  };
+  row.d_exact = T == 1;
+  for (std::size_t i = 0; i < n && row.d_exact; ++i) row.d_exact = dErr[i] == 0 && narrow(d[i]);
 
   // log_softmax_i = d_i - log1p(r) is exactly 0 in MPFR only where d_i = 0
   // (x_i = x_k) and MPFR's r is 0 (every other entry masked or below the edge).

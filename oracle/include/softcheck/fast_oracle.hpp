@@ -70,8 +70,9 @@ struct BasicFastRow {
   R lse = 0, lse_err = 0;
   bool lse_usable = false;
   ZeroState lse_zero = ZeroState::unknown, entropy_zero = ZeroState::unknown;
-  // Every d_i = x_i - x_k exact (T = 1, no rounding in the tier: none in
-  // MPFR's wider working precision either), and log1p(r) <= log1p_r_hi. MPFR's
+  // Every d_i = x_i - x_k exact and of at most 64 bits (T = 1, no rounding
+  // in the tier: none in MPFR's working precision either), and log1p(r) <=
+  // log1p_r_hi. MPFR's
   // log-softmax is then d_i - log1p(r) to a few units of 2^-bits of log1p(r),
   // not of the value (round_to_odd keeps it so), which is what decides a
   // d_i on a midpoint of the format with a log1p(r) far below it.
