@@ -201,17 +201,19 @@ void not_usable(BasicFastRow<R>& row, RowStatus status) {
   row.usable = false;
 }
 
-// Every finite entry equal to the maximum x_k (the all_equal family, or a
-// row whose other entries are masked): MPFR's softmax is exactly 1/m on the m
-// maxima (exp(0) = 1, a sum of m ones). For m a power of two that value is a
-// binade edge, where an enclosure of any radius leaves the ulp of a result
-// off it undecided by a factor of 2: the tier holds it exactly instead.
+// Every entry equal to the maximum x_k or one whose softmax MPFR has as
+// exactly 0 (masked, or exp(d_i) below MPFR's exponent range: the all_equal
+// family, benchdnn's ties beside f64-lowest entries): MPFR's softmax is
+// exactly 1/m on the m maxima (exp(0) = 1, a sum of m ones and zeros). For m
+// a power of two that value is a binade edge, where an enclosure of any
+// radius leaves the ulp of a result off it undecided by a factor of 2: the
+// tier holds it exactly instead.
 template <class R>
 void exact_uniform_softmax(std::span<const double> x, double xk, BasicFastRow<R>& row) {
   std::size_t m = 0;
-  for (const double xi : x) {
-    if (xi == xk) ++m;
-    else if (xi != -std::numeric_limits<double>::infinity()) return;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (x[i] == xk) ++m;
+    else if (row.softmax_zero[i] != ZeroState::zero) return;
   }
   if (!std::has_single_bit(m) || m > (std::size_t{1} << 53)) return;  // 1/m inexact: the enclosure stands
   const R v = Arith<R>::pow2(-std::countr_zero(m));

@@ -323,18 +323,21 @@ RC_GTEST_PROP(FastOracleSound, LatticeRows, ()) { soundness([](Format f) { retur
 RC_GTEST_PROP(FastOracleSound, EveryInputFamily, ()) {
   soundness([](Format f) { return gen::family_row(f, gen::RowDomain::any, kShort); });
 }
-// Equal maxima and masked entries: a softmax of exactly 1/m, a binade edge
-// when m is a power of two (exact_uniform_softmax, exact_figure).
+// Equal maxima beside masked entries and entries at the format's lowest: a
+// softmax of exactly 1/m where MPFR's exp of the others is exactly 0 (-inf;
+// the lowest of f32, bf16 and f64, far below MPFR's exponent range; not
+// f16's -65504, whose exp MPFR holds, nor v - 24), a binade edge when m is a
+// power of two (exact_uniform_softmax, exact_figure).
 RC_GTEST_PROP(FastOracleSound, UniformRows, ()) {
   soundness([](Format f) {
     return rc::gen::exec([f] {
       const auto m = *rc::gen::element<std::size_t>(1, 2, 3, 4, 8, 16, 64, 128, 256);
       const double v = round_to_format(*rc::gen::inRange(-2000, 2000) / 16.0, f);
       std::vector<double> x(m, v);
-      const auto masked = *rc::gen::inRange<std::size_t>(0, 4);
-      for (std::size_t j = 0; j < masked; ++j)
+      const auto others = *rc::gen::inRange<std::size_t>(0, 4);
+      for (std::size_t j = 0; j < others; ++j)
         x.insert(x.begin() + static_cast<std::ptrdiff_t>(*rc::gen::inRange<std::size_t>(0, x.size() + 1)),
-                 -std::numeric_limits<double>::infinity());
+                 *rc::gen::element(-std::numeric_limits<double>::infinity(), lowest(f), v - 24));
       return x;
     });
   });
@@ -525,6 +528,26 @@ void uniform_rows_decided_exactly(oracle::BasicFastRow<R> (*tier)(std::span<cons
           EXPECT_EQ(got->max_ulp_err, 0.0);
         }
       }
+    }
+  }
+}
+// benchdnn's ties: two maxima beside entries at the f64 (f32) lowest, whose
+// exp MPFR has as exactly 0: the softmax is exactly 1/2 there.
+TEST(FastOracle, TiesBesideTheLowestAreHeldExactly) {
+  for (const Format f : {Format::f64, Format::f32}) {
+    const std::vector<double> x{lowest(f), 89.0, lowest(f), 89.0};
+    const oracle::ExactRow exact = oracle::exact_row(x, 1.0);
+    ASSERT_EQ(exact.softmax[1], oracle::Real(0.5));
+    if (f == Format::f64) {
+      const oracle::DDFastRow fast = oracle::dd_fast_row(x, 1.0);
+      ASSERT_TRUE(fast.usable);
+      EXPECT_EQ(fast.softmax[1].hi, 0.5);
+      EXPECT_EQ(fast.softmax_err[1].hi, 0.0);
+    } else {
+      const oracle::DoubleFastRow fast = oracle::double_fast_row(x, 1.0);
+      ASSERT_TRUE(fast.usable);
+      EXPECT_EQ(fast.softmax[1], 0.5);
+      EXPECT_EQ(fast.softmax_err[1], 0.0);
     }
   }
 }
