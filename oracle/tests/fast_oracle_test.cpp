@@ -675,3 +675,29 @@ TEST(FastOracle, LogSoftmaxOnAMidpointIsDecidedWithMpfrsSide) {
     EXPECT_EQ(by_extended->error.max_bits, want.max_bits) << r1;
   }
 }
+
+// x_i - x_k of 105 bits: -(256 + 2^-45) + 2^-97, just above an f64 midpoint.
+// At 64 bits MPFR's working precision (81 bits) rounds it onto the midpoint,
+// so MPFR's log-softmax lies below it and rounds the other way than the
+// exact one. The double-double tier holds d_i exactly; it must not claim
+// MPFR's d_i exact (d_exact) for it. (Here its own 2^-88 rounding of the
+// log-softmax keeps it from deciding the element either way; what it
+// decides must be what MPFR measures.)
+TEST(FastOracle, WideDifferencesAreNotMpfrExact) {
+  const std::vector<double> x{-256.0, 0x1p-45 - 0x1p-97};
+  const oracle::DDFastRow fast = oracle::dd_fast_row(x, 1.0);
+  ASSERT_TRUE(fast.usable);
+  EXPECT_FALSE(fast.d_exact);
+  for (const unsigned bits : {64u, 256u}) {
+    const oracle::ExactRow exact = oracle::exact_row(x, 1.0, bits);
+    for (const double r0 : {-256.0, -(256.0 + 0x1p-44)}) {
+      const std::vector<double> y{r0, -0.0};
+      const RowError want = compare_row(y, exact.log_softmax, Format::f64, Op::log_softmax);
+      const auto got =
+          oracle::compare_row_fast(y, fast, Format::f64, OutputKind::log_probabilities, 1e-3, bits);
+      if (got) {
+        EXPECT_EQ(got->error.max_bits, want.max_bits) << bits << " " << r0;
+      }
+    }
+  }
+}
