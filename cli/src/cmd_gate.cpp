@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <thread>
+#include <tuple>
 
 #include "commands.hpp"
 #include "kernel_selection.hpp"
@@ -58,6 +59,9 @@ Report rerun_baseline_suite(const Report& baseline, const GateArgs& a, gate::Tim
   opt.fp_env = parse_fp_env(baseline.fp_env).value_or(FpEnv::standard);
   opt.jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   opt.progress = progress_bar(!a.quiet);
+  // A budget run's cases: the same budget keeps the same ones (the cost
+  // model never reads a clock); the skipped lists are compared after the rerun.
+  opt.budget = {baseline.budget.seconds, baseline.budget.suite_seconds};
   const std::vector<const Kernel*> kernels = baseline_kernels(baseline, known);
   if (kernels.empty())
     throw std::invalid_argument("no kernel of the baseline exists in this build (a plugin's kernels need --plugin)");
@@ -155,6 +159,21 @@ Command add_gate(CLI::App& app) {
     const Report report = a->report.empty() ? rerun_baseline_suite(baseline, *a, a->junit_times ? &timings : nullptr)
                                             : read_report(a->report);
     if (!a->report.empty()) whole_run(report, a->report);
+    // A run that skipped other cases than the baseline (`run --budget`) would
+    // pass on what it did not run, or fail on what the baseline did not.
+    const auto cases_of = [](const Report& r) {
+      std::vector<std::tuple<std::string, std::string, std::int64_t, double>> skipped;
+      for (const SkippedCase& c : r.budget.skipped) skipped.emplace_back(c.family, c.format, c.cols, c.temperature);
+      return std::pair{r.budget.seconds, skipped};
+    };
+    if (cases_of(baseline) != cases_of(report))
+      throw std::invalid_argument(fmt::format(
+          "{} and {} ran different cases (`run --budget`: {} against {}, {} against {} cases skipped); gate a run of "
+          "the baseline's budget with this softcheck (its cost model may have changed)",
+          a->baseline, a->report.empty() ? "the rerun" : a->report,
+          baseline.budget.present() ? fmt::format("{} s", baseline.budget.seconds) : "none",
+          report.budget.present() ? fmt::format("{} s", report.budget.seconds) : "none", baseline.budget.skipped.size(),
+          report.budget.skipped.size()));
     const gate::Result result = gate::compare(baseline, report, opt);
     if (!a->junit.empty())
       write_files_atomically({{a->junit, gate::junit_xml(result, a->junit_times ? &timings : nullptr)}});

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "commands.hpp"
@@ -46,6 +47,8 @@ struct RunArgs {
   std::string rows_csv;
   std::string fp_env = "default";
   std::optional<std::string> shard;
+  double budget = 0;
+  std::string case_times;
 };
 
 // The --rows-csv file while the run writes it: a temporary ".NAME.tmp.PID"
@@ -221,6 +224,16 @@ Command add_run(CLI::App& app) {
                   "n, temperature, row, R, M, max error, unit, bound, reference ratio, verdict, repro; "
                   "docs/report-schema.md)");
   add_shard_option(*sub, a->shard);
+  sub->add_option("--budget", a->budget,
+                  "Seconds the run may take on the project's 2-core machine, by softcheck's cost model (never a "
+                  "clock): each kernel's cheapest case, then the cheapest others that fit; the report lists the "
+                  "cases skipped. The same budget runs the same cases on any machine and for any --jobs "
+                  "(docs/scaling.md). Not with --shard")
+      ->check(CLI::Range(0.001, 1e7));
+  sub->add_option("--case-times", a->case_times,
+                  "Also write one CSV line per case run to FILE: the case, its modelled seconds and the CPU seconds "
+                  "it took (measured, so not the same twice; what scripts/fit-cost-model.py fits --budget's model "
+                  "to)");
   return [a] {
     const Shard shard = this_shard(a->shard, a->quiet);
     const KernelSet kernel_set(a->plugins);
@@ -252,11 +265,22 @@ Command add_run(CLI::App& app) {
     opt.oracle = a->oracle == "mpfr" ? OracleMode::mpfr : OracleMode::tiered;
     opt.fp_env = fp_env_of(a->fp_env);
     opt.shard = shard;
+    if (a->budget > 0) {
+      const double overhead = modelled_overhead_seconds(kernels_of_shard(kernels, shard), a->property_tests);
+      if (overhead >= a->budget)
+        throw std::invalid_argument(fmt::format(
+            "--budget {} s leaves nothing for the cases: start-up and the property checks ({} cases per property) "
+            "are modelled at {:.2f} s; raise --budget or lower --property-tests",
+            a->budget, a->property_tests, overhead));
+      opt.budget = {a->budget, a->budget - overhead};
+    }
+    check_budget(opt);
     opt.jobs = a->jobs ? a->jobs : std::max(1u, std::thread::hardware_concurrency());
     const std::filesystem::path out = a->out;
     // The report files must not replace a plugin library the run loads.
     std::vector<std::filesystem::path> outputs = {out / "report.json", out / "report.md", out / "report.html"};
     if (!a->rows_csv.empty()) outputs.emplace_back(a->rows_csv);
+    if (!a->case_times.empty()) outputs.emplace_back(a->case_times);
     check_outputs_against_inputs({a->plugins.paths.begin(), a->plugins.paths.end()}, outputs);
     ensure_writable_dir(out);  // fail before the run, not after it
     std::optional<RowsCsvFile> rows_csv;
@@ -265,6 +289,13 @@ Command add_run(CLI::App& app) {
       if (!dir.empty()) ensure_writable_dir(dir);
       rows_csv.emplace(a->rows_csv);
       opt.rows_csv = &rows_csv->stream();
+    }
+    std::ostringstream case_times;
+    if (!a->case_times.empty()) {
+      const std::filesystem::path dir = std::filesystem::path(a->case_times).parent_path();
+      if (!dir.empty()) ensure_writable_dir(dir);
+      case_times << case_times_header << '\n';
+      opt.case_times = &case_times;
     }
     opt.progress = progress_bar(!a->quiet);
     const auto t0 = std::chrono::steady_clock::now();
@@ -281,7 +312,9 @@ Command add_run(CLI::App& app) {
     if (!shard.whole() && a->property_tests > 0)
       for (const Kernel* k : property_kernels) report.shard.properties_of.push_back(k->name);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    write_files_atomically(report_files(report, out));
+    auto files = report_files(report, out);
+    if (!a->case_times.empty()) files.emplace_back(a->case_times, case_times.str());
+    write_files_atomically(files);
     if (rows_csv) rows_csv->commit();
     if (!a->quiet) {
       print_summary(report);
@@ -298,12 +331,22 @@ Command add_run(CLI::App& app) {
                                    : contract        ? "CONTRACT VIOLATED"
                                    : floor           ? "FLOOR VIOLATED (the floor or the reference rule)"
                                                      : "PROPERTY FAILED";
-      fmt::print("\n{}", wrapped(fmt::format("{}{} in {:.1f} s with {} jobs; oracle {}: {} of {} rows needed MPFR; "
+      fmt::print("\n{}", wrapped(fmt::format("{}{}{} in {:.1f} s with {} jobs; oracle {}: {} of {} rows needed MPFR; "
                                              "wrote report.json, report.md and report.html in {}{}",
                                              headline,
                                              shard.whole() ? "" : fmt::format(" (shard {}/{}: its cases only; "
                                                                               "`softcheck report --merge` joins the shards)",
                                                                               shard.index, shard.count),
+                                             !report.budget.present()
+                                                 ? ""
+                                                 : fmt::format(" (budget {} s: {} of {} cases, modelled {:.1f} s{})",
+                                                               report.budget.seconds, report.budget.cases_run,
+                                                               report.budget.cases,
+                                                               report.budget.modelled_seconds + a->budget -
+                                                                   report.budget.suite_seconds,
+                                                               report.budget.skipped.empty()
+                                                                   ? ""
+                                                                   : "; report.md lists those skipped"),
                                              secs, opt.jobs, report.oracle.mode, report.oracle.mpfr_rows,
                                              report.oracle.rows, out.string(),
                                              a->rows_csv.empty() ? "" : ", and the rows in " + a->rows_csv)));

@@ -127,6 +127,16 @@ std::string header(const Report& r) {
                      "<code>softcheck report --merge</code> joins the {} shards' report.json into the whole run's "
                      "(docs/scaling.md).</p>\n",
                      r.shard.index, r.shard.count, r.shard.count);
+  if (r.budget.present()) {
+    std::string skipped;
+    for (const SkippedCase& c : r.budget.skipped)
+      skipped += fmt::format("{}<code>{}</code> {} n={} T={}", skipped.empty() ? "" : ", ", escape(c.family),
+                             escape(c.format), c.cols, c.temperature);
+    s += fmt::format("<p><strong>Budget {} s</strong>: this run kept {} of its {} cases, the cheapest by softcheck's "
+                     "cost model (modelled {:.2f} s of the cases' {:.2f} s; docs/scaling.md). Skipped: {}.</p>\n",
+                     r.budget.seconds, r.budget.cases_run, r.budget.cases, r.budget.modelled_seconds,
+                     r.budget.suite_seconds, skipped.empty() ? "none" : skipped);
+  }
   if (r.fp_env != "default")
     s += fmt::format("<p>The kernels ran in the floating-point environment <code>{}</code> (docs/fp-env.md); the "
                      "oracle in the default one.</p>\n",

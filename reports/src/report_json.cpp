@@ -237,6 +237,17 @@ std::string to_json(const Report& r) {
     if (!r.selected_ops.empty()) run["selection"]["ops"] = r.selected_ops;
   }
   if (r.fp_env != "default") run["fp_env"] = r.fp_env;  // written only when not the default
+  if (r.budget.present()) {  // `run --budget` only
+    Json skipped = Json::array();
+    for (const SkippedCase& c : r.budget.skipped)
+      skipped.push_back(Json{{"family", c.family}, {"format", c.format}, {"n", c.cols}, {"temperature", c.temperature}});
+    run["budget"] = Json{{"seconds", r.budget.seconds},
+                         {"suite_seconds", r.budget.suite_seconds},
+                         {"modelled_seconds", r.budget.modelled_seconds},
+                         {"cases_run", r.budget.cases_run},
+                         {"cases", r.budget.cases},
+                         {"skipped", skipped}};
+  }
   if (!r.reference_rule.scope.empty())
     run["reference_rule"] =
         Json{{"scope", r.reference_rule.scope}, {"k", r.reference_rule.k}, {"slack_u", r.reference_rule.slack}};

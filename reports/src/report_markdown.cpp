@@ -235,6 +235,18 @@ std::string to_markdown(const Report& r, std::string_view json_digest) {
                        "`softcheck report --merge` joins the {} shards' report.json into the whole run's "
                        "(docs/scaling.md).\n\n",
                        r.shard.index, r.shard.count, r.shard.count);
+  if (r.budget.present()) {
+    out += fmt::format("**Budget {} s**: this run kept {} of its {} cases, the cheapest by softcheck's cost model "
+                       "(modelled {:.2f} s of the cases' {:.2f} s; docs/scaling.md). Skipped:",
+                       r.budget.seconds, r.budget.cases_run, r.budget.cases, r.budget.modelled_seconds,
+                       r.budget.suite_seconds);
+    if (r.budget.skipped.empty()) out += " none";
+    for (std::size_t i = 0; i < r.budget.skipped.size(); ++i) {
+      const SkippedCase& c = r.budget.skipped[i];
+      out += fmt::format("{} {} {} n={} T={}", i ? "," : "", md_code(c.family, false), c.format, c.cols, c.temperature);
+    }
+    out += ".\n\n";
+  }
   if (r.fp_env != "default")
     out += fmt::format("The kernels ran in the floating-point environment {} (docs/fp-env.md); the oracle in the "
                        "default one.\n\n",

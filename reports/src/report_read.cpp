@@ -550,6 +550,30 @@ void read_run(const Node& doc, Report& r) {
   }
   r.fp_env = run.has("fp_env") ? run.word("fp_env", {"ftz", "daz", "ftz_daz", "upward", "downward", "toward_zero"})
                                : "default";  // written only when not the default
+  if (run.has("budget")) {  // `run --budget` only
+    const Node b = run.child("budget");
+    r.budget.seconds = b.number("seconds");
+    if (!(r.budget.seconds > 0) || !std::isfinite(r.budget.seconds)) b.fail("seconds", "expected a finite number > 0");
+    r.budget.suite_seconds = b.number("suite_seconds");
+    r.budget.modelled_seconds = b.number("modelled_seconds");
+    if (!(r.budget.suite_seconds >= 0) || r.budget.suite_seconds > r.budget.seconds)
+      b.fail("suite_seconds", "expected a number in [0, seconds]");
+    if (!(r.budget.modelled_seconds >= 0) || r.budget.modelled_seconds > r.budget.suite_seconds)
+      b.fail("modelled_seconds", "expected a number in [0, suite_seconds]");
+    r.budget.cases_run = static_cast<std::size_t>(b.count("cases_run"));
+    r.budget.cases = static_cast<std::size_t>(b.count("cases"));
+    b.each("skipped", [&](const Node& c) {
+      SkippedCase s;
+      s.family = c.str("family");
+      s.format = c.str("format");
+      s.cols = c.integer_in("n", 1, std::numeric_limits<std::int64_t>::max());
+      s.temperature = c.number("temperature");
+      if (!(s.temperature > 0) || !std::isfinite(s.temperature)) c.fail("temperature", "expected a finite number > 0");
+      r.budget.skipped.push_back(std::move(s));
+    });
+    if (r.budget.cases_run + r.budget.skipped.size() != r.budget.cases)
+      b.fail("cases", "differs from cases_run + the skipped cases");
+  }
   r.reference_rule.scope.clear();  // not recorded (reports written before the rule existed)
   if (run.has("reference_rule")) {  // added after the first release: optional
     const Node rule = run.child("reference_rule");

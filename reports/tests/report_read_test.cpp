@@ -520,3 +520,40 @@ TEST(ReportRead, AttentionWorstElementIsWithinTheHeadDimension) {
   EXPECT_NE(error_after([&](Json& d) { as_attention(d, "normal_s1", 0); }).find("is no attention family"),
             std::string::npos);
 }
+
+// `run --budget`: the cases it kept and skipped come back, are rendered, and
+// figures that cannot be are refused (a gate compares the skipped lists).
+TEST(ReportRead, BudgetRoundTripsAndIsChecked) {
+  softcheck::Report r = softcheck::testing::sample();
+  r.budget.seconds = 4;
+  r.budget.suite_seconds = 1.5;
+  r.budget.modelled_seconds = 1.25;
+  r.budget.cases_run = 3;
+  r.budget.cases = 5;
+  r.budget.skipped = {{"normal_s10", "f32", 65536, 1}, {"benchdnn", "f64", 4096, 0.7}};
+  const std::string text = to_json(r);
+  const softcheck::Report back = from_json(text);
+  ASSERT_TRUE(back.budget.present());
+  ASSERT_EQ(back.budget.skipped.size(), 2u);
+  EXPECT_EQ(back.budget.skipped[1].family, "benchdnn");
+  EXPECT_EQ(back.budget.skipped[1].cols, 4096);
+  EXPECT_EQ(back.budget.skipped[1].temperature, 0.7);
+  EXPECT_EQ(to_json(back), text);
+  const std::string md = softcheck::to_markdown(r);
+  EXPECT_NE(md.find("this run kept 3 of its 5 cases"), std::string::npos) << md;
+  EXPECT_NE(md.find("`benchdnn` f64 n=4096 T=0.7"), std::string::npos) << md;
+  EXPECT_NE(softcheck::to_html(r).find("this run kept 3 of its 5 cases"), std::string::npos);
+  EXPECT_EQ(to_json(softcheck::testing::sample()).find("\"budget\": {"), std::string::npos);  // absent without one
+
+  const auto refused = [&](auto edit) {
+    Json doc = Json::parse(text);
+    edit(doc["run"]["budget"]);
+    EXPECT_THROW(from_json(doc.dump()), ReportFormatError) << doc["run"]["budget"].dump();
+  };
+  refused([](Json& b) { b["cases"] = 6; });                // run + skipped != cases
+  refused([](Json& b) { b["seconds"] = 0; });
+  refused([](Json& b) { b["suite_seconds"] = 5; });        // beyond the budget
+  refused([](Json& b) { b["modelled_seconds"] = 2; });     // beyond the cases' share
+  refused([](Json& b) { b["skipped"][0]["n"] = 0; });
+  refused([](Json& b) { b["skipped"][0]["temperature"] = -1; });
+}

@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <ostream>
 #include <stdexcept>
 #include <thread>
@@ -738,10 +740,62 @@ void check_reference_rule(const ReferenceRuleSettings& rule) {
     throw std::invalid_argument(fmt::format("reference rule slack = {} must be finite and >= 0", rule.slack));
 }
 
+namespace {
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+}  // namespace
+
+// CPU seconds per row and per value, least squares over the per-case CPU
+// times of `run --jobs 1` (quick suite; its default kernels, then with
+// --peers --sparse --gradients --attention) by the three ways a case's rows
+// are judged; over the 1.6 times a --jobs 1 run's speed that 2 cores gave
+// (wall, quick suite). docs/measurements.md, "The cost model of --budget",
+// has the fit, its error and the command that reproduces it.
+double modelled_case_seconds(const SuiteCase& c, Format f, const CaseWork& work) {
+  constexpr double speedup = 1.6;
+  const auto rows = static_cast<double>(c.rows);
+  const double values = rows * static_cast<double>(c.cols) * static_cast<double>(std::max<std::int64_t>(1, c.family->head_dim));
+  const auto outputs = static_cast<double>(work.outputs), sparse = static_cast<double>(work.sparse_outputs);
+  double cpu = 0;
+  if (c.family->attention()) {  // the MPFR attention oracle: q.k and p.V per key
+    cpu = 8.15e-5 * rows * outputs + 5.69e-8 * values * outputs;
+  } else if (work.mpfr_rows) {  // MPFR's exact row, then each output against it
+    cpu = 2.48e-5 * rows * outputs + 7.64e-6 * values + 4.7e-7 * values * (outputs - sparse) + 9.37e-7 * values * sparse;
+  } else {  // the fast tiers (the f64 results' double-double tier the dearest)
+    const double per_value = f == Format::f64 ? 2.79e-7 : f == Format::f32 ? 9.31e-8 : f == Format::f16 ? 2.87e-7 : 3.65e-7;
+    cpu = 2.03e-6 * rows * outputs + per_value * values * outputs;
+  }
+  return cpu / speedup;
+}
+
+// Start-up, the worst cases' MPFR texts and the report files; then the
+// property checks, per kernel a process and per property case its share of
+// 2 cores (wall seconds of the quick suite's 35 kernels at property_tests 10
+// and 100, docs/measurements.md).
+double modelled_overhead_seconds(const std::vector<const Kernel*>& kernels, int property_tests) {
+  const int tests = std::max(0, property_tests);
+  return 0.25 + (tests > 0 ? static_cast<double>(kernels.size()) * (0.01 + 0.005 * tests) : 0.0);
+}
+
+void check_budget(const RunOptions& opt) {
+  if (opt.budget.seconds == 0 && opt.budget.suite_seconds == 0) return;
+  if (!opt.shard.whole())
+    throw std::invalid_argument("--budget and --shard do not combine: a budget chooses among the whole run's cases");
+  if (!(std::isfinite(opt.budget.seconds) && opt.budget.seconds > 0 && opt.budget.suite_seconds >= 0 &&
+        opt.budget.suite_seconds <= opt.budget.seconds))
+    throw std::invalid_argument(fmt::format("budget of {} s with {} s for the cases: expected finite seconds > 0, the "
+                                            "cases' share in [0, seconds]",
+                                            opt.budget.seconds, opt.budget.suite_seconds));
+}
+
 Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt) {
   check_temperatures(given, opt.selection);
   check_reference_rule(opt.reference_rule);
   if (const std::string why = fp_env_unsupported(opt.fp_env); !why.empty()) throw std::invalid_argument(why);
+  check_budget(opt);
 
   // Outside the default FP environment a kernel that requires it is reported
   // unavailable, with its reason, and never run.
@@ -803,20 +857,67 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
     }
   }
 
-  // This shard's items (all of them for the whole run): split by cost, the
-  // oracle's work, rows x values per row x entries judged (docs/scaling.md).
+  // Each item's modelled seconds (the cost model: shards, budgets, case times).
+  std::vector<CaseWork> work(items.size());
+  std::vector<double> seconds;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    CaseWork& w = work[i];
+    w.outputs = items[i].target_index.size();
+    w.mpfr_rows = opt.oracle == OracleMode::mpfr;
+    for (std::size_t t : items[i].target_index) {
+      w.sparse_outputs += is_sparse(targets[t].decl->op) ? 1 : 0;
+      w.mpfr_rows = w.mpfr_rows || !oracle::RowJudge::has_fast_tier(*targets[t].decl, targets[t].output);
+    }
+    seconds.push_back(modelled_case_seconds(cases[items[i].case_index], items[i].format, w));
+  }
+  // This shard's items (all of them for the whole run), split by their modelled seconds (docs/scaling.md).
   std::vector<std::size_t> to_run;
   {
-    std::vector<double> costs;
-    for (const Item& it : items) {
-      const SuiteCase& c = cases[it.case_index];
-      costs.push_back(static_cast<double>(c.rows) * static_cast<double>(c.cols) *
-                      static_cast<double>(std::max<std::int64_t>(1, c.family->head_dim)) *
-                      static_cast<double>(it.target_index.size()));
-    }
-    const std::vector<std::size_t> shard_of = assign_to_shards(costs, opt.shard.count);
+    const std::vector<std::size_t> shard_of = assign_to_shards(seconds, opt.shard.count);
     for (std::size_t i = 0; i < items.size(); ++i)
       if (shard_of[i] == opt.shard.index) to_run.push_back(i);
+  }
+  // Within a budget: first each entry's cheapest item (an entry that ran no
+  // case would read as held), then the cheapest of the others (ties in item
+  // order) while their modelled seconds fit; the rest are listed in the report.
+  BudgetInfo budget;
+  if (opt.budget.seconds > 0) {
+    budget.seconds = opt.budget.seconds;
+    budget.suite_seconds = opt.budget.suite_seconds;
+    budget.cases = items.size();
+    std::vector<std::size_t> cheapest(items.size());
+    std::iota(cheapest.begin(), cheapest.end(), std::size_t{0});
+    std::stable_sort(cheapest.begin(), cheapest.end(), [&](std::size_t a, std::size_t b) { return seconds[a] < seconds[b]; });
+    std::vector<char> kept(items.size(), 0);
+    std::vector<char> covered(targets.size(), 0);
+    for (std::size_t i : cheapest)
+      for (std::size_t t : items[i].target_index)
+        if (!covered[t]) {
+          covered[t] = 1;
+          if (!kept[i]) budget.modelled_seconds += seconds[i];
+          kept[i] = 1;
+        }
+    if (budget.modelled_seconds > budget.suite_seconds)
+      throw std::invalid_argument(fmt::format(
+          "--budget leaves {:.2f} s for the cases, less than the {:.2f} s modelled for one case of each kernel and "
+          "output; raise --budget or run fewer kernels",
+          budget.suite_seconds, budget.modelled_seconds));
+    for (std::size_t i : cheapest) {
+      if (kept[i]) continue;
+      if (budget.modelled_seconds + seconds[i] > budget.suite_seconds) break;
+      budget.modelled_seconds += seconds[i];
+      kept[i] = 1;
+    }
+    to_run.clear();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (kept[i]) {
+        to_run.push_back(i);
+        continue;
+      }
+      const SuiteCase& c = cases[items[i].case_index];
+      budget.skipped.push_back({c.family->name, std::string(name(items[i].format)), c.cols, c.temperature});
+    }
+    budget.cases_run = to_run.size();
   }
 
   // Items run in any order on any thread; results land in their own slot and
@@ -852,6 +953,7 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
     }
     if (!*opt.rows_csv) throw std::runtime_error("writing the rows CSV failed");
   };
+  std::vector<double> cpu_seconds(items.size(), 0);  // measured for RunOptions::case_times
   std::exception_ptr failure;
   std::mutex failure_mutex;
   // The first exception ends the run: no item starts after it.
@@ -866,7 +968,9 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
       try {
         std::vector<Target> sel;
         for (std::size_t t : items[i].target_index) sel.push_back(targets[t]);
+        const double cpu_before = opt.case_times != nullptr ? thread_cpu_seconds() : 0;
         results[i] = run_case(cases[items[i].case_index], items[i].format, sel, opt);
+        if (opt.case_times != nullptr) cpu_seconds[i] = thread_cpu_seconds() - cpu_before;
         state.ran[i] = 1;
         std::lock_guard lock(sketch_mutex);
         for (std::size_t j = 0; j < sel.size(); ++j) {
@@ -899,6 +1003,16 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
   worker();
   for (std::thread& th : pool) th.join();
   if (failure) std::rethrow_exception(failure);
+  if (opt.case_times != nullptr) {
+    for (std::size_t i : to_run) {
+      const SuiteCase& c = cases[items[i].case_index];
+      *opt.case_times << fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f}\n", name(items[i].format),
+                                     c.family->name, c.cols, c.temperature, c.rows,
+                                     std::max<std::int64_t>(1, c.family->head_dim), work[i].outputs,
+                                     work[i].sparse_outputs, work[i].mpfr_rows ? 1 : 0, seconds[i], cpu_seconds[i]);
+    }
+    if (!*opt.case_times) throw std::runtime_error("writing the case times failed");
+  }
 
   Report report;
   report.tool_version = softcheck_version;
@@ -927,6 +1041,7 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
     KernelSummary& s = report.kernels.emplace_back(describe(t));
     if (!t.kernel->available) s.status = "unavailable";
   }
+  report.budget = std::move(budget);
   resolve_worst_texts(state, report.kernels, opt.oracle_bits);
   finish_report(report, state, opt.entry_seconds);
   if (!opt.shard.whole()) {

@@ -688,3 +688,68 @@ TEST(RunSuite, AttentionAndSoftmaxFamiliesGoToTheirOwnOps) {
     EXPECT_LE(c.cols * c.family->head_dim, attention_max_elements) << c.family->name;
   }
 }
+
+// `run --budget`: each entry's cheapest case, then the cheapest others while
+// the modelled seconds fit; the others listed; the same cases for any --jobs.
+TEST(RunSuite, BudgetKeepsTheCheapestCasesAndListsTheOthers) {
+  const auto ks = kernels({"shifted_f32", "online_f64"});
+  const auto fams = std::vector<std::string>{"normal_s10", "mask_neg_inf"};
+  RunOptions opt = small_run(fams, {3, 300, 4096}, 1);
+  const Report whole = run_suite(ks, opt);
+  EXPECT_FALSE(whole.budget.present());
+
+  opt.budget = {1e6, 1e6};  // room for every case: the whole run's results
+  const Report roomy = run_suite(ks, opt);
+  ASSERT_TRUE(roomy.budget.present());
+  EXPECT_EQ(roomy.budget.cases, 2u * 2u * 3u * 2u);  // formats x families x sizes x temperatures
+  EXPECT_EQ(roomy.budget.cases_run, roomy.budget.cases);
+  EXPECT_TRUE(roomy.budget.skipped.empty());
+  ASSERT_EQ(roomy.kernels.size(), whole.kernels.size());
+  for (std::size_t i = 0; i < whole.kernels.size(); ++i) {
+    EXPECT_EQ(roomy.kernels[i].cases, whole.kernels[i].cases);
+    EXPECT_EQ(roomy.kernels[i].max_ulp, whole.kernels[i].max_ulp);
+  }
+
+  // A third of the modelled seconds: fewer cases, none dearer kept in place of a cheaper one.
+  const double all = roomy.budget.modelled_seconds;
+  opt.budget = {all / 3, all / 3};
+  const Report tight = run_suite(ks, opt);
+  EXPECT_LE(tight.budget.modelled_seconds, all / 3);
+  EXPECT_GT(tight.budget.cases_run, 0u);
+  EXPECT_LT(tight.budget.cases_run, tight.budget.cases);
+  EXPECT_EQ(tight.budget.cases_run + tight.budget.skipped.size(), tight.budget.cases);
+  std::uint64_t cases_left_out = 0;
+  for (const KernelSummary& k : tight.kernels) {
+    EXPECT_GT(k.cases, 0u) << k.kernel << " ran no case";
+    EXPECT_LE(k.cases, summary(whole, k.kernel, k.op).cases) << k.kernel;
+    cases_left_out += summary(whole, k.kernel, k.op).cases - k.cases;
+  }
+  EXPECT_GT(cases_left_out, 0u);
+  // Within one family, format and temperature a longer row costs more: when a
+  // row length is skipped, every longer one is skipped too.
+  const auto skipped = [&](const SkippedCase& sk, std::int64_t cols) {
+    return std::any_of(tight.budget.skipped.begin(), tight.budget.skipped.end(), [&](const SkippedCase& o) {
+      return o.family == sk.family && o.format == sk.format && o.temperature == sk.temperature && o.cols == cols;
+    });
+  };
+  for (const SkippedCase& sk : tight.budget.skipped)
+    for (std::int64_t longer : {3, 300, 4096})
+      if (longer > sk.cols) EXPECT_TRUE(skipped(sk, longer)) << sk.family << " " << sk.format << " n=" << longer;
+  EXPECT_EQ(to_json(tight), to_json(run_suite(ks, [&] {
+              RunOptions o = opt;
+              o.jobs = 3;
+              return o;
+            }())));
+
+  // A budget with a shard, or a share beyond the budget, is refused.
+  RunOptions sharded = opt;
+  sharded.shard.count = 2;
+  EXPECT_THROW(run_suite(ks, sharded), std::invalid_argument);
+  RunOptions beyond = opt;
+  beyond.budget = {1, 2};
+  EXPECT_THROW(run_suite(ks, beyond), std::invalid_argument);
+  // Less than one case of each entry: refused, never an entry that ran nothing.
+  RunOptions starved = opt;
+  starved.budget = {1e-9, 1e-9};
+  EXPECT_THROW(run_suite(ks, starved), std::invalid_argument);
+}

@@ -145,6 +145,8 @@ class RowJudge {
   const SparseRow& sparse_exact(const OpDecl& d);
   // True once the MPFR row was needed for a row with finite entries.
   bool used_mpfr() const;
+  // Whether the fast tiers evaluate this output (a row output of an op with a fast tier).
+  static bool has_fast_tier(const OpDecl& d, std::size_t output);
   // The row's status (from the first tier computed; else the tier the first
   // judge call needs, or the fast tier when none was asked yet).
   RowStatus status();
@@ -157,8 +159,6 @@ class RowJudge {
   void decide_sparse(const OpDecl& d, MaskedRowPolicy policy, std::span<const double> y, RowVerdict& v);
   void measure_exactly(const OpDecl& d, std::size_t output, std::span<const double> y, std::span<const Real> ref,
                        RowVerdict& v);
-  // Whether the fast tiers evaluate this output (a row output of an op with a fast tier).
-  static bool has_fast_tier(const OpDecl& d, std::size_t output);
   // The status from whatever is computed, else from the tier the output starts with.
   RowStatus status_for(const OpDecl& d, std::size_t output);
 

@@ -301,6 +301,25 @@ struct ShardInfo {
   bool present() const { return count > 1; }
 };
 
+// `run --budget SECONDS` (docs/scaling.md, "A time budget"): the run kept
+// the cheapest of its cases, by a fixed cost model (seconds on the project's
+// 2-core machine, never a timing of this run), whose modelled seconds fit in
+// the budget, and lists the cases it skipped. The same budget keeps the same
+// cases on any machine and for any --jobs. Absent (seconds 0) without it.
+struct SkippedCase {
+  std::string family, format;
+  std::int64_t cols = 0;
+  double temperature = 1;
+};
+struct BudgetInfo {
+  double seconds = 0;             // asked for
+  double suite_seconds = 0;       // the cases' share: seconds less the property checks' modelled seconds
+  double modelled_seconds = 0;    // the modelled seconds of the cases that ran
+  std::size_t cases_run = 0, cases = 0;  // (format, case) pairs run, of those selected
+  std::vector<SkippedCase> skipped;      // the others, in suite order
+  bool present() const { return seconds > 0; }
+};
+
 struct Report {
   std::string tool_version;
   std::string suite;
@@ -326,6 +345,7 @@ struct Report {
   std::vector<KernelSummary> kernels;
   Performance performance;  // merged by `softcheck bench`; absent from `softcheck run`
   ShardInfo shard;          // `run --shard`'s report only
+  BudgetInfo budget;        // `run --budget`'s report only
   // Overall verdict: every kernel with a contract held it and every policy held.
   bool all_held() const;
 };

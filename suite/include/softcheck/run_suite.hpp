@@ -86,7 +86,41 @@ struct RunOptions {
   // Run only this shard's cases (assign_to_shards over the cases' costs);
   // its report then carries the state `merge_shard_reports` needs.
   Shard shard;
+  // When set: one CSV line per case run (case_times_header's columns), in
+  // case order, with its modelled seconds and the CPU seconds its thread
+  // spent on it (measured: they differ from run to run and never enter the
+  // report). The data the cost model is fitted to (scripts/fit-cost-model.py).
+  std::ostream* case_times = nullptr;
+  // `run --budget` (seconds > 0): run only the cheapest cases whose
+  // modelled_case_seconds sum to at most suite_seconds (the budget less
+  // modelled_overhead_seconds), and list the others in the
+  // report (Report::budget). Not with a shard.
+  struct Budget {
+    double seconds = 0, suite_seconds = 0;
+  } budget;
 };
+
+// softcheck's cost model (docs/scaling.md, "A time budget"): seconds on the
+// project's 2-core machine, from each case's shape and its kernels' count,
+// never from a clock, so that a budget keeps the same cases everywhere. Its
+// constants were fitted to per-case CPU times (docs/measurements.md).
+struct CaseWork {
+  std::size_t outputs = 0;         // outputs judged on each row
+  std::size_t sparse_outputs = 0;  // of those, sparse ops' (their own exact rows)
+  bool mpfr_rows = false;          // MPFR computes the exact rows (an output without a fast tier, or --oracle mpfr)
+};
+double modelled_case_seconds(const SuiteCase& c, Format f, const CaseWork& work);
+// What `run` spends besides the cases: start-up, the report files and the
+// property checks (property_tests cases per property) of kernels.
+double modelled_overhead_seconds(const std::vector<const Kernel*>& kernels, int property_tests);
+// Throws std::invalid_argument when opt.budget is set with a shard, or its
+// figures are not finite with the cases' share in [0, seconds].
+void check_budget(const RunOptions& opt);
+
+// The columns of RunOptions::case_times: the case, head dimension (1 off the
+// attention families), the CaseWork figures, modelled and measured seconds.
+inline constexpr std::string_view case_times_header =
+    "format,family,n,temperature,rows,head_dim,outputs,sparse_outputs,mpfr_rows,modelled_seconds,cpu_seconds";
 
 // The columns of RunOptions::rows_csv (docs/report-schema.md, "rows.csv"):
 // the report entry (kernel, output, format), the case (family, n, T), the
