@@ -69,16 +69,19 @@ void fill_xnnpack_f16(std::span<double> row, Format, Rng& rng) {
   for (double& v : row) v = rng.uniform(15.0, 20.0);
 }
 
-// Attention logits q.k_i / sqrt(d) with q, k_i ~ N(0, I_d).
+// Attention logits q.k_i / sqrt(d) with q, k_i ~ N(0, I_d). Given q, each
+// q.k_i is a sum of independent N(0, q_j^2), so the logits are independent
+// N(0, |q|^2 / d): drawn as that, one normal per logit instead of d (the
+// d-normal dot products were 14 % of the quick suite's CPU time).
 template <int D>
 void fill_attention(std::span<double> row, Format, Rng& rng) {
-  double q[D];
-  for (double& qi : q) qi = rng.normal(0.0, 1.0);
-  for (double& v : row) {
-    double dot = 0;
-    for (double qi : q) dot += qi * rng.normal(0.0, 1.0);
-    v = dot / std::sqrt(double{D});
+  double norm2 = 0;
+  for (int j = 0; j < D; ++j) {
+    const double qj = rng.normal(0.0, 1.0);
+    norm2 += qj * qj;
   }
+  const double sigma = std::sqrt(norm2 / double{D});
+  for (double& v : row) v = rng.normal(0.0, sigma);
 }
 
 // One entry far above the rest, so that sum_{i != max} exp(x_i - max) falls
