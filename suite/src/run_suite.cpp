@@ -259,10 +259,8 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
   w.element = static_cast<std::int64_t>(position);
   w.ulp = broken ? INFINITY : e.max_ulp;
   w.bound = bound;
-  if (keep_if_worse(a, row_key(t, e, bound, reference_ratio), std::move(w), t, c, row, x, opt) && exact_text.empty()) {
+  if (keep_if_worse(a, row_key(t, e, bound, reference_ratio), std::move(w), t, c, row, x, opt) && exact_text.empty())
     a.worst_text_pending = true;
-    a.worst_row.assign(x, x + c.cols);
-  }
 }
 
 // A fully masked row: counted, and a policy violation when `follows` is false.
@@ -434,7 +432,8 @@ std::string_view row_verdict(const Target& t, const oracle::RowVerdict& v, doubl
 // (op, parameters).
 CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& targets, const RunOptions& opt) {
   const std::uint64_t seed = case_seed(opt.seed, c, f);
-  const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, seed);
+  const auto rows = std::make_shared<const std::vector<double>>(fill_rows(*c.family, f, c.rows, c.cols, seed));
+  const std::vector<double>& x = *rows;
   const std::vector<unsigned char> xin = pack(x, f);
   // The other inputs, filled when an op of the case takes them.
   std::vector<std::int64_t> class_targets;
@@ -656,6 +655,8 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     res.oracle_rows += counted ? 1 : 0;
     res.mpfr_rows += used_mpfr ? 1 : 0;
   }
+  for (Accum& a : acc)
+    if (a.worst_text_pending) a.worst_case_rows = rows;
   return res;
 }
 
