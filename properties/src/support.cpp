@@ -533,7 +533,11 @@ std::shared_ptr<const oracle::ExactRow> shared_exact_row(std::span<const double>
   };
   // Only long rows are kept: a short row's MPFR values cost less than the
   // lookups, and would push the long ones out between two kernels' checks.
-  constexpr std::size_t kept = 4, long_row = 1024;
+  // Kept up to 2^19 entries in all (about 50 MB of MPFR values): every kernel
+  // of a format draws the same long rows, and with fewer kept (4 rows) the
+  // rows of the four formats pushed each other out between two kernels' checks
+  // (the 62,886-entry lattice row was computed 7 times in one `check --tests 10`).
+  constexpr std::size_t kept_entries = std::size_t{1} << 19, long_row = 1024;
   if (row.size() < long_row) return std::make_shared<const oracle::ExactRow>(oracle::exact_row(row, temperature));
   thread_local std::vector<Entry> recent;  // most recent first
   const auto same_bits = [](std::span<const double> a, std::span<const double> b) {
@@ -550,7 +554,14 @@ std::shared_ptr<const oracle::ExactRow> shared_exact_row(std::span<const double>
     return recent.front().exact;
   }
   auto exact = std::make_shared<const oracle::ExactRow>(oracle::exact_row(row, temperature));
-  if (recent.size() == kept) recent.pop_back();
+  std::size_t entries = row.size();
+  for (std::size_t i = 0; i < recent.size(); ++i) {
+    entries += recent[i].row.size();
+    if (entries > kept_entries) {
+      recent.resize(i);
+      break;
+    }
+  }
   recent.insert(recent.begin(), Entry{std::vector<double>(row.begin(), row.end()), temperature, exact});
   return exact;
 }

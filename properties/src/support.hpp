@@ -131,8 +131,8 @@ CaseResult outputs_within_contracts(const Kernel& k, Op op, const std::vector<st
 // oracle::exact_row(row, temperature), kept for the next calls on the same
 // row (bit for bit) and temperature in this thread: several properties and
 // every kernel of a format draw the same rows (a long lattice row of 62,886
-// entries cost 0.25 s of MPFR per kernel). The last few rows of 1,024
-// entries or more are kept.
+// entries cost 0.25 s of MPFR per kernel). The most recent rows of 1,024
+// entries or more are kept, up to 2^19 entries in all.
 std::shared_ptr<const oracle::ExactRow> shared_exact_row(std::span<const double> row, double temperature);
 
 // %a text of a double and a short decimal for messages.
