@@ -5,7 +5,6 @@
 #include <chrono>
 #include <filesystem>
 #include <thread>
-#include <tuple>
 
 #include "commands.hpp"
 #include "kernel_selection.hpp"
@@ -161,12 +160,7 @@ Command add_gate(CLI::App& app) {
     if (!a->report.empty()) whole_run(report, a->report);
     // A run that skipped other cases than the baseline (`run --budget`) would
     // pass on what it did not run, or fail on what the baseline did not.
-    const auto cases_of = [](const Report& r) {
-      std::vector<std::tuple<std::string, std::string, std::int64_t, double>> skipped;
-      for (const SkippedCase& c : r.budget.skipped) skipped.emplace_back(c.family, c.format, c.cols, c.temperature);
-      return std::pair{r.budget.seconds, skipped};
-    };
-    if (cases_of(baseline) != cases_of(report))
+    if (baseline.budget.seconds != report.budget.seconds || baseline.budget.skipped != report.budget.skipped)
       throw std::invalid_argument(fmt::format(
           "{} and {} ran different cases (`run --budget`: {} against {}, {} against {} cases skipped); gate a run of "
           "the baseline's budget with this softcheck (its cost model may have changed)",

@@ -342,8 +342,8 @@ Command add_run(CLI::App& app) {
                                                  : fmt::format(" (budget {} s: {} of {} cases, modelled {:.1f} s{})",
                                                                report.budget.seconds, report.budget.cases_run,
                                                                report.budget.cases,
-                                                               report.budget.modelled_seconds + a->budget -
-                                                                   report.budget.suite_seconds,
+                                                               report.budget.modelled_seconds +
+                                                                   (report.budget.seconds - report.budget.suite_seconds),
                                                                report.budget.skipped.empty()
                                                                    ? ""
                                                                    : "; report.md lists those skipped"),

@@ -310,6 +310,7 @@ struct SkippedCase {
   std::string family, format;
   std::int64_t cols = 0;
   double temperature = 1;
+  bool operator==(const SkippedCase&) const = default;
 };
 struct BudgetInfo {
   double seconds = 0;             // asked for
