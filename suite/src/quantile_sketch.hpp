@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -118,7 +119,14 @@ class QuantileSketch {
     return bins_[static_cast<std::size_t>(k - lo_)];
   }
   // A finite v > 0: 32 bins per octave, ascending with v.
+  // A normal v = m 2^e, m in [1/2, 1), has e = its biased exponent - 1022
+  // and floor((m - 1/2) 64) = its 5 leading fraction bits: no frexp call
+  // (one per element judged); subnormals take frexp's.
   static std::int64_t key(double v) {
+    static_assert(bins_per_octave == 32);
+    const auto bits = std::bit_cast<std::uint64_t>(v);
+    const auto biased = static_cast<std::int64_t>(bits >> 52);
+    if (biased > 0) return (biased - 1022) * bins_per_octave + static_cast<std::int64_t>((bits >> 47) & 31);
     int e = 0;
     const double m = std::frexp(v, &e);  // v = m 2^e, m in [1/2, 1)
     const auto sub = static_cast<std::int64_t>((m - 0.5) * 2 * bins_per_octave);

@@ -14,7 +14,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -44,7 +43,8 @@ struct JudgeOptions {
   double tolerance = 1e-3;
   // When set, RowVerdict::element_error is filled, and a fast tier's verdict
   // is taken only when every element's bin (e.g. a histogram's) is decided.
-  std::function<std::size_t(double)> element_bin;
+  // A plain function: it is called three times per element decided.
+  std::size_t (*element_bin)(double) = nullptr;
   // When true, RowVerdict::element_signed and element_signed_rel are filled
   // (the run report's bias figures).
   bool signed_errors = false;
