@@ -923,6 +923,11 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
 
   // Items run in any order on any thread; results land in their own slot and
   // are merged in item order, so the report is identical for every --jobs.
+  // The dearest (modelled) first, so that no long case starts last and ends
+  // the run on one thread; in item order with rows_csv, whose lines are
+  // written in item order as soon as the items before them are done.
+  if (opt.rows_csv == nullptr)
+    std::stable_sort(to_run.begin(), to_run.end(), [&](std::size_t a, std::size_t b) { return seconds[a] > seconds[b]; });
   SuiteState state;
   for (const Item& it : items) {
     const SuiteCase& c = cases[it.case_index];
