@@ -57,9 +57,9 @@ bool is_unknown_subcommand(const CLI::App& app, std::string_view word) {
 int main(int argc, char** argv) {
   // The suite allocates and frees row and output buffers of up to a few MB
   // per case. glibc's defaults hand such blocks back to the kernel and take
-  // them again with fresh zeroed pages: a fixed mmap threshold of 32 MiB (glibc's largest) and
-  // no trimming below 1 GiB free keep them in the heap (the quick suite:
-  // 0.3 s less system time, docs/measurements.md "The quick suite's time").
+  // them again as fresh zeroed pages: a fixed mmap threshold of 32 MiB
+  // (glibc's largest) and no trimming below 1 GiB free keep them in the heap
+  // (docs/measurements.md, "The quick suite, change by change").
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{"softcheck: checks softmax kernels against an MPFR oracle."};
