@@ -43,7 +43,9 @@ struct JudgeOptions {
   double tolerance = 1e-3;
   // When set, RowVerdict::element_error is filled, and a fast tier's verdict
   // is taken only when every element's bin (e.g. a histogram's) is decided.
-  // A plain function: it is called three times per element decided.
+  // Non-decreasing in its argument (a fast tier decides an element's bin from
+  // the two ends of its figure's enclosure); a plain function: it is called
+  // twice per element decided.
   std::size_t (*element_bin)(double) = nullptr;
   // When true, RowVerdict::element_signed and element_signed_rel are filled
   // (the run report's bias figures).
