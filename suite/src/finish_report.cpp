@@ -170,9 +170,7 @@ void resolve_worst_texts(SuiteState& state, const std::vector<KernelSummary>& en
   for (std::size_t ti = 0; ti < entries.size(); ++ti)
     if (const Accum* w = worst_accum(state, ti); w && w->worst_text_pending) {
       Accum& a = const_cast<Accum&>(*w);  // state is ours to change
-      const std::span<const double> row(a.worst_case_rows->data() + a.worst.row * a.worst.cols,
-                                        static_cast<std::size_t>(a.worst.cols));
-      const oracle::ExactRow exact = oracle::exact_row(row, a.worst.temperature, oracle_bits);
+      const oracle::ExactRow exact = oracle::exact_row(*a.worst_row, a.worst.temperature, oracle_bits);
       const auto ref = oracle::exact_values(exact, output_operand(entries[ti].op, entries[ti].output)->kind);
       a.worst.exact = oracle::to_string(ref[static_cast<std::size_t>(a.worst.element)], 21);
       a.worst_text_pending = false;
@@ -180,7 +178,7 @@ void resolve_worst_texts(SuiteState& state, const std::vector<KernelSummary>& en
   for (CaseResult& r : state.results)
     for (Accum& a : r.acc) {
       a.worst_text_pending = false;  // no longer any entry's worst case
-      a.worst_case_rows.reset();
+      a.worst_row.reset();
     }
 }
 

@@ -12,6 +12,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <ostream>
@@ -432,8 +433,7 @@ std::string_view row_verdict(const Target& t, const oracle::RowVerdict& v, doubl
 // (op, parameters).
 CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& targets, const RunOptions& opt) {
   const std::uint64_t seed = case_seed(opt.seed, c, f);
-  const auto rows = std::make_shared<const std::vector<double>>(fill_rows(*c.family, f, c.rows, c.cols, seed));
-  const std::vector<double>& x = *rows;
+  const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, seed);
   const std::vector<unsigned char> xin = pack(x, f);
   // The other inputs, filled when an op of the case takes them.
   std::vector<std::int64_t> class_targets;
@@ -655,8 +655,19 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
     res.oracle_rows += counted ? 1 : 0;
     res.mpfr_rows += used_mpfr ? 1 : 0;
   }
+  // Each pending worst case keeps its row: one copy per distinct row, shared
+  // by the targets whose worst case it is (a copy per target, made each time
+  // a row became the worst, was 455 MB in the quick suite).
+  std::map<std::int64_t, std::shared_ptr<const std::vector<double>>> worst_rows;
   for (Accum& a : acc)
-    if (a.worst_text_pending) a.worst_case_rows = rows;
+    if (a.worst_text_pending) {
+      std::shared_ptr<const std::vector<double>>& row = worst_rows[a.worst.row];
+      if (!row) {
+        const auto first = x.begin() + a.worst.row * c.cols;
+        row = std::make_shared<const std::vector<double>>(first, first + c.cols);
+      }
+      a.worst_row = row;
+    }
   return res;
 }
 

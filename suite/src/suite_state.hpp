@@ -47,11 +47,10 @@ struct Accum {
   WorstCase worst;
   // The fast tiers cannot print the exact value to 21 digits (long double
   // holds about 19, double 17): the worst row is kept and its text computed with MPFR
-  // once, for the kernel's final worst case (run_suite). The row is
-  // worst.row of the case's inputs, which every target of the case shares
-  // (one copy per target and case was 455 MB in the quick suite).
+  // once, for the kernel's final worst case (run_suite). The targets of a
+  // case whose worst case is the same row share one copy of it (run_case).
   bool worst_text_pending = false;
-  std::shared_ptr<const std::vector<double>> worst_case_rows;
+  std::shared_ptr<const std::vector<double>> worst_row;
   // Bias and distribution (report.hpp ErrorDistribution); the sketches are
   // moved into the run's per-family ones as soon as the case is done.
   double sum_signed_ulp = 0, sum_signed_rel = 0;
