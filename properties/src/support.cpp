@@ -533,7 +533,8 @@ std::shared_ptr<const oracle::ExactRow> shared_exact_row(std::span<const double>
   };
   // Only long rows are kept: a short row's MPFR values cost less than the
   // lookups, and would push the long ones out between two kernels' checks.
-  // Kept up to 2^19 entries in all (about 50 MB of MPFR values): every kernel
+  // Kept up to 2^19 entries in all (`check --tests 10 --seed 1 --jobs 1` on
+  // the quick suite's kernels peaks at 56 MB resident with it): every kernel
   // of a format draws the same long rows, and with fewer kept (4 rows) the
   // rows of the four formats pushed each other out between two kernels' checks
   // (the 62,886-entry lattice row was computed 7 times in one `check --tests 10`).
