@@ -12,7 +12,7 @@ std::size_t ulp_histogram_bin(double ulp) {
   if (std::isinf(ulp)) return ulp_histogram_bins - 1;
   // ulp in [2^(e-1), 2^e) with frexp's e; that is bin e + 1. ulp >= 1/2 is
   // normal, so e is its biased exponent less 1022 (frexp's call was 2 % of
-  // the quick suite: three calls per element the judge decides).
+  // the quick suite: the judge calls this twice per element it decides).
   const int e = static_cast<int>(std::bit_cast<std::uint64_t>(ulp) >> 52) - 1022;
   const auto bin = static_cast<std::size_t>(e + 1);
   return bin < ulp_histogram_bins ? bin : ulp_histogram_bins - 1;

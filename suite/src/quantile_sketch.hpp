@@ -118,10 +118,10 @@ class QuantileSketch {
     }
     return bins_[static_cast<std::size_t>(k - lo_)];
   }
-  // A finite v > 0: 32 bins per octave, ascending with v.
-  // A normal v = m 2^e, m in [1/2, 1), has e = its biased exponent - 1022
-  // and floor((m - 1/2) 64) = its 5 leading fraction bits: no frexp call
-  // (one per element judged); subnormals take frexp's.
+  // A finite v > 0: 32 bins per octave, ascending with v. v = m 2^e with m
+  // in [1/2, 1): for a normal v, e is its biased exponent - 1022 and
+  // floor((m - 1/2) 64) its 5 leading fraction bits (no frexp call, one per
+  // element judged); a subnormal v takes frexp's.
   static std::int64_t key(double v) {
     static_assert(bins_per_octave == 32);
     const auto bits = std::bit_cast<std::uint64_t>(v);
