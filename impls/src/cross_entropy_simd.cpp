@@ -51,40 +51,6 @@ namespace {
 // The vectors, exp16 and the per-ISA entry points (simd_exp.hpp).
 using namespace simd;
 
-// Below this rest a confident correct row's loss takes rest from
-// rest_in_double ("Subnormal terms" in the contract derivation).
-constexpr float rest_recomputed_below = 0x1p-64f;
-
-// sum_{j != t} exp(fl(z_j - a)) in double, rounded once to f32: the rest of
-// a row whose target t is its only max entry, where the f32 terms may be
-// subnormal. The same f32 arguments as the vector pass (z_j = fl(x_j / T),
-// fl(z_j - a): IEEE operations, the same bits), their exp and sum in double.
-// Not inlined into the per-ISA bodies: scalar code, one copy.
-__attribute__((noinline)) float rest_in_double(const float* x, std::size_t n, float t, float a, std::size_t target) {
-  double s = 0;
-  for (std::size_t j = 0; j < n; ++j) {
-    if (j == target) continue;
-    const float z = t != 1.0f ? x[j] / t : x[j];
-    s += std::exp(static_cast<double>(z - a));
-  }
-  return static_cast<float>(s);
-}
-
-// Pass 2's step on 16 entries z: e = exp16(fl(z - a)) returned, e added to
-// the lane sums s where z < a, the max entries (z = a) counted per lane in
-// ties (a compare gives -1 per true lane, subtracted). A NaN lane is no max
-// entry: its NaN reaches the sum.
-template <SimdIsa I, bool Scaled>
-SOFTCHECK_INLINE vf exp_term(vf z, vf va, vf vt, vf& s, vi& ties) {
-  if constexpr (Scaled) z = z / vt;
-  const vf d = z - va;
-  const vf e = exp16<I>(d);
-  const vi at_max = d == splat(0.0f);
-  s = s + (at_max ? splat(0.0f) : e);
-  ties = ties - at_max;
-  return e;
-}
-
 // One row with a valid target (not ignore_index, in [0, n)): the gradient in
 // dx, the loss returned. next: the next row of the batch (prefetched during
 // the exp pass, as shifted_simd's prefetch_next_row), or null.
@@ -92,8 +58,6 @@ template <SimdIsa I, bool Scaled>
 SOFTCHECK_INLINE float cross_entropy_row(const float* x, float* dx, std::size_t n, float t, std::size_t target,
                                          const float* next) {
   const float minus_inf = -std::numeric_limits<float>::infinity();
-  const std::size_t full = n - n % lanes;
-  const std::size_t tail = n - full;
   // Pass 1, backwards: the max (simd_exp.hpp).
   float a = row_max_backwards(x, n);
   if constexpr (Scaled) a = a / t;
@@ -103,29 +67,15 @@ SOFTCHECK_INLINE float cross_entropy_row(const float* x, float* dx, std::size_t 
   }
   const float z_t = Scaled ? x[target] / t : x[target];
 
-  // Pass 2, forwards: e_i stored in dx; the lane sums of the terms below the
-  // max and the count of max entries. Padding lanes of the tail are -inf:
-  // e = 0, not a max entry.
-  const vf va = splat(a);
-  const vf vt = splat(t);
-  vf s = splat(0.0f);
-  vi ties = vi{};
-  for (std::size_t i = 0; i < full; i += lanes) {
-    if (next != nullptr) __builtin_prefetch(next + i, 0 /* read */, 3 /* into L1 */);
-    store(dx + i, exp_term<I, Scaled>(load(x + i), va, vt, s, ties));
-  }
-  if (tail > 0) store_part(dx + full, exp_term<I, Scaled>(load_part(x + full, tail, minus_inf), va, vt, s, ties), tail);
-  std::int64_t c = 0;  // the count of max entries
-  for (std::size_t l = 0; l < lanes; ++l) c += ties[l];
-  float rest = fold_sum(s);
-  if (c > 1) rest = rest + static_cast<float>(c - 1);
-  if (z_t == a && rest < rest_recomputed_below) rest = rest_in_double(x, n, t, a, target);
+  // Pass 2, forwards: e_i stored in dx, rest (simd_exp.hpp's
+  // rest_below_max).
+  StoreExps keep{dx};
+  float rest = rest_below_max<I, Scaled>(x, n, a, t, next, keep);
+  if (z_t == a && rest < rest_recomputed_below) rest = rest_in_double(x, n, t, a);
 
   // Pass 3, backwards: dx_j = e_j * fl(1 / D), then the target's p_t - 1.
   const float d = 1.0f + rest;
-  const vf r = splat(1.0f / d);
-  if (tail > 0) store_part(dx + full, load_part(dx + full, tail, 0.0f) * r, tail);
-  for (std::size_t i = full; i > 0; i -= lanes) store(dx + i - lanes, load(dx + i - lanes) * r);
+  scale_backwards(dx, n, splat(1.0f / d));
   dx[target] = z_t == a ? -(rest / d) : dx[target] - 1.0f;
   return (a - z_t) + std::log1p(rest);
 }

@@ -16,6 +16,7 @@
 // bodies (each a struct with `template <SimdIsa I> static void run(...)`).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -232,6 +233,115 @@ SOFTCHECK_INLINE vf exp16(vf d) {
   const vf y = times_pow2<I>(v, k, k_magic);
   return x == x ? y : x;  // NaN in, the same NaN out
 }
+
+// z = x / T, the division only when Scaled (T != 1): the same IEEE
+// operation everywhere, so a pass that forms z again gets the same z.
+template <bool Scaled>
+SOFTCHECK_INLINE vf z_of(vf x, vf vt) {
+  if constexpr (Scaled) return x / vt;
+  return x;
+}
+
+// ------------------------------------------ one max term out of the sum
+// Blanchard, Higham & Higham's final form (REFERENCE.md): the normaliser is
+// D = 1 + rest with one max term kept out of the sum, so that log D =
+// log1p(rest) keeps its relative accuracy when rest is tiny. The pass that
+// forms rest, shared by the kernels that use it (cross_entropy_simd.cpp,
+// backward_simd.cpp, shifted_log1p_simd.cpp):
+//   e_i  = exp16(d_i), d_i = fl(z_i - a), z_i = fl(x_i / T) when Scaled;
+//   rest = the sum of e_i over the entries below the max (d_i < 0): lane l
+//          sums its entries in order, then fold_sum's 4-level tree, plus
+//          c - 1 when c > 1 entries equal a (each is exactly exp16(0) = 1,
+//          and which one is kept out does not matter).
+// Every e_i (and d_i) goes, in order, to keep(at, count, e, d), count = lanes
+// except for a ragged tail, whose padding lanes hold x = -inf (e = 0, no max
+// entry). A NaN lane is no max entry: its NaN reaches rest. next: the next
+// row, prefetched meanwhile (null for none).
+template <SimdIsa I, bool Scaled>
+SOFTCHECK_INLINE vf exp_below_max(vf x, vf va, vf vt, vf& s, vi& ties, vf& d) {
+  d = z_of<Scaled>(x, vt) - va;
+  const vf e = exp16<I>(d);
+  const vi at_max = d == splat(0.0f);
+  s = s + (at_max ? splat(0.0f) : e);
+  ties = ties - at_max;  // a compare gives -1 per true lane
+  return e;
+}
+
+template <SimdIsa I, bool Scaled, class Keep>
+SOFTCHECK_INLINE float rest_below_max(const float* x, std::size_t n, float a, float t, const float* next,
+                                      Keep& keep) {
+  const std::size_t full = n - n % lanes;
+  const vf va = splat(a);
+  const vf vt = splat(t);
+  vf s = splat(0.0f);
+  vi ties = vi{};
+  vf d;
+  for (std::size_t i = 0; i < full; i += lanes) {
+    if (next != nullptr) __builtin_prefetch(next + i, 0 /* read */, 3 /* into L1 */);
+    const vf e = exp_below_max<I, Scaled>(load(x + i), va, vt, s, ties, d);
+    keep(i, lanes, e, d);
+  }
+  if (full < n) {
+    const vf padded = load_part(x + full, n - full, -std::numeric_limits<float>::infinity());
+    const vf e = exp_below_max<I, Scaled>(padded, va, vt, s, ties, d);
+    keep(full, n - full, e, d);
+  }
+  std::int64_t c = 0;  // the count of max entries
+  for (std::size_t l = 0; l < lanes; ++l) c += ties[l];
+  const float rest = fold_sum(s);
+  return c > 1 ? rest + static_cast<float>(c - 1) : rest;
+}
+
+// y_i = y_i * r over a row of n, backwards: the pass after a forward exp
+// pass starts on the row's end, still in cache. Elementwise, so the order
+// does not change the bits.
+SOFTCHECK_INLINE void scale_backwards(float* y, std::size_t n, vf r) {
+  const std::size_t full = n - n % lanes;
+  if (full < n) store_part(y + full, load_part(y + full, n - full, 0.0f) * r, n - full);
+  for (std::size_t i = full; i > 0; i -= lanes) store(y + i - lanes, load(y + i - lanes) * r);
+}
+
+// keep for rest_below_max: e_i stored to out (the kernels keep the exps in
+// an output buffer for their next pass).
+struct StoreExps {
+  float* out;
+  SOFTCHECK_INLINE void operator()(std::size_t at, std::size_t count, vf e, vf /*d*/) const {
+    if (count == lanes)
+      store(out + at, e);
+    else
+      store_part(out + at, e, count);
+  }
+};
+
+// Below this rest a row whose max is unique takes rest from rest_in_double:
+// exp16's subnormal results carry up to denorm_min/2 absolute each, which a
+// value about rest (a confident row's loss, its max entry's log-softmax)
+// would feel in its last bits (cross_entropy_simd.cpp, "Subnormal terms").
+inline constexpr float rest_recomputed_below = 0x1p-64f;
+
+// sum of exp(fl(z_j - a)) over the entries below the max, in double, rounded
+// once to f32: the same f32 arguments as the vector pass (IEEE operations,
+// the same bits), their exp and a recursive sum in double (relative (n + 1)
+// 2^-53). For rows with one max entry (c = 1; c > 1 gives rest >= 1). Not
+// inlined into the per-ISA bodies: scalar code, one copy.
+__attribute__((noinline)) inline float rest_in_double(const float* x, std::size_t n, float t, float a) {
+  double s = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const float z = t != 1.0f ? x[j] / t : x[j];
+    if (z - a < 0.0f) s += std::exp(static_cast<double>(z - a));
+  }
+  return static_cast<float>(s);
+}
+
+// rest as L = log1p(rest) needs it: rest_in_double's below
+// rest_recomputed_below (a row whose max is unique), else rest itself.
+SOFTCHECK_INLINE float accurate_rest(float rest, const float* x, std::size_t n, float t, float a) {
+  return rest < rest_recomputed_below ? rest_in_double(x, n, t, a) : rest;
+}
+
+// L = log1p(rest) in double, rounded once to f32: within u of log1p(rest),
+// relative.
+SOFTCHECK_INLINE float log1p_to_f32(float rest) { return static_cast<float>(std::log1p(static_cast<double>(rest))); }
 
 // What the kernels' code for each level needs of the CPU: the levels' own
 // features (isa_features) and FMA, which both levels' code is compiled with

@@ -94,7 +94,6 @@ SOFTCHECK_INLINE vf exp_and_lane_sums(const float* x, float* y, std::size_t n, v
 // NaN everywhere: the declared nan policy, like shifted_f32 (-inf - -inf).
 template <SimdIsa I>
 SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float t, const float* next) {
-  const std::size_t full = n - n % lanes;
   // The three passes zig-zag: the max backwards, the exps forwards (the order
   // the sum's contract names), the scaling backwards. Each pass starts where
   // the one before ended, on the part of the row still in cache: a row larger
@@ -112,9 +111,7 @@ SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float
                                  : exp_and_lane_sums<I, false>(x, y, n, splat(a), splat(t), next);
   // y_j = e_j * fl(1 / S): a multiply per element instead of a divide (a
   // vector divide costs about 16 times as much), one more rounding.
-  const vf r = splat(1.0f / fold_sum(lane_sums));
-  if (full < n) store_part(y + full, load_part(y + full, n - full, 1.0f) * r, n - full);
-  for (std::size_t i = full; i > 0; i -= lanes) store(y + i - lanes, load(y + i - lanes) * r);
+  scale_backwards(y, n, splat(1.0f / fold_sum(lane_sums)));
 }
 
 // ------------------------------------------------------------ online_simd
