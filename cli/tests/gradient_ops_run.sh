@@ -87,7 +87,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 ks = r["kernels"]
 assert r["run"]["selection"]["ops"] == ["softmax_backward", "log_softmax_backward"], r["run"]["selection"]
-assert len(ks) == 24 and {k["output"] for k in ks} == {"y", "dx"}, len(ks)
+assert len(ks) == 28 and {k["output"] for k in ks} == {"y", "dx"}, len(ks)
 for k in ks:
     assert k["status"] == "held" and 0 < k["max_bound_ratio"] <= 1, (k["kernel"], k["output"], k["status"])
     # The conditional mode: dx only, every row measured, nothing broken.

@@ -5,9 +5,11 @@
 #include "attention.hpp"
 #include "attention_alternatives.hpp"
 #include "attention_twin.hpp"
+#include "backward_simd.hpp"
 #include "cross_entropy_simd.hpp"
 #include "exp_lab_softmax.hpp"
 #include "kernel_util.hpp"
+#include "shifted_log1p_simd.hpp"
 #include "lowp.hpp"
 #include "peer_util.hpp"
 #include "simd_softmax.hpp"
@@ -40,6 +42,7 @@ const std::vector<Kernel>& builtin_kernels() {
     register_both_formats(k, kernels::lse_alt_family());
     register_both_formats(k, kernels::online_family());
     for (Kernel& x : kernels::simd_kernels()) k.push_back(std::move(x));  // vectorised f32, polynomial exp
+    k.push_back(kernels::shifted_log1p_simd_kernel());                      // the same exp, shifted_log1p's forms
     for (Kernel& x : kernels::exp_lab_softmax_kernels()) k.push_back(std::move(x));  // the exp lab's exps, f32
     for (Kernel& x : kernels::lowp_kernels()) k.push_back(std::move(x));  // f16 / bf16
     for (Kernel& x : kernels::tiled_online_kernels()) k.push_back(std::move(x));  // host twins
@@ -97,6 +100,7 @@ const std::vector<Kernel>& gradient_kernels() {
     std::vector<Kernel> k = kernels::cross_entropy_kernels();
     for (Kernel& b : kernels::backward_kernels()) k.push_back(std::move(b));
     k.push_back(kernels::cross_entropy_simd_kernel());
+    for (Kernel& b : kernels::backward_simd_kernels()) k.push_back(std::move(b));
     return k;
   }();
   return registry;

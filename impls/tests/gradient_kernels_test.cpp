@@ -283,18 +283,19 @@ TEST(BackwardKernels, EveryKernelHoldsItsContractsOnTheHardRows) {
       EXPECT_TRUE(backward_holds(k, op, back_x, back_g, 4));
       EXPECT_TRUE(backward_holds(k, op, back_x, back_g, 4, 0.7));
     }
-  EXPECT_EQ(checked, 12);  // f32 / f64 naive and wide, f16 / bf16, both ops
+  EXPECT_EQ(checked, 14);  // f32 / f64 naive and wide, f16 / bf16, SIMD f32, both ops
 }
 
 // Masked entries: softmax dx exactly 0, log-softmax dx_i = g_i (p_i = 0);
 // a fully masked row: dx exactly 0 (the gradient of a constant row).
 TEST(BackwardKernels, MaskedEntriesAndRows) {
-  for (const char* name : {"softmax_backward_f32", "softmax_backward_wide_f64"}) {
+  for (const char* name : {"softmax_backward_f32", "softmax_backward_wide_f64", "softmax_backward_simd_f32"}) {
     const Outputs o = call_backward(kernel(name), Op::softmax_backward, back_x, back_g, 4);
     EXPECT_EQ(o.dx[3 * 4 + 1], 0.0) << name;
     for (std::size_t j = 0; j < 4; ++j) EXPECT_EQ(o.dx[4 * 4 + j], 0.0) << name;
   }
-  for (const char* name : {"log_softmax_backward_f64", "log_softmax_backward_wide_f32"}) {
+  for (const char* name :
+       {"log_softmax_backward_f64", "log_softmax_backward_wide_f32", "log_softmax_backward_simd_f32"}) {
     const Outputs o = call_backward(kernel(name), Op::log_softmax_backward, back_x, back_g, 4);
     EXPECT_EQ(o.dx[3 * 4 + 1], 5.0) << name;
     for (std::size_t j = 0; j < 4; ++j) {
