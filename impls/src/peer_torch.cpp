@@ -3,6 +3,10 @@
 // (docs/peers.md, docs/gradients.md).
 //
 //   softmax, log_softmax      at::softmax / at::log_softmax over dim 1
+//   lse                      at::logsumexp over dim 1
+//   entropy                  torch.distributions.Categorical's entropy():
+//                            -(clamp_min(l, lowest) * softmax(l)).sum(1),
+//                            l = z - logsumexp(z) (the logits it normalises)
 //   cross_entropy            at::cross_entropy_loss (reduction none,
 //                            ignore_index -100, label_smoothing 0), and its
 //                            gradient by autograd (backward of the loss with
@@ -22,8 +26,9 @@
 // assert_close (rtol, atol) = f32 (1.3e-6, 1e-5), bf16 (1.6e-2, 1e-5), f64
 // (1e-7, 1e-7) and gradcheck (finite differences in double; REFERENCE.md,
 // "How the peers test softmax"): an absolute part with no componentwise form.
-// Masked rows: every output NaN for an all -inf row (softmax's -inf - -inf);
-// declared nan.
+// Masked rows: every output NaN for an all -inf row (softmax's -inf - -inf),
+// except logsumexp's -inf, the exact value, which every policy accepts
+// (is_masked_row_value); declared nan.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -41,8 +46,8 @@ namespace softcheck::peers {
 namespace {
 
 constexpr Format torch_formats[] = {Format::f32, Format::f64, Format::bf16};
-constexpr Op torch_ops[] = {Op::softmax, Op::log_softmax, Op::cross_entropy, Op::softmax_backward,
-                            Op::log_softmax_backward};
+constexpr Op torch_ops[] = {Op::softmax, Op::log_softmax, Op::lse, Op::entropy, Op::cross_entropy,
+                            Op::softmax_backward, Op::log_softmax_backward};
 
 std::string torch_promise(Format f) {
   const char* tol = f == Format::f32 ? "rtol 1.3e-6, atol 1e-5" : f == Format::bf16 ? "rtol 1.6e-2, atol 1e-5" : "rtol 1e-7, atol 1e-7";
@@ -65,7 +70,8 @@ Kernel describe_torch(Format f, double eps) {
   k.masked_policy = MaskedRowPolicy::nan;  // softmax of an all -inf row is NaN
   char eps_text[32];
   std::snprintf(eps_text, sizeof eps_text, "%g", eps);
-  k.description = eps == 0 ? "PyTorch (libtorch 1.13, CPU, 1 thread): at::softmax / log_softmax, cross_entropy_loss "
+  k.description = eps == 0 ? "PyTorch (libtorch 1.13, CPU, 1 thread): at::softmax / log_softmax, logsumexp, "
+                             "Categorical's entropy, cross_entropy_loss "
                              "with autograd, _softmax_backward_data / _log_softmax_backward_data; temperature "
                              "x.div(T) in the dtype"
                            : std::string("PyTorch (libtorch 1.13, CPU, 1 thread): cross_entropy_loss with label_smoothing ") +

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <span>
 #include <string>
@@ -58,6 +59,19 @@ void torch_compute(Format f, double label_smoothing, const OpCall& c) {
   switch (c.op) {
     case Op::softmax: copy_out(at::softmax(z, 1), f, c.out[0]); return;
     case Op::log_softmax: copy_out(at::log_softmax(z, 1), f, c.out[0]); return;
+    case Op::lse: copy_out(at::logsumexp(z, {1}), f, c.out[0]); return;
+    case Op::entropy: {
+      // torch.distributions.Categorical(logits=z).entropy(): the logits
+      // normalised by logsumexp, clamped at the dtype's lowest finite value
+      // (so that a masked entry's -inf * 0 gives 0, not NaN), times the
+      // probabilities, summed and negated.
+      const at::Tensor logits = z - at::logsumexp(z, {1}, /*keepdim=*/true);
+      const at::Tensor p = at::softmax(logits, 1);
+      const double lowest = f == Format::f64 ? std::numeric_limits<double>::lowest()
+                                             : f == Format::bf16 ? -0x1.fep127 : std::numeric_limits<float>::lowest();
+      copy_out(-(at::clamp_min(logits, lowest) * p).sum(1), f, c.out[0]);
+      return;
+    }
     case Op::cross_entropy: {
       at::Tensor logits = z.detach().requires_grad_(true);
       at::Tensor target = at::empty({c.rows}, at::TensorOptions().dtype(at::kLong));

@@ -35,16 +35,17 @@ std::vector<double> in_format(std::vector<double> x, Format f) {
   return x;
 }
 
-// (kernel, op) pairs that can run here on the logits alone. The ops with
-// more inputs (PyTorch's cross_entropy and backward passes) run through the
-// suite: suite/tests (gradient references), cli.gradient_ops_run and
-// cli.peers_report.
+// (kernel, op) pairs that can run here on the logits alone, one output per
+// entry (softmax, log-softmax). The ops with more inputs (PyTorch's
+// cross_entropy and backward passes) run through the suite: suite/tests
+// (gradient references), cli.gradient_ops_run and cli.peers_report;
+// PyTorch's lse and entropy (one value per row) in TorchLseAndEntropy.
 std::vector<std::pair<const Kernel*, Op>> runnable() {
   std::vector<std::pair<const Kernel*, Op>> out;
   for (const Kernel& k : peer_kernels())
     if (k.available)
       for (const OpDecl& d : k.ops)
-        if (!spec(d.op).several_inputs()) out.push_back({&k, d.op});
+        if (!spec(d.op).several_inputs() && spec(d.op).out[0].shape == OperandShape::row) out.push_back({&k, d.op});
   return out;
 }
 
@@ -257,6 +258,59 @@ TEST(Peers, XnnpackE4m3PairsAsTheDeclarationSays) {
   EXPECT_NE(why.find("1,568 of the 64,516 rows over 168 ULP, 1,460 with an output flushed"), std::string::npos)
       << why;
   EXPECT_NE(why.find("108 with one returned as a bare 2^-126 to 2^-123"), std::string::npos) << why;
+}
+
+// PyTorch's lse (at::logsumexp) and entropy (Categorical's), one value per
+// row: within twice assert_close's tolerance of the exact value on the
+// sample rows; batched rows equal row by row; the measured fully masked
+// row: lse -inf (the exact value, which every policy accepts), entropy NaN
+// (the declared nan policy); a masked entry adds 0 to the entropy, not NaN
+// (the clamp).
+TEST(Peers, TorchLseAndEntropy) {
+  int checked = 0;
+  for (const Kernel& k : peer_kernels()) {
+    if (k.algorithm != "torch" || !k.available) continue;
+    for (Op op : {Op::lse, Op::entropy}) {
+      if (k.find(op) == nullptr) continue;
+      ++checked;
+      const auto one = [&](const std::vector<double>& x) { return run(k, op, x)[0]; };
+      // Measured: in bf16 the entropy's normalised logits z - logsumexp(z)
+      // are rounded to bf16 before the sum, so their error is about an ulp
+      // of |z|: [1000, 1001, 1002] (1000 three times in bf16, ulp 4) gives
+      // logits 1000 - 1000 = 0 and an entropy of 0, not log 3; on the other
+      // sample rows with |z| of 40 to 90 it is 0.08 off (twice assert_close's
+      // bf16 tolerance there: 0.04-0.06), so only the rows with |z| <= 8 are
+      // held to it. f32 and f64 keep their tolerance on every row.
+      const bool bf16_entropy = k.format == Format::bf16 && op == Op::entropy;
+      if (bf16_entropy) {
+        EXPECT_EQ(one(in_format({1000, 1001, 1002}, k.format)), 0.0) << label(k, op);
+      }
+      for (const std::vector<double>& x : sample_rows(k.format)) {
+        const oracle::ExactRow exact = oracle::exact_row(x);
+        const double v = oracle::round_to(op == Op::lse ? exact.lse : exact.entropy, Format::f64);
+        double largest = 0;
+        for (double v_i : x)
+          if (std::isfinite(v_i)) largest = std::max(largest, std::fabs(v_i));
+        if (bf16_entropy && largest > 8) continue;
+        EXPECT_LE(std::fabs(one(x) - v), 2 * promised_error(k, op, v)) << label(k, op) << " n=" << x.size();
+      }
+      const double masked = one({-inf, -inf, -inf});
+      EXPECT_TRUE(op == Op::lse ? masked == -inf : std::isnan(masked)) << label(k, op) << " " << masked;
+      EXPECT_TRUE(std::isfinite(one({-inf, 1, -inf, 2}))) << label(k, op);
+      std::vector<double> batch, one_by_one;
+      for (int r = 0; r < 5; ++r) {
+        std::vector<double> row;
+        for (int i = 0; i < 37; ++i) row.push_back(round_to_format(std::sin(r * 37 + i) * (r + 1) * 5, k.format));
+        batch.insert(batch.end(), row.begin(), row.end());
+        one_by_one.push_back(one(row));
+      }
+      const std::vector<double> all = run(k, op, batch, 5);
+      EXPECT_EQ(std::vector<double>(all.begin(), all.begin() + 5), one_by_one) << label(k, op);
+    }
+  }
+  if (SOFTCHECK_HAVE_TORCH_BUILD) {
+    EXPECT_EQ(checked, 6);  // f32, f64, bf16; both ops
+  }
 }
 
 // oneDNN's backward ops, where offered: y is its forward op's output, dx is
