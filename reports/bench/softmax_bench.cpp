@@ -20,8 +20,9 @@
 //   copy/BYTES                   memcpy of BYTES; bytes = 2 x BYTES (read + write)
 // (Google Benchmark appends /real_time to both.)
 //
-// With --paired-cross-entropy instead it registers the cross-entropy pairs of
-// scripts/gradient-speed.sh (register_cross_entropy_pairs).
+// With --paired-cross-entropy or --paired-ops instead it registers the pairs
+// of scripts/gradient-speed.sh (register_cross_entropy_pairs,
+// register_new_op_pairs; names as --paired's below).
 // With --paired (the first argument; `softcheck bench` never passes it) it
 // registers only the pairs of scripts/kernel-speed.sh instead:
 //   pair/KERNEL/PEER/OP/FORMAT/ROWSxCOLS
@@ -353,48 +354,90 @@ int register_pairs(std::chrono::milliseconds rest) {
   return 0;
 }
 
-// --paired-cross-entropy: the cross-entropy kernels (loss and gradient in
-// one call, f32, one thread: cross_entropy_f32, cross_entropy_chunked_f32,
-// cross_entropy_simd_f32) against PyTorch's cross_entropy forward and
-// autograd backward (torch_f32, one thread), on one vocabulary-scale row and
-// a 4096 x 32000 batch. The batch's calls take about a second each: a fixed
-// 5 pairs per run (scripts/gradient-speed.sh repeats runs).
-int register_cross_entropy_pairs() {
+// A pair of --paired-cross-entropy or --paired-ops: KERNEL against PEER on
+// OP, f32, both on one thread (PyTorch's peer sets its own thread count to
+// one; oneDNN's is pinned to one OpenMP thread around its bursts).
+struct OpPair {
+  const char* kernel;
+  const char* peer;
+  Op op;
+};
+
+// Registers each pair on each shape (a fixed 5 pairs per run on shapes of
+// more than 2^26 elements, whose calls take about a second each); 2 with a
+// message when a kernel or peer is not available in this build.
+int register_op_pairs(const char* flag, const std::vector<OpPair>& pairs, const std::vector<Shape>& op_shapes) {
   const auto find = [](const std::string& name) -> const Kernel* {
     for (const Kernel* k : registered_kernels())
       if (k->name == name && k->available) return k;
     return nullptr;
   };
-  const Kernel* torch = find("torch_f32");
-  if (torch == nullptr || torch->find(Op::cross_entropy) == nullptr) {
-    std::fprintf(stderr, "softcheck_bench --paired-cross-entropy: PyTorch's cross_entropy (torch_f32) is not "
-                         "available in this build (libtorch-dev)\n");
-    return 2;
-  }
-  for (const char* kernel_name : {"cross_entropy_f32", "cross_entropy_chunked_f32", "cross_entropy_simd_f32"}) {
-    const Kernel* k = find(kernel_name);
-    if (k == nullptr) {
-      std::fprintf(stderr, "softcheck_bench --paired-cross-entropy: %s is not available\n", kernel_name);
+  const OmpThreads omp = omp_threads();
+  for (const OpPair& p : pairs) {
+    const Kernel* k = find(p.kernel);
+    const Kernel* peer = find(p.peer);
+    const bool onednn = std::string_view(p.peer).starts_with("onednn_");
+    for (const auto& [who, what] : {std::pair{k, p.kernel}, std::pair{peer, p.peer}})
+      if (who == nullptr || who->find(p.op) == nullptr) {
+        std::fprintf(stderr, "softcheck_bench %s: %s's %s is not available in this build%s\n", flag, what,
+                     std::string(softcheck::name(p.op)).c_str(),
+                     std::string_view(what).starts_with("torch") ? " (libtorch-dev)" : "");
+        return 2;
+      }
+    if (onednn && omp.set == nullptr) {
+      std::fprintf(stderr, "softcheck_bench %s: no OpenMP runtime was found to pin %s to one thread\n", flag, p.peer);
       return 2;
     }
-    for (const Shape& s : {Shape{1, 262144}, Shape{4096, 32000}}) {
-      const std::string name = "pair/" + k->name + "/torch_f32/cross_entropy/f32/" + std::to_string(s.rows) + "x" +
-                               std::to_string(s.cols);
-      auto* b = benchmark::RegisterBenchmark(name.c_str(), run_pair, k, torch, Op::cross_entropy, s, OmpThreads{},
-                                             PairTiming{false, std::chrono::milliseconds(0)})
+    const std::string peer_label = std::string(p.peer) + (onednn ? "_1thread" : "");
+    for (const Shape& s : op_shapes) {
+      const std::string name = "pair/" + k->name + "/" + peer_label + "/" + std::string(softcheck::name(p.op)) +
+                               "/f32/" + std::to_string(s.rows) + "x" + std::to_string(s.cols);
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), run_pair, k, peer, p.op, s, omp,
+                                             PairTiming{onednn, std::chrono::milliseconds(0)})
                     ->UseManualTime()
                     ->Unit(benchmark::kMillisecond);
-      if (s.rows > 1) b->Iterations(5);
+      if (s.rows * s.cols > (std::int64_t{1} << 26)) b->Iterations(5);
     }
   }
   return 0;
 }
 
+// --paired-cross-entropy: the cross-entropy kernels (loss and gradient in
+// one call: cross_entropy_f32, cross_entropy_chunked_f32,
+// cross_entropy_simd_f32) against PyTorch's cross_entropy forward and
+// autograd backward (torch_f32), on one vocabulary-scale row and a
+// 4096 x 32000 batch (scripts/gradient-speed.sh).
+int register_cross_entropy_pairs() {
+  std::vector<OpPair> pairs;
+  for (const char* kernel_name : {"cross_entropy_f32", "cross_entropy_chunked_f32", "cross_entropy_simd_f32"})
+    pairs.push_back({kernel_name, "torch_f32", Op::cross_entropy});
+  return register_op_pairs("--paired-cross-entropy", pairs, {Shape{1, 262144}, Shape{4096, 32000}});
+}
+
+// --paired-ops: the SIMD kernels of the other ops against their peers
+// (scripts/gradient-speed.sh -p ops): shifted_log1p_simd_f32's lse and
+// entropy against PyTorch (logsumexp; Categorical's entropy), and the two
+// SIMD backward kernels (forward y and dx in one call) against PyTorch
+// (softmax then _softmax_backward_data) and oneDNN (its forward and backward
+// primitives), on one vocabulary-scale row and two batches.
+int register_new_op_pairs() {
+  const std::vector<OpPair> pairs = {
+      {"shifted_log1p_simd_f32", "torch_f32", Op::lse},
+      {"shifted_log1p_simd_f32", "torch_f32", Op::entropy},
+      {"softmax_backward_simd_f32", "torch_f32", Op::softmax_backward},
+      {"softmax_backward_simd_f32", "onednn_f32", Op::softmax_backward},
+      {"log_softmax_backward_simd_f32", "torch_f32", Op::log_softmax_backward},
+      {"log_softmax_backward_simd_f32", "onednn_f32", Op::log_softmax_backward},
+  };
+  return register_op_pairs("--paired-ops", pairs, {Shape{1, 262144}, Shape{1024, 4096}, Shape{64, 32000}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "--paired-cross-entropy") == 0) {
-    if (const int rc = register_cross_entropy_pairs(); rc != 0) return rc;
+  if (argc > 1 && (std::strcmp(argv[1], "--paired-cross-entropy") == 0 || std::strcmp(argv[1], "--paired-ops") == 0)) {
+    const bool ce = std::strcmp(argv[1], "--paired-cross-entropy") == 0;
+    if (const int rc = ce ? register_cross_entropy_pairs() : register_new_op_pairs(); rc != 0) return rc;
     argv[1] = argv[0];
     --argc;
     ++argv;
