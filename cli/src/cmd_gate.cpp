@@ -168,6 +168,21 @@ Command add_gate(CLI::App& app) {
           baseline.budget.present() ? fmt::format("{} s", baseline.budget.seconds) : "none",
           report.budget.present() ? fmt::format("{} s", report.budget.seconds) : "none", baseline.budget.skipped.size(),
           report.budget.skipped.size()));
+    // A rerun on other rows than the baseline's (an input family changed
+    // between the two softchecks) compares cells of different inputs: no
+    // verdict either way.
+    if (!baseline.inputs_digest.empty() && !report.inputs_digest.empty() &&
+        baseline.inputs_digest != report.inputs_digest)
+      throw std::invalid_argument(fmt::format(
+          "{} and {} ran on different input rows (inputs {} against {}): the input families changed between the "
+          "softchecks that wrote them; write a new baseline with this softcheck (`softcheck run` with the "
+          "baseline's options) and review its differences before gating on it",
+          a->baseline, a->report.empty() ? "the rerun" : a->report, baseline.inputs_digest, report.inputs_digest));
+    if (baseline.inputs_digest.empty() && !a->quiet)
+      fmt::print(stderr,
+                 "gate: note: {} records no inputs digest (written before softcheck recorded one): whether the "
+                 "rerun judged the same rows is not checked\n",
+                 a->baseline);
     const gate::Result result = gate::compare(baseline, report, opt);
     if (!a->junit.empty())
       write_files_atomically({{a->junit, gate::junit_xml(result, a->junit_times ? &timings : nullptr)}});

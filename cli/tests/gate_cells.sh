@@ -5,7 +5,8 @@
 # itself (`gate --baseline B --plugin P`):
 #   variant 1 (expf as exp2f(z log2 e)) fails cells of normal_s10 on error/bound,
 #   variant 2 (every output 2 ulp high) fails the bias check,
-#   variant 3 (the sum in reverse order) passes.
+#   variant 3 (the sum in reverse order) passes;
+# and a baseline whose input rows differ from the rerun's is refused.
 #   gate_cells.sh SOFTCHECK PLUGIN_DIR
 set -u
 bin=$1 dir=$2
@@ -23,6 +24,21 @@ check_all rerun_same_cases 0 "gate: passed" -- \
   "$bin" gate --baseline "$tmp/base/report.json" --plugin "$(plugin 0)" --jobs 2
 check rerun_no_case_note 0 "" -- bash -c \
   "! '$bin' gate --baseline '$tmp/base/report.json' --plugin '$(plugin 0)' --jobs 2 | grep -q 'cases ('"
+
+# The baseline records a digest of the input rows every case ran on; a
+# rerun on other rows (an input family changed between two softchecks) is
+# refused, not compared; a baseline from before the digest gets a note.
+check inputs_digest_recorded 0 '"inputs": "fnv1a64:[0-9a-f]{16}"' -- cat "$tmp/base/report.json"
+sed -E 's/"inputs": "fnv1a64:[0-9a-f]{16}"/"inputs": "fnv1a64:0123456789abcdef"/' "$tmp/base/report.json" \
+  >"$tmp/other_rows.json"
+check_all gate_refuses_other_rows 2 "ran on different input rows" "fnv1a64:0123456789abcdef against fnv1a64:" -- \
+  "$bin" gate --baseline "$tmp/other_rows.json" --plugin "$(plugin 0)" --jobs 2
+grep -v '"inputs": "fnv1a64:' "$tmp/base/report.json" >"$tmp/no_digest.json"
+check_all gate_notes_no_digest 0 "records no inputs digest" "gate: passed" -- \
+  "$bin" gate --baseline "$tmp/no_digest.json" --plugin "$(plugin 0)" --jobs 2
+sed -E 's/"inputs": "fnv1a64:[0-9a-f]{16}"/"inputs": "fnv1a64:XYZ"/' "$tmp/base/report.json" >"$tmp/bad_digest.json"
+check_all gate_rejects_malformed_digest 2 "inputs" "16 lower-case hex digits" -- \
+  "$bin" gate --baseline "$tmp/bad_digest.json" --plugin "$(plugin 0)" --jobs 2
 
 check_all exp2_fails_cells 1 "[cell:normal_s10/" "error/bound" "gate: FAILED" -- \
   "$bin" gate --baseline "$tmp/base/report.json" --plugin "$(plugin 1)" --jobs 2 --junit "$tmp/exp2.xml"

@@ -3,22 +3,14 @@
 #include <string>
 #include <string_view>
 
+#include "softcheck/fnv1a.hpp"
 #include "softcheck/report.hpp"
 
 namespace softcheck {
 
 std::string report_digest(std::string_view report_json) {
-  // FNV-1a 64: no dependency, stable across platforms and versions, and
-  // enough to tell two runs' files apart; it is not a security measure.
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (const char c : report_json) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ull;
-  }
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out = "fnv1a64:";
-  for (int shift = 60; shift >= 0; shift -= 4) out += hex[(h >> shift) & 0xf];
-  return out;
+  return fnv1a64_text(fnv1a64_add(
+      fnv1a64_start, {reinterpret_cast<const unsigned char*>(report_json.data()), report_json.size()}));
 }
 
 }  // namespace softcheck

@@ -236,6 +236,7 @@ std::string to_json(const Report& r) {
                             {"temperatures", r.selected_temperatures}};
     if (!r.selected_ops.empty()) run["selection"]["ops"] = r.selected_ops;
   }
+  if (!r.inputs_digest.empty()) run["inputs"] = r.inputs_digest;
   if (r.fp_env != "default") run["fp_env"] = r.fp_env;  // written only when not the default
   if (r.budget.present()) {  // `run --budget` only
     Json skipped = Json::array();

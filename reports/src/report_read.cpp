@@ -548,6 +548,12 @@ void read_run(const Node& doc, Report& r) {
         r.selected_ops.push_back(std::move(op));
       });
   }
+  if (run.has("inputs")) {  // added after the first release: optional
+    r.inputs_digest = run.str("inputs");
+    const bool well_formed = r.inputs_digest.size() == 24 && r.inputs_digest.starts_with("fnv1a64:") &&
+                             r.inputs_digest.find_first_not_of("0123456789abcdef", 8) == std::string::npos;
+    if (!well_formed) run.fail("inputs", "expected \"fnv1a64:\" and 16 lower-case hex digits");
+  }
   r.fp_env = run.has("fp_env") ? run.word("fp_env", {"ftz", "daz", "ftz_daz", "upward", "downward", "toward_zero"})
                                : "default";  // written only when not the default
   if (run.has("budget")) {  // `run --budget` only

@@ -523,6 +523,28 @@ TEST(ReportRead, AttentionWorstElementIsWithinTheHeadDimension) {
 
 // `run --budget`: the cases it kept and skipped come back, are rendered, and
 // figures that cannot be are refused (a gate compares the skipped lists).
+// run.inputs: the digest of the rows the run's cases ran on (the gate
+// refuses a rerun on other rows); optional, for reports written before it.
+TEST(ReportRead, InputsDigestRoundTripsAndIsChecked) {
+  softcheck::Report r = softcheck::testing::sample();
+  r.inputs_digest = "fnv1a64:0123456789abcdef";
+  const std::string text = to_json(r);
+  EXPECT_NE(text.find("\"inputs\": \"fnv1a64:0123456789abcdef\""), std::string::npos) << text;
+  const softcheck::Report back = from_json(text);
+  EXPECT_EQ(back.inputs_digest, r.inputs_digest);
+  EXPECT_EQ(to_json(back), text);
+  EXPECT_EQ(to_json(softcheck::testing::sample()).find("\"inputs\""), std::string::npos);  // absent without one
+  EXPECT_TRUE(from_json(to_json(softcheck::testing::sample())).inputs_digest.empty());
+  for (const char* bad : {"fnv1a64:0123456789ABCDEF", "fnv1a64:0123", "md5:0123456789abcdef0123", "0123456789abcdef"}) {
+    Json doc = Json::parse(text);
+    doc["run"]["inputs"] = bad;
+    EXPECT_THROW(from_json(doc.dump()), ReportFormatError) << bad;
+  }
+  Json doc = Json::parse(text);
+  doc["run"]["inputs"] = 7;
+  EXPECT_THROW(from_json(doc.dump()), ReportFormatError);
+}
+
 TEST(ReportRead, BudgetRoundTripsAndIsChecked) {
   softcheck::Report r = softcheck::testing::sample();
   r.budget.seconds = 4;

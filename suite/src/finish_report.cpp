@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "softcheck/fnv1a.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
 #include "suite_state.hpp"
@@ -184,11 +185,21 @@ void resolve_worst_texts(SuiteState& state, const std::vector<KernelSummary>& en
 
 void finish_report(Report& report, const SuiteState& state, std::vector<double>* entry_seconds) {
   const std::vector<PlannedItem>& items = state.items;
+  std::uint64_t inputs = fnv1a64_start;
   for (std::size_t i = 0; i < items.size(); ++i)
     if (state.ran[i]) {
       report.oracle.rows += state.results[i].oracle_rows;
       report.oracle.mpfr_rows += state.results[i].mpfr_rows;
+      // In item order, whichever thread or shard ran the item: the item's
+      // index and its case's hash, each as 8 little-endian bytes.
+      unsigned char bytes[16];
+      for (int b = 0; b < 8; ++b) {
+        bytes[b] = static_cast<unsigned char>(static_cast<std::uint64_t>(i) >> (8 * b));
+        bytes[8 + b] = static_cast<unsigned char>(state.results[i].inputs_fnv >> (8 * b));
+      }
+      inputs = fnv1a64_add(inputs, bytes);
     }
+  report.inputs_digest = fnv1a64_text(inputs);
   if (entry_seconds != nullptr) entry_seconds->assign(report.kernels.size(), 0);
   for (std::size_t ti = 0; ti < report.kernels.size(); ++ti) {
     KernelSummary& s = report.kernels[ti];

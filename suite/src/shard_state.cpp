@@ -323,7 +323,10 @@ std::string state_to_json(const SuiteState& state) {
     Json acc = Json::array();
     for (const Accum& a : state.results[i].acc) acc.push_back(accum_json(a, worst.count(&a) > 0));
     results.push_back(
-        Json{{"oracle_rows", state.results[i].oracle_rows}, {"mpfr_rows", state.results[i].mpfr_rows}, {"acc", acc}});
+        Json{{"oracle_rows", state.results[i].oracle_rows},
+             {"mpfr_rows", state.results[i].mpfr_rows},
+             {"inputs_fnv", state.results[i].inputs_fnv},
+             {"acc", acc}});
   }
   for (std::size_t t = 0; t < state.sketches.size(); ++t)
     for (const auto& [family, s] : state.sketches[t])
@@ -370,6 +373,7 @@ SuiteState state_from_json(std::string_view text) {
     CaseResult& res = state.results[i];
     res.oracle_rows = ri.count(results[k], "oracle_rows");
     res.mpfr_rows = ri.count(results[k], "mpfr_rows");
+    res.inputs_fnv = ri.count(results[k], "inputs_fnv");
     for (const Json& a : ri.array(results[k], "acc")) res.acc.push_back(read_accum(ri, a));
     if (res.acc.size() != state.items[i].targets.size()) ri.fail("one accumulator per target expected");
   }
@@ -418,6 +422,7 @@ KernelSummary described(const KernelSummary& e) {
 Report described(const Report& r) {
   Report d = r;
   d.oracle.rows = d.oracle.mpfr_rows = 0;
+  d.inputs_digest.clear();  // each shard's covers its own cases; the merge's is formed again
   d.shard = {};
   d.performance = {};
   for (KernelSummary& e : d.kernels) e = described(e);

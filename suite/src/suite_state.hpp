@@ -75,6 +75,10 @@ struct Accum {
 struct CaseResult {
   std::vector<Accum> acc;  // one per target
   std::uint64_t oracle_rows = 0, mpfr_rows = 0;
+  // FNV-1a 64 of the case's input operands as the kernels got them (the
+  // packed rows, targets, upstream gradients, q, K, V, windows): the report's
+  // inputs digest folds these in item order (finish_report).
+  std::uint64_t inputs_fnv = 0;
   std::string rows_csv;  // RunOptions::rows_csv's lines of this case
 };
 

@@ -338,6 +338,12 @@ struct Report {
   std::vector<std::int64_t> selected_sizes;
   std::vector<double> selected_temperatures;
   std::vector<std::string> selected_ops;  // `run --op`: the ops run (empty: all; written only when not)
+  // "fnv1a64:" and 16 hex digits: the input operands of every case that ran,
+  // bit for bit (each case's FNV-1a 64 folded in suite order), so that `gate`
+  // can tell a rerun on other rows (a changed input family, another
+  // softcheck) from one on the baseline's. Empty in reports written before it
+  // existed.
+  std::string inputs_digest;
   ReferenceRuleSettings reference_rule;
   // The floating-point environment the kernels ran in (fp_env.hpp's names:
   // "default", "ftz", "daz", "ftz_daz", "upward", "downward",
