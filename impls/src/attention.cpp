@@ -55,6 +55,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention_simd.hpp"
 #include "kernel_util.hpp"
 #include "softcheck/format.hpp"
 #include "softcheck/minifloat.hpp"
@@ -264,6 +265,7 @@ struct FlashSteps {
   double softcap = 0;                      // c > 0: scores c tanh(y / c) before the bias (OpParams::softcap)
   double sink = -INFINITY;                 // a sink logit in l only (OpParams::sink); -inf: none
   bool sink_in_every_split = false;        // test only: split-KV adding the sink to each split's l
+  LaneLoops lanes = {};                    // f32: q . K_j and the tile's P.V on 16-lane vectors (attention_simd.hpp)
 };
 
 // The score scale s = 1 / (T sqrt d) and s log2(e), once per call.
@@ -275,12 +277,28 @@ struct ScoreScales {
 // z'_j = fma(fl(q . K_j), fl(s log2 e), fl(x_j log2 e)): the score in log2
 // units, log2(e) folded into the scale (FlashAttention's prescaling,
 // REFERENCE.md); -inf for a masked key (its K unread).
+// With lane loops (f32) q . K_j is summed in 16 lanes and a tree instead of
+// left to right: a product passes through at most as many roundings as in the
+// left-to-right sum (an addition of a lane still 0 is exact), so fl(q . K_j)
+// keeps the bound gamma_d sum |q_i K_ji| the contracts take for it.
 template <class T>
-void scores_log2(const Query<T>& query, std::size_t first, T scale_log2, std::span<T> z2) {
+T score_dot(const Query<T>& query, std::size_t j, const LaneLoops& lanes) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (lanes.active()) {
+      float out = 0;
+      lanes.dot(query.q.data(), query.key(j).data(), query.d, &out);
+      return out;
+    }
+  }
+  return dot(query.q, query.key(j));
+}
+
+template <class T>
+void scores_log2(const Query<T>& query, std::size_t first, T scale_log2, std::span<T> z2, const LaneLoops& lanes) {
   constexpr T log2e = std::numbers::log2e_v<T>;
   for (std::size_t v = 0; v < z2.size(); ++v) {
     const std::size_t j = first + v;
-    z2[v] = query.masked(j) ? minus_inf<T> : std::fma(dot(query.q, query.key(j)), scale_log2, query.x[j] * log2e);
+    z2[v] = query.masked(j) ? minus_inf<T> : std::fma(score_dot(query, j, lanes), scale_log2, query.x[j] * log2e);
   }
 }
 
@@ -320,11 +338,17 @@ void probabilities(std::span<const T> z2, T m, const PRounding& rounded_to, std:
 // their V unread.
 template <class T>
 void add_tile_values(const Query<T>& query, std::size_t first, std::span<const T> P, std::span<T> tile_sum,
-                     std::span<T> O) {
+                     std::span<T> O, const LaneLoops& lanes) {
   std::fill(tile_sum.begin(), tile_sum.end(), T(0));
   for (std::size_t v = 0; v < P.size(); ++v) {
     if (query.masked(first + v)) continue;
     const std::span<const T> value = query.value(first + v);
+    if constexpr (std::is_same_v<T, float>) {
+      if (lanes.active()) {  // the same operations on 16 elements at a time: the same bits
+        lanes.add_products(tile_sum.data(), P[v], value.data(), tile_sum.size());
+        continue;
+      }
+    }
     for (std::size_t i = 0; i < tile_sum.size(); ++i) tile_sum[i] += P[v] * value[i];
   }
   for (std::size_t i = 0; i < O.size(); ++i) O[i] = O[i] + tile_sum[i];
@@ -379,7 +403,7 @@ void flash_row(const Query<T>& query, ScoreScales<T> scales, const FlashSteps& s
     if (steps.softcap > 0)
       capped_scores_log2<T>(query, first, scales.s, static_cast<T>(steps.softcap), z2);
     else
-      scores_log2<T>(query, first, scales.s_log2, z2);
+      scores_log2<T>(query, first, scales.s_log2, z2, steps.lanes);
     if (tile_max<T>(z2) == minus_inf<T>) continue;  // fully masked: (m, l) and O untouched
     const T m_old = state.m;
     if (steps.l_sums_rounded_p) {
@@ -394,7 +418,7 @@ void flash_row(const Query<T>& query, ScoreScales<T> scales, const FlashSteps& s
     }
     const T alpha = rescale_factor(m_old, state.m);
     if (steps.rescale_output) scale_each<T>(O, alpha);
-    add_tile_values<T>(query, first, P, w.tile_sum, O);
+    add_tile_values<T>(query, first, P, w.tile_sum, O, steps.lanes);
   }
   finalize(state, O, lse);
 }
@@ -996,6 +1020,26 @@ Kernel flash_kernel(std::size_t block_keys) {
                           flash_compute<T>(typed_name<T>(algorithm), FlashSteps{.block_keys = block_keys}));
 }
 
+// attention_flash_simd_f32: attention_flash_bc64_f32's loop with q . K_j
+// and the tile's P.V on 16-lane vectors (attention_simd.hpp): the P.V
+// accumulation gives the scalar loop's bits, the lane dot keeps its bound
+// (score_dot), so the contracts are flash's at Bc = 64. exp2f and log2f
+// stay scalar: n of them per query against the 2 n d multiply-adds of the
+// two loops.
+Kernel flash_simd_kernel() {
+  const std::string algorithm = "attention_flash_simd";
+  const LibmErrors e = flash_libm(Format::f32);
+  const SimdIsa isa = best_simd_isa();
+  FlashSteps steps{.block_keys = 64};
+  steps.lanes = lane_loops(isa);
+  return attention_kernel(typed_name<float>(algorithm), algorithm, Format::f32, MaskedRowPolicy::zeros,
+                          flash_output_contract(64, e), flash_lse_contract(64, e),
+                          flash_description(64) + "; q . K_j (16 lane sums and a tree) and the tile's P.V on 16-lane "
+                                                  "vectors (AVX-512, AVX2 or baseline x86-64, the same bits; here: " +
+                              std::string(name(isa)) + ")",
+                          flash_compute<float>(typed_name<float>(algorithm), steps));
+}
+
 template <class T>
 Kernel split_kernel(std::size_t splits, std::size_t block_keys) {
   const std::string algorithm = "attention_split" + std::to_string(splits) + "_bc" + std::to_string(block_keys);
@@ -1207,7 +1251,8 @@ std::vector<Kernel> make_attention_kernels() {
           p_rounded_kernel({.minifloat = &fp8_e4m3}, false),
           p_rounded_kernel({.minifloat = &fp8_e4m3}, true),
           p_rounded_kernel({.minifloat = &fp8_e4m3, .prescale_log2 = 8}, false),
-          p_rounded_kernel({.minifloat = &fp8_e4m3, .prescale_log2 = 8}, true)};
+          p_rounded_kernel({.minifloat = &fp8_e4m3, .prescale_log2 = 8}, true),
+          flash_simd_kernel()};
 }
 
 Contract flash_attention_output_contract(std::size_t block_keys, const ExpLogErrors& e) {

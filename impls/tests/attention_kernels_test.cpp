@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "attention.hpp"
+#include "attention_simd.hpp"
 #include "softcheck/attention_oracle.hpp"
 #include "softcheck/format.hpp"
 #include "softcheck/kernel.hpp"
@@ -480,7 +481,8 @@ TEST(AttentionKernels, DeclareTheirContractsPoliciesAndNames) {
                                           "attention_flash_pe4m3_f32",
                                           "attention_flash_pe4m3_sumrounded_f32",
                                           "attention_flash_pe4m3_x256_f32",
-                                          "attention_flash_pe4m3_x256_sumrounded_f32"};
+                                          "attention_flash_pe4m3_x256_sumrounded_f32",
+                                          "attention_flash_simd_f32"};
   ASSERT_EQ(attention_kernels().size(), names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     const Kernel& k = attention_kernels()[i];
@@ -508,6 +510,9 @@ TEST(AttentionKernels, DeclareTheirContractsPoliciesAndNames) {
   for (const char* p : {"attention_flash_pbf16_f32", "attention_flash_pf16_f32", "attention_flash_pe4m3_f32",
                         "attention_flash_pe4m3_x256_f32"})
     EXPECT_EQ(kernel(p).ops[0].contract_of(1).formula(), bc64.contract_of(1).formula()) << p;
+  // The SIMD loop keeps flash's bounds (attention.cpp, score_dot).
+  for (std::size_t o = 0; o < 2; ++o)
+    EXPECT_EQ(kernel("attention_flash_simd_f32").ops[0].contract_of(o).formula(), bc64.contract_of(o).formula());
   // l summing the E4M3 P: flash's lse + 2^20 + 2^(14 - k) n.
   for (const auto& [p, k] : {std::pair{"attention_flash_pe4m3_sumrounded_f32", 0},
                              std::pair{"attention_flash_pe4m3_x256_sumrounded_f32", 8}}) {
@@ -535,6 +540,84 @@ TEST(AttentionKernels, DeclareTheirContractsPoliciesAndNames) {
     std::printf("%-36s O   %s\n%-36s lse %s\n", k.name.c_str(), k.ops[0].contract.formula().c_str(), "",
                 k.ops[0].contract_of(1).formula().c_str());
   std::printf("attention_flash_pf16_f32 O: %s\n", kernel("attention_flash_pf16_f32").ops[0].contract.why.c_str());
+}
+
+// attention_flash_simd_f32's two loops (attention_simd.hpp): the same bits
+// from every ISA's code; add_products gives the scalar loop's bits.
+TEST(AttentionSimd, LaneLoopsGiveTheSameBitsOnEveryIsa) {
+  Rng rng(41);
+  const kernels::LaneLoops base = kernels::lane_loops(kernels::SimdIsa::baseline);
+  int compared = 0;
+  for (std::size_t d : {1, 3, 15, 16, 17, 64, 100, 128, 1000}) {
+    std::vector<float> q(d), k(d), acc(d), v(d);
+    for (int trial = 0; trial < 20; ++trial) {
+      std::normal_distribution<float> g(0.0f, trial % 2 == 0 ? 1.0f : 30.0f);
+      for (std::size_t i = 0; i < d; ++i) {
+        q[i] = g(rng);
+        k[i] = g(rng);
+        acc[i] = g(rng);
+        v[i] = g(rng);
+      }
+      const float p = std::fabs(g(rng));
+      float ref = 0;
+      base.dot(q.data(), k.data(), d, &ref);
+      std::vector<float> scalar = acc, ref_acc = acc;
+      for (std::size_t i = 0; i < d; ++i) scalar[i] += p * v[i];
+      base.add_products(ref_acc.data(), p, v.data(), d);
+      EXPECT_EQ(ref_acc, scalar) << "d " << d;
+      for (kernels::SimdIsa isa : {kernels::SimdIsa::avx2, kernels::SimdIsa::avx512}) {
+        if (!kernels::simd_isa_supported(isa)) continue;
+        const kernels::LaneLoops l = kernels::lane_loops(isa);
+        float got = 0;
+        l.dot(q.data(), k.data(), d, &got);
+        EXPECT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(ref)) << kernels::name(isa) << " d " << d;
+        std::vector<float> a = acc;
+        l.add_products(a.data(), p, v.data(), d);
+        EXPECT_EQ(a, scalar) << kernels::name(isa) << " d " << d;
+        ++compared;
+      }
+    }
+  }
+  std::printf("lane loops: %d comparisons against the baseline code\n", compared);
+}
+
+// Where every product and partial sum of q . K_j is exact (small integers),
+// the lane dot equals the left-to-right one, so the SIMD kernel must give
+// attention_flash_bc64_f32's O and lse bit for bit: the rest of its loop is
+// flash's. Masks, a window and a second tile included.
+TEST(AttentionSimd, MatchesTheScalarLoopWhereEveryDotIsExact) {
+  Rng rng(43);
+  std::uniform_int_distribution<int> small(-8, 8);
+  for (std::size_t d : {1, 5, 16, 64, 100}) {
+    Batch b;
+    b.n = 150;
+    b.d = d;
+    b.temperature = 0.7;
+    for (int r = 0; r < 6; ++r) {
+      Row row = gaussian_row(rng, b.n, d);
+      for (double& e : row.q) e = small(rng) / 4.0;
+      for (double& e : row.K) e = small(rng) / 4.0;
+      if (r % 3 == 1) mask_range(row, 10, 40, d);
+      if (r % 3 == 2) row.window = KeyWindow{100, 70, 0};
+      b.rows.push_back(row);
+    }
+    for (Row& row : b.rows)
+      for (std::vector<double>* v : {&row.x, &row.q, &row.K, &row.V})
+        for (double& e : *v) e = round_to_format(e, Format::f32);
+    const Outputs simd = call(kernel("attention_flash_simd_f32"), b), flash = call(kernel("attention_flash_bc64_f32"), b);
+    EXPECT_EQ(simd.O, flash.O) << "d " << d;
+    EXPECT_EQ(simd.lse, flash.lse) << "d " << d;
+  }
+  // On Gaussian q and K the sums round differently: the kernel does run the
+  // lane dot (some O differs from the scalar loop's).
+  Batch g;
+  g.n = 150;
+  g.d = 64;
+  for (int r = 0; r < 6; ++r) g.rows.push_back(gaussian_row(rng, g.n, g.d));
+  for (Row& row : g.rows)
+    for (std::vector<double>* v : {&row.x, &row.q, &row.K, &row.V})
+      for (double& e : *v) e = round_to_format(e, Format::f32);
+  EXPECT_NE(call(kernel("attention_flash_simd_f32"), g).O, call(kernel("attention_flash_bc64_f32"), g).O);
 }
 
 TEST(AttentionKernels, HoldTheirContractsOnGaussianRows) {
