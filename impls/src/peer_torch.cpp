@@ -12,6 +12,10 @@
 //                            gradient by autograd (backward of the loss with
 //                            ones); torch_ls0p1_<format>: cross_entropy alone
 //                            with label_smoothing 0.1
+//   attention                the math composition: scores K q / (T sqrt d) + x,
+//                            keys outside the window or with bias -inf masked
+//                            to -inf, softmax, P V (at::bmm); lse =
+//                            logsumexp of the scores
 //   softmax_backward         y = at::softmax, dx = at::_softmax_backward_data(g, y)
 //   log_softmax_backward     y = at::log_softmax, dx = at::_log_softmax_backward_data(g, y)
 //
@@ -47,7 +51,7 @@ namespace {
 
 constexpr Format torch_formats[] = {Format::f32, Format::f64, Format::bf16};
 constexpr Op torch_ops[] = {Op::softmax, Op::log_softmax, Op::lse, Op::entropy, Op::cross_entropy,
-                            Op::softmax_backward, Op::log_softmax_backward};
+                            Op::softmax_backward, Op::log_softmax_backward, Op::attention};
 
 std::string torch_promise(Format f) {
   const char* tol = f == Format::f32 ? "rtol 1.3e-6, atol 1e-5" : f == Format::bf16 ? "rtol 1.6e-2, atol 1e-5" : "rtol 1e-7, atol 1e-7";
@@ -71,7 +75,7 @@ Kernel describe_torch(Format f, double eps) {
   char eps_text[32];
   std::snprintf(eps_text, sizeof eps_text, "%g", eps);
   k.description = eps == 0 ? "PyTorch (libtorch 1.13, CPU, 1 thread): at::softmax / log_softmax, logsumexp, "
-                             "Categorical's entropy, cross_entropy_loss "
+                             "Categorical's entropy, attention (softmax(K q s + x) V), cross_entropy_loss "
                              "with autograd, _softmax_backward_data / _log_softmax_backward_data; temperature "
                              "x.div(T) in the dtype"
                            : std::string("PyTorch (libtorch 1.13, CPU, 1 thread): cross_entropy_loss with label_smoothing ") +

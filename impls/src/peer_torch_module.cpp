@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -33,12 +34,14 @@ at::ScalarType dtype_of(Format f) {
   return at::kFloat;
 }
 
-// A rows x cols tensor of format f holding a copy of `data` (16-bit formats:
-// the bit patterns, which are PyTorch's too).
+// The caller's rows x cols values of format f as a tensor (16-bit formats:
+// the bit patterns, which are PyTorch's too), without a copy: a PyTorch user
+// holds its tensors already, and copying them per call (with the page
+// faults of a fresh allocation) was most of the peer's time on large
+// operands (docs/measurements.md). Only read: every op below makes new
+// tensors.
 at::Tensor tensor_of(const void* data, Format f, std::int64_t rows, std::int64_t cols) {
-  at::Tensor t = at::empty({rows, cols}, at::TensorOptions().dtype(dtype_of(f)));
-  std::memcpy(t.data_ptr(), data, static_cast<std::size_t>(rows * cols) * element_size(f));
-  return t;
+  return at::from_blob(const_cast<void*>(data), {rows, cols}, at::TensorOptions().dtype(dtype_of(f)));
 }
 
 void copy_out(const at::Tensor& t, Format f, void* out) {
@@ -55,7 +58,7 @@ void one_thread() {
 void torch_compute(Format f, double label_smoothing, const OpCall& c) {
   one_thread();
   at::Tensor z = tensor_of(c.in[0], f, c.rows, c.cols);
-  if (c.temperature != 1) z = z.div(c.temperature);
+  if (c.temperature != 1 && c.op != Op::attention) z = z.div(c.temperature);
   switch (c.op) {
     case Op::softmax: copy_out(at::softmax(z, 1), f, c.out[0]); return;
     case Op::log_softmax: copy_out(at::log_softmax(z, 1), f, c.out[0]); return;
@@ -92,6 +95,33 @@ void torch_compute(Format f, double label_smoothing, const OpCall& c) {
                                     : at::_log_softmax_backward_data(g, y, 1, dtype_of(f));
       copy_out(y, f, c.out[0]);
       copy_out(dx, f, c.out[1]);
+      return;
+    }
+    case Op::attention: {
+      // Attention as PyTorch's math composition (what
+      // scaled_dot_product_attention's reference path computes): scores
+      // K q s + x with s = 1 / (T sqrt d) in the dtype, the keys outside the
+      // query's window masked to -inf, softmax, P V; lse = logsumexp of the
+      // scores. z above is the bias x (divided by T: the scale below would
+      // divide it again, so the bias is read undivided here).
+      const std::int64_t n = c.cols, d = c.head_dim;
+      const at::Tensor x = tensor_of(c.in[0], f, c.rows, n);
+      const at::Tensor q = tensor_of(c.in[1], f, c.rows, d).unsqueeze(2);
+      const at::Tensor K = tensor_of(c.in[2], f, c.rows * n, d).view({c.rows, n, d});
+      const at::Tensor V = tensor_of(c.in[3], f, c.rows * n, d).view({c.rows, n, d});
+      const auto* window = static_cast<const KeyWindow*>(c.in[4]);
+      at::Tensor outside = at::zeros({c.rows, n}, at::TensorOptions().dtype(at::kBool));
+      auto flags = outside.accessor<bool, 2>();
+      for (std::int64_t r = 0; r < c.rows; ++r)
+        for (std::int64_t j = 0; j < n; ++j) flags[r][j] = j < window[r].first(n) || j >= window[r].end(n);
+      // A -inf bias masks its key as attn_mask does: the score is -inf
+      // whatever q . K_j is (K_j and V_j are still read, as PyTorch's math
+      // path reads them).
+      outside = outside.logical_or(at::isneginf(x));
+      const double scale = 1.0 / (c.temperature * std::sqrt(static_cast<double>(d)));
+      const at::Tensor scores = (at::bmm(K, q).squeeze(2) * scale + x).masked_fill(outside, -INFINITY);
+      copy_out(at::bmm(at::softmax(scores, 1).unsqueeze(1), V).squeeze(1), f, c.out[0]);
+      copy_out(at::logsumexp(scores, {1}), f, c.out[1]);
       return;
     }
     default: break;

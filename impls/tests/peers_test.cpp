@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "softcheck/attention_oracle.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/minifloat.hpp"
 #include "softcheck/oracle.hpp"
@@ -311,6 +312,54 @@ TEST(Peers, TorchLseAndEntropy) {
   if (SOFTCHECK_HAVE_TORCH_BUILD) {
     EXPECT_EQ(checked, 6);  // f32, f64, bf16; both ops
   }
+}
+
+// PyTorch's attention (the math composition, peer_torch.cpp): O and lse
+// within twice assert_close's tolerance of the exact values on Gaussian
+// queries with a -inf bias and a window masking keys; a query with no
+// visible key: O NaN (softmax of -inf scores, the declared nan policy) and
+// lse -inf.
+TEST(Peers, TorchAttention) {
+  const Kernel* k = find_kernel("torch_f32");
+  ASSERT_NE(k, nullptr);
+  if (!k->available) GTEST_SKIP() << k->unavailable_reason;
+  ASSERT_NE(k->find(Op::attention), nullptr);
+  const std::size_t n = 40, d = 8, rows = 3;
+  std::vector<double> x(rows * n, 0), q(rows * d), K(rows * n * d), V(rows * n * d);
+  for (std::size_t i = 0; i < q.size(); ++i) q[i] = round_to_format(std::sin(static_cast<double>(i) * 1.3), Format::f32);
+  for (std::size_t i = 0; i < K.size(); ++i) {
+    K[i] = round_to_format(std::cos(static_cast<double>(i) * 0.7) * 2, Format::f32);
+    V[i] = round_to_format(std::sin(static_cast<double>(i) * 0.37) * 3, Format::f32);
+  }
+  x[5] = -inf;  // row 0: one key masked by its bias
+  std::vector<KeyWindow> window(rows);
+  window[1] = KeyWindow{20, 8, 0};  // row 1: keys 12 .. 20 visible
+  for (std::size_t j = 0; j < n; ++j) x[2 * n + j] = -inf;  // row 2: no visible key
+  const std::vector<unsigned char> xin = pack(x, Format::f32), qin = pack(q, Format::f32),
+                                   kin = pack(K, Format::f32), vin = pack(V, Format::f32);
+  std::vector<unsigned char> O(rows * d * 4), lse(rows * 4);
+  const void* in[] = {xin.data(), qin.data(), kin.data(), vin.data(), window.data()};
+  void* out[] = {O.data(), lse.data()};
+  k->call({Op::attention, in, out, static_cast<std::int64_t>(rows), static_cast<std::int64_t>(n), 0.7,
+           static_cast<std::int64_t>(d)});
+  const std::vector<double> got = unpack(O, Format::f32, rows * d), got_lse = unpack(lse, Format::f32, rows);
+  for (std::size_t r = 0; r < 2; ++r) {
+    std::vector<double> xr(x.begin() + r * n, x.begin() + (r + 1) * n);
+    for (std::size_t j = 0; j < n; ++j)
+      if (static_cast<std::int64_t>(j) < window[r].first(n) || static_cast<std::int64_t>(j) >= window[r].end(n))
+        xr[j] = -inf;
+    const oracle::ExactAttention e = oracle::exact_attention(
+        xr, {q.data() + r * d, d}, {K.data() + r * n * d, n * d}, {V.data() + r * n * d, n * d},
+        static_cast<std::int64_t>(d), 0.7);
+    const double l = oracle::round_to(e.lse, Format::f64);
+    EXPECT_LE(std::fabs(got_lse[r] - l), 2 * (1e-5 + 1.3e-6 * std::fabs(l))) << "row " << r;
+    for (std::size_t i = 0; i < d; ++i) {
+      const double v = oracle::round_to(e.output[i], Format::f64);
+      EXPECT_LE(std::fabs(got[r * d + i] - v), 2 * (1e-5 + 1.3e-6 * std::fabs(v))) << "row " << r << " O_" << i;
+    }
+  }
+  for (std::size_t i = 0; i < d; ++i) EXPECT_TRUE(std::isnan(got[2 * d + i])) << i;
+  EXPECT_EQ(got_lse[2], -inf);
 }
 
 // oneDNN's backward ops, where offered: y is its forward op's output, dx is
