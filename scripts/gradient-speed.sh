@@ -11,7 +11,10 @@
 #      and entropy against torch_f32 (logsumexp; Categorical's entropy), and
 #      softmax_backward_simd_f32 / log_softmax_backward_simd_f32 (y and dx in
 #      one call) against torch_f32 and oneDNN's primitives on one OpenMP
-#      thread; shapes 1 x 262144, 1024 x 4096 and 64 x 32000.
+#      thread; shapes 1 x 262144, 1024 x 4096 and 64 x 32000; and
+#      attention_flash_simd_f32 against torch_f32 (the math composition) and
+#      attention_flash_bc64_f32 (the scalar loop), 256 queries x 1024 keys x
+#      d 64 and 64 x 4096 x 128.
 # Each pair times KERNEL and PEER in alternating bursts on the same rows, both
 # on one thread, and keeps the ratio of each pair (above 1: ours is faster).
 # Each round is one run; the table gives per pair and shape the median over

@@ -71,7 +71,12 @@ using softcheck::Op;
 
 struct Shape {
   std::int64_t rows, cols;
+  std::int64_t head_dim = 0;  // attention: d (the name's ROWSxCOLS gains "xD")
 };
+
+std::string shape_name(const Shape& s) {
+  return std::to_string(s.rows) + "x" + std::to_string(s.cols) + (s.head_dim > 0 ? "x" + std::to_string(s.head_dim) : "");
+}
 
 // One row of 2^10 ... 2^20 elements, and two attention-like batches.
 std::vector<Shape> shapes() {
@@ -127,7 +132,8 @@ struct Outputs {
 
   Outputs(Format f, Op op, Shape s) {
     for (const softcheck::Operand& o : softcheck::spec(op).out) {
-      buffers.emplace_back(static_cast<std::size_t>(s.rows * softcheck::output_cols(o, s.cols)) * element_bytes(f));
+      buffers.emplace_back(static_cast<std::size_t>(s.rows * softcheck::output_cols(o, s.cols, s.head_dim)) *
+                           element_bytes(f));
       bytes += buffers.back().size();
     }
     for (std::vector<unsigned char>& b : buffers) pointers.push_back(b.data());
@@ -136,26 +142,46 @@ struct Outputs {
 
 // The op's inputs (op table): the logits x (inputs()), one class target per
 // row (row r: entry (r * 7919) mod cols), an upstream gradient (the same
-// values as x), and their pointers in op order.
+// values as x); for attention the bias x, q, K and V (inputs() of their
+// sizes) and unbounded windows; and their pointers in op order.
 struct Inputs {
-  std::vector<unsigned char> x;
+  std::vector<unsigned char> x, head, keys;
   std::vector<std::int64_t> targets;
+  std::vector<softcheck::KeyWindow> windows;
   std::vector<const void*> pointers;
   std::size_t bytes = 0;
 
-  Inputs(Format f, Op op, Shape s) : x(inputs(f, static_cast<std::size_t>(s.rows * s.cols))) {
+  Inputs(Format f, Op op, Shape s)
+      : x(inputs(f, static_cast<std::size_t>(s.rows * s.cols))),
+        head(inputs(f, static_cast<std::size_t>(s.rows * s.head_dim))),
+        keys(inputs(f, static_cast<std::size_t>(s.rows * s.cols * s.head_dim))),
+        windows(static_cast<std::size_t>(s.rows)) {
     for (std::int64_t r = 0; r < s.rows; ++r) targets.push_back((r * 7919) % s.cols);
     for (const softcheck::Operand& o : softcheck::spec(op).in) {
-      const bool target = o.input == softcheck::InputKind::class_index;
-      pointers.push_back(target ? static_cast<const void*>(targets.data()) : static_cast<const void*>(x.data()));
-      bytes += target ? targets.size() * sizeof(std::int64_t) : x.size();
+      const void* p = x.data();
+      std::size_t size = x.size();
+      if (o.input == softcheck::InputKind::class_index) {
+        p = targets.data();
+        size = targets.size() * sizeof(std::int64_t);
+      } else if (o.shape == softcheck::OperandShape::head) {
+        p = head.data();
+        size = head.size();
+      } else if (o.shape == softcheck::OperandShape::keys) {
+        p = keys.data();
+        size = keys.size();
+      } else if (o.shape == softcheck::OperandShape::window) {
+        p = windows.data();
+        size = windows.size() * sizeof(softcheck::KeyWindow);
+      }
+      pointers.push_back(p);
+      bytes += size;
     }
   }
 };
 
 // One timed call: the outputs kept, so the compiler cannot drop the call.
 void call_kernel(const Kernel* k, Op op, const Inputs& in, Outputs& y, Shape s) {
-  k->call({op, in.pointers, y.pointers, s.rows, s.cols, 1.0});
+  k->call({op, in.pointers, y.pointers, s.rows, s.cols, 1.0, s.head_dim});
   benchmark::DoNotOptimize(y.pointers.data());
   benchmark::ClobberMemory();
 }
@@ -281,6 +307,7 @@ std::vector<const Kernel*> registered_kernels() {
   for (const Kernel& k : softcheck::sparse_kernels()) ks.push_back(&k);
   for (const Kernel& k : softcheck::gradient_kernels())
     if (!k.test_only) ks.push_back(&k);
+  for (const Kernel& k : softcheck::attention_kernels()) ks.push_back(&k);  // paired only (a head dimension)
 #ifdef SOFTCHECK_BENCH_PEERS
   for (const Kernel& k : softcheck::peer_kernels()) ks.push_back(&k);
 #endif
@@ -293,7 +320,8 @@ void register_all() {
   for (const Kernel* kp : registered_kernels()) {
     const Kernel& k = *kp;
     if (!k.available) continue;
-    for (const softcheck::OpDecl& d : k.ops)
+    for (const softcheck::OpDecl& d : k.ops) {
+      if (softcheck::has_head_dim(d.op)) continue;  // no head dimension in these shapes: --paired-ops times attention
       for (const Shape& s : shapes()) {
         const std::string name = k.name + "/" + std::string(softcheck::name(d.op)) + "/" +
                                  std::string(softcheck::name(k.format)) + "/" + std::to_string(s.rows) + "x" +
@@ -307,6 +335,7 @@ void register_all() {
         }
         copy_sizes.insert(static_cast<std::size_t>(s.rows * s.cols) * element_bytes(k.format));
       }
+    }
   }
   for (std::size_t bytes : copy_sizes)
     benchmark::RegisterBenchmark(("copy/" + std::to_string(bytes)).c_str(), run_copy, bytes)
@@ -363,10 +392,12 @@ struct OpPair {
   Op op;
 };
 
-// Registers each pair on each shape (a fixed 5 pairs per run on shapes of
-// more than 2^26 elements, whose calls take about a second each); 2 with a
-// message when a kernel or peer is not available in this build.
-int register_op_pairs(const char* flag, const std::vector<OpPair>& pairs, const std::vector<Shape>& op_shapes) {
+// Registers each pair on each shape (a fixed `iterations` pairs per run when
+// given, else 5 on shapes of more than 2^26 elements, whose calls take about
+// a second each); 2 with a message when a kernel or peer is not available in
+// this build.
+int register_op_pairs(const char* flag, const std::vector<OpPair>& pairs, const std::vector<Shape>& op_shapes,
+                      int iterations = 0) {
   const auto find = [](const std::string& name) -> const Kernel* {
     for (const Kernel* k : registered_kernels())
       if (k->name == name && k->available) return k;
@@ -390,13 +421,16 @@ int register_op_pairs(const char* flag, const std::vector<OpPair>& pairs, const 
     }
     const std::string peer_label = std::string(p.peer) + (onednn ? "_1thread" : "");
     for (const Shape& s : op_shapes) {
-      const std::string name = "pair/" + k->name + "/" + peer_label + "/" + std::string(softcheck::name(p.op)) +
-                               "/f32/" + std::to_string(s.rows) + "x" + std::to_string(s.cols);
+      const std::string name =
+          "pair/" + k->name + "/" + peer_label + "/" + std::string(softcheck::name(p.op)) + "/f32/" + shape_name(s);
       auto* b = benchmark::RegisterBenchmark(name.c_str(), run_pair, k, peer, p.op, s, omp,
                                              PairTiming{onednn, std::chrono::milliseconds(0)})
                     ->UseManualTime()
                     ->Unit(benchmark::kMillisecond);
-      if (s.rows * s.cols > (std::int64_t{1} << 26)) b->Iterations(5);
+      if (iterations > 0)
+        b->Iterations(iterations);
+      else if (s.rows * s.cols > (std::int64_t{1} << 26))
+        b->Iterations(5);
     }
   }
   return 0;
@@ -429,7 +463,19 @@ int register_new_op_pairs() {
       {"log_softmax_backward_simd_f32", "torch_f32", Op::log_softmax_backward},
       {"log_softmax_backward_simd_f32", "onednn_f32", Op::log_softmax_backward},
   };
-  return register_op_pairs("--paired-ops", pairs, {Shape{1, 262144}, Shape{1024, 4096}, Shape{64, 32000}});
+  if (const int rc = register_op_pairs("--paired-ops", pairs, {Shape{1, 262144}, Shape{1024, 4096}, Shape{64, 32000}});
+      rc != 0)
+    return rc;
+  // Attention: one query per row against `cols` keys of head dimension 64 and
+  // 128, against PyTorch's math composition and against the scalar flash
+  // loop it vectorises.
+  const std::vector<OpPair> attention = {
+      {"attention_flash_simd_f32", "torch_f32", Op::attention},
+      {"attention_flash_simd_f32", "attention_flash_bc64_f32", Op::attention},
+  };
+  // A call takes 0.05-0.2 s: a fixed 9 pairs, where --benchmark_min_time
+  // would stop after 2 or 3.
+  return register_op_pairs("--paired-ops", attention, {Shape{256, 1024, 64}, Shape{64, 4096, 128}}, 9);
 }
 
 }  // namespace
