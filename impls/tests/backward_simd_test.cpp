@@ -8,6 +8,7 @@
 // softmax_backward`, the gradient properties); the hard rows of
 // gradient_kernels_test.cpp run on them too.
 #include "backward_simd.hpp"
+#include "simd_test_rows.hpp"
 
 #include <gtest/gtest.h>
 
@@ -82,32 +83,16 @@ const Kernel& kernel_for(Op op) {
   return ::testing::AssertionSuccess();
 }
 
-// Rows of `cols` entries N(0, sd), 1 in 10 masked, g N(0, 1); every fifth
-// row has its max repeated (a tie), every seventh a dominant entry 120 above
-// the rest (rest subnormal: the double pass), and the 11th of each 11 is fully
-// masked.
+// test_rows::random_rows (simd_test_rows.hpp) and an upstream gradient g,
+// N(0, 1) per entry.
 struct Batch {
   std::vector<float> x, g;
 };
 Batch random_batch(std::mt19937& rng, std::int64_t rows, std::int64_t cols, float sd) {
-  std::normal_distribution<float> normal(0.0f, sd), upstream(0.0f, 1.0f);
-  std::uniform_int_distribution<int> mask(0, 9);
-  std::uniform_int_distribution<std::int64_t> entry(0, cols - 1);
-  Batch b;
-  const auto n = static_cast<std::size_t>(cols);
-  b.x.resize(static_cast<std::size_t>(rows) * n);
+  Batch b{test_rows::random_rows(rng, rows, cols, sd), {}};
+  std::normal_distribution<float> upstream(0.0f, 1.0f);
   b.g.resize(b.x.size());
   for (float& v : b.g) v = upstream(rng);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    float* row = b.x.data() + static_cast<std::size_t>(r) * n;
-    for (std::size_t j = 0; j < n; ++j) row[j] = mask(rng) == 0 || r % 11 == 10 ? -INFINITY : normal(rng);
-    std::size_t hi = 0;
-    for (std::size_t j = 1; j < n; ++j)
-      if (row[j] > row[hi]) hi = j;
-    if (r % 11 == 10) continue;
-    if (r % 5 == 4 && n > 1) row[(hi + 1) % n] = row[hi];
-    if (r % 7 == 6) row[entry(rng)] = (row[hi] == -INFINITY ? 0.0f : row[hi]) + 120.0f;
-  }
   return b;
 }
 

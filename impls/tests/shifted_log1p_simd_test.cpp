@@ -4,6 +4,7 @@
 // The harness checks it broadly with every built-in kernel (`softcheck run`,
 // the properties, impls.Builtin/EveryKernel).
 #include "shifted_log1p_simd.hpp"
+#include "simd_test_rows.hpp"
 
 #include <gtest/gtest.h>
 
@@ -65,27 +66,7 @@ const Kernel& the_kernel() {
   return ::testing::AssertionSuccess();
 }
 
-// Rows of `cols` entries N(0, sd), 1 in 10 masked; every fifth row has its
-// max repeated, every seventh a dominant entry 120 above the rest (rest and
-// the entropy subnormal-small), every eleventh fully masked.
-std::vector<float> random_rows(std::mt19937& rng, std::int64_t rows, std::int64_t cols, float sd) {
-  std::normal_distribution<float> normal(0.0f, sd);
-  std::uniform_int_distribution<int> mask(0, 9);
-  std::uniform_int_distribution<std::int64_t> entry(0, cols - 1);
-  const auto n = static_cast<std::size_t>(cols);
-  std::vector<float> x(static_cast<std::size_t>(rows) * n);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    float* row = x.data() + static_cast<std::size_t>(r) * n;
-    for (std::size_t j = 0; j < n; ++j) row[j] = mask(rng) == 0 || r % 11 == 10 ? -INFINITY : normal(rng);
-    if (r % 11 == 10) continue;
-    std::size_t hi = 0;
-    for (std::size_t j = 1; j < n; ++j)
-      if (row[j] > row[hi]) hi = j;
-    if (r % 5 == 4 && n > 1) row[(hi + 1) % n] = row[hi];
-    if (r % 7 == 6) row[entry(rng)] = (row[hi] == -INFINITY ? 0.0f : row[hi]) + 120.0f;
-  }
-  return x;
-}
+using test_rows::random_rows;
 
 TEST(ShiftedLog1pSimd, EveryIsaGivesTheSameBits) {
   std::mt19937 rng(29);
