@@ -112,7 +112,7 @@ fits list_families "$tmp/families.txt"
 aligned list_sparse_fmt "$tmp/sparse.txt" fmt '(f16|bf16|f32|f64)'
 # The op names from the op table, as `oracle --help` lists them ({softmax,log_softmax,...}).
 # An op name, or "op:output" for one output of an op with several (softmax_lse:lse).
-ops="(($("$bin" oracle --help | sed -n 's/.*--op TEXT:{\([^}]*\)}.*/\1/p' | tr ',' '|'))(:[a-z]+)?|-)"
+ops="(($("$bin" oracle --help | sed -n 's/.*--op TEXT:{\([^}]*\)}.*/\1/p' | tr ',' '|'))(:[a-zA-Z]+)?|-)"
 aligned list_sparse_op "$tmp/sparse.txt" op "$ops"
 aligned list_mutants_status "$tmp/mutants.txt" status '(available|test-only|unavailable)'
 once list_reasons_once "$tmp/mutants.txt" "$tmp/list.json"
