@@ -46,11 +46,6 @@ namespace {
 // The vectors, exp16, rest_below_max and the per-ISA entry points.
 using namespace simd;
 
-// The next row's cache lines are fetched during the exp pass (as
-// shifted_simd's prefetch_next_row) for rows up to 2^16 floats: two rows of
-// x, g, y and dx then stay inside a 2 MiB L2.
-constexpr std::size_t prefetch_max = std::size_t{1} << 16;
-
 // keep for rest_below_max in the log-softmax backward: e_i stored in dx and
 // the lane sums of g accumulated in the same pass (padding lanes add 0).
 struct StoreExpsSumG {
@@ -74,8 +69,7 @@ SOFTCHECK_INLINE void softmax_backward_row(const float* x, const float* g, float
   const std::size_t full = n - n % lanes;
   const std::size_t tail = n - full;
   // Pass 1, backwards: a.
-  float a = row_max_backwards(x, n);
-  if constexpr (Scaled) a = a / t;
+  const float a = scaled_row_max(x, n, t);
   if (a == -std::numeric_limits<float>::infinity()) {  // fully masked: policy zeros
     for (std::size_t i = 0; i < n; ++i) y[i] = dx[i] = 0.0f;
     return;
@@ -109,8 +103,7 @@ SOFTCHECK_INLINE void log_softmax_backward_row(const float* x, const float* g, f
   const std::size_t full = n - n % lanes;
   const std::size_t tail = n - full;
   // Pass 1, backwards: a.
-  float a = row_max_backwards(x, n);
-  if constexpr (Scaled) a = a / t;
+  const float a = scaled_row_max(x, n, t);
   if (a == minus_inf) {  // fully masked: policy zeros
     for (std::size_t i = 0; i < n; ++i) {
       y[i] = minus_inf;
@@ -260,8 +253,8 @@ void backward_simd(Op op, SimdIsa isa, const float* x, const float* g, float* y,
     throw std::invalid_argument("backward_simd: y and dx must not overlap x, g or each other");
   const RowFn row = row_for(op, isa);
   for (std::int64_t r = 0; r < rows; ++r) {
-    const float* next = r + 1 < rows && n <= prefetch_max ? x + (r + 1) * cols : nullptr;
-    row(x + r * cols, g + r * cols, y + r * cols, dx + r * cols, n, temperature, next);
+    row(x + r * cols, g + r * cols, y + r * cols, dx + r * cols, n, temperature,
+        next_row_to_prefetch(x, r, rows, cols));
   }
 }
 

@@ -59,8 +59,7 @@ SOFTCHECK_INLINE float cross_entropy_row(const float* x, float* dx, std::size_t 
                                          const float* next) {
   const float minus_inf = -std::numeric_limits<float>::infinity();
   // Pass 1, backwards: the max (simd_exp.hpp).
-  float a = row_max_backwards(x, n);
-  if constexpr (Scaled) a = a / t;
+  const float a = scaled_row_max(x, n, t);
   if (a == minus_inf) {  // fully masked: policy zeros
     for (std::size_t i = 0; i < n; ++i) dx[i] = 0.0f;
     return 0.0f;
@@ -181,9 +180,6 @@ void cross_entropy_simd(SimdIsa isa, const float* x, const std::int64_t* target,
   if (total > 0 && at(dx) < at(x + total) && at(x) < at(dx + total))
     throw std::invalid_argument("cross_entropy_simd: dx overlaps x");
   const RowFn row = row_for(isa);
-  // Rows up to 2^16 floats (256 KiB) prefetch the next one, as
-  // simd_softmax.cpp's: two of them and their gradients stay inside L2.
-  constexpr std::size_t prefetch_max = std::size_t{1} << 16;
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* x_row = x + r * cols;
     float* dx_row = dx + r * cols;
@@ -195,8 +191,8 @@ void cross_entropy_simd(SimdIsa isa, const float* x, const std::int64_t* target,
     if (target[r] < 0 || target[r] >= cols)
       throw std::invalid_argument("cross_entropy: target " + std::to_string(target[r]) + " outside [0, " +
                                   std::to_string(cols) + ")");
-    const float* next = r + 1 < rows && n <= prefetch_max ? x_row + cols : nullptr;
-    row(x_row, dx_row, n, temperature, static_cast<std::size_t>(target[r]), next, loss + r);
+    row(x_row, dx_row, n, temperature, static_cast<std::size_t>(target[r]), next_row_to_prefetch(x, r, rows, cols),
+        loss + r);
   }
 }
 

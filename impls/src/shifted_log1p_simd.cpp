@@ -68,8 +68,7 @@ SOFTCHECK_INLINE void log_softmax_backwards(const float* x, float* y, std::size_
 template <SimdIsa I, bool Scaled>
 SOFTCHECK_INLINE void row_of(Op op, const float* x, float* y, std::size_t n, float t, const float* next) {
   const float minus_inf = -std::numeric_limits<float>::infinity();
-  float a = row_max_backwards(x, n);
-  if constexpr (Scaled) a = a / t;
+  const float a = scaled_row_max(x, n, t);
   if (a == minus_inf) {  // fully masked: policy zeros
     const bool per_entry = op == Op::softmax || op == Op::log_softmax;
     const float v = op == Op::softmax || op == Op::entropy ? 0.0f : minus_inf;
@@ -198,13 +197,9 @@ void shifted_log1p_simd(Op op, SimdIsa isa, const float* x, float* y, std::int64
     throw std::invalid_argument("shifted_log1p_simd: this CPU lacks " + std::string(name(isa)));
   const RowFn row = entry_for<RowBody, Op, const float*, float*, std::size_t, float, const float*>(isa);
   const std::int64_t out_stride = is_reduction(op) ? 1 : cols;
-  // The next row is prefetched during the exp pass (as shifted_simd's) for
-  // rows up to 2^16 floats: two of them and their outputs stay inside L2.
-  constexpr std::int64_t prefetch_max = std::int64_t{1} << 16;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const float* next = r + 1 < rows && cols <= prefetch_max ? x + (r + 1) * cols : nullptr;
-    row(op, x + r * cols, y + r * out_stride, static_cast<std::size_t>(cols), temperature, next);
-  }
+  for (std::int64_t r = 0; r < rows; ++r)
+    row(op, x + r * cols, y + r * out_stride, static_cast<std::size_t>(cols), temperature,
+        next_row_to_prefetch(x, r, rows, cols));
 }
 
 Kernel shifted_log1p_simd_kernel() {

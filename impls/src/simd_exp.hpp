@@ -234,6 +234,21 @@ SOFTCHECK_INLINE vf exp16(vf d) {
   return x == x ? y : x;  // NaN in, the same NaN out
 }
 
+// a = fl(max_i x_i / T) (= max_i fl(x_i / T): rounding is monotonic), the
+// kernels' first pass; -inf for a fully masked row.
+SOFTCHECK_INLINE float scaled_row_max(const float* x, std::size_t n, float t) {
+  const float a = row_max_backwards(x, n);
+  return t != 1.0f ? a / t : a;
+}
+
+// The row after row r of a batch whose rows end at `end`, for the exp pass to
+// prefetch (simd_softmax.cpp's prefetch_next_row), or null: for the last row,
+// and for rows over 2^16 floats (256 KiB), two of which with their outputs
+// would not stay inside a 2 MiB L2.
+inline const float* next_row_to_prefetch(const float* x, std::int64_t r, std::int64_t end, std::int64_t cols) {
+  return r + 1 < end && cols <= (std::int64_t{1} << 16) ? x + (r + 1) * cols : nullptr;
+}
+
 // z = x / T, the division only when Scaled (T != 1): the same IEEE
 // operation everywhere, so a pass that forms z again gets the same z.
 template <bool Scaled>

@@ -101,8 +101,7 @@ SOFTCHECK_INLINE void shifted_row(const float* x, float* y, std::size_t n, float
   // L2 instead of L3: 1.02-1.07x there, measured as prefetch_next_row's
   // figures. The bits do not change (NaN-free rows: see the top): the max is
   // exact and the scaling is elementwise.
-  float a = row_max_backwards(x, n);
-  if (t != 1.0f) a = a / t;
+  const float a = scaled_row_max(x, n, t);
   if (a == -std::numeric_limits<float>::infinity()) {
     for (std::size_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
     return;
@@ -348,14 +347,9 @@ void simd_softmax(SimdAlgorithm algorithm, SimdIsa isa, const float* x, float* y
   const RowFn row = algorithm == SimdAlgorithm::shifted ? row_for<SimdAlgorithm::shifted>(isa)
                                                         : row_for<SimdAlgorithm::online>(isa);
   const auto n = static_cast<std::size_t>(cols);
-  // Rows up to 2^16 floats (256 KiB) prefetch the next one (prefetch_next_row):
-  // two of them and their outputs stay well inside a 2 MiB L2.
-  constexpr std::size_t prefetch_max = std::size_t{1} << 16;
   const auto run_rows = [=](std::int64_t first, std::int64_t last) {
-    for (std::int64_t r = first; r < last; ++r) {
-      const float* next = r + 1 < last && n <= prefetch_max ? x + (r + 1) * cols : nullptr;
-      row(x + r * cols, y + r * cols, n, temperature, next);
-    }
+    for (std::int64_t r = first; r < last; ++r)
+      row(x + r * cols, y + r * cols, n, temperature, next_row_to_prefetch(x, r, last, cols));
   };
   // Rows are independent and each is computed by the same code whichever
   // thread runs it, so any split gives the single-threaded bits (tested).
