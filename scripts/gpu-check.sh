@@ -17,10 +17,16 @@
 #
 # Environment: BUILD_DIR (default build-gpu), OUT_DIR (default $BUILD_DIR/gpu-check),
 # SOFTCHECK_CUDA_ARCHITECTURES (default 90), JOBS (default nproc).
+# GPU_CHECK_PREBUILT=DIR skips steps 1's configure and build and runs the
+# binaries of DIR/bin with the libraries of DIR/lib (scripts/gpu-bundle.sh makes
+# DIR on a machine with the project's packages): for a GPU machine whose image
+# has CUDA but not MPFR, fmt, GoogleTest and the rest. Step 2 then runs the two
+# host-twin test binaries whole (the same tests ctest's filter selects).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=${BUILD_DIR:-build-gpu}
+prebuilt=${GPU_CHECK_PREBUILT:-}
 out=${OUT_DIR:-$build/gpu-check}
 archs=${SOFTCHECK_CUDA_ARCHITECTURES:-90}
 jobs=${JOBS:-$(nproc)}
@@ -55,19 +61,30 @@ else
   echo "nvidia-smi not found"
 fi
 
-step "configure ($build, CUDA architectures $archs)"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSOFTCHECK_ENABLE_CUDA=ON \
-      -DSOFTCHECK_CUDA_ARCHITECTURES="$archs" >"$out/configure.log" 2>&1 ||
-  { tail -30 "$out/configure.log"; echo "configure failed"; exit 2; }
-grep 'softcheck: CUDA' "$out/configure.log"
-grep -q 'softcheck: CUDA kernels built' "$out/configure.log" ||
-  { echo "nvcc not found or CUDA disabled: nothing to check on the GPU"; exit 2; }
+if [[ -n $prebuilt ]]; then
+  step "prebuilt binaries ($prebuilt)"
+  [[ -d $prebuilt/bin && -d $prebuilt/lib ]] || { echo "$prebuilt has no bin/ and lib/ (scripts/gpu-bundle.sh)"; exit 2; }
+  cat "$prebuilt/BUILD_INFO" 2>/dev/null || true
+  tools=$prebuilt/bin
+  export LD_LIBRARY_PATH="$(cd "$prebuilt/lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  missing=$(ldd "$tools"/* | grep 'not found' || true)
+  [[ -z $missing ]] || { echo "$missing"; echo "libraries missing for the prebuilt binaries"; exit 2; }
+else
+  step "configure ($build, CUDA architectures $archs)"
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSOFTCHECK_ENABLE_CUDA=ON \
+        -DSOFTCHECK_CUDA_ARCHITECTURES="$archs" >"$out/configure.log" 2>&1 ||
+    { tail -30 "$out/configure.log"; echo "configure failed"; exit 2; }
+  grep 'softcheck: CUDA' "$out/configure.log"
+  grep -q 'softcheck: CUDA: found' "$out/configure.log" ||
+    { echo "nvcc not found or CUDA disabled: nothing to check on the GPU"; exit 2; }
 
-step "build"
-timeout 240 cmake --build "$build" -j "$jobs" --target softcheck softcheck_cuda_bench \
-      cuda_twin_compare tiled_online_tests attention_twin_tests >"$out/build.log" 2>&1 ||
-  { tail -40 "$out/build.log"; echo "build failed"; exit 2; }
-bin=$build/softcheck
+  step "build"
+  timeout 240 cmake --build "$build" -j "$jobs" --target softcheck softcheck_cuda_bench \
+        cuda_twin_compare tiled_online_tests attention_twin_tests >"$out/build.log" 2>&1 ||
+    { tail -40 "$out/build.log"; echo "build failed"; exit 2; }
+  tools=$build
+fi
+bin=$tools/softcheck
 
 step "CUDA kernels as listed here"
 "$bin" list --attention | grep -E '^cuda_' | tee "$out/list.log" || true
@@ -77,9 +94,14 @@ if ! grep -q '^cuda_attention_flash_f32' "$out/list.log" || ! grep -q '^cuda_til
 fi
 
 step "CPU tests of the host twins (tiled online softmax, attention)"
-logged ctest 120 ctest --test-dir "$build" \
-  -R 'impls\.(PortableMath|PortableExp2|PortableLog2|OnlineState|MergeOrder|TiledOnline|Contracts|CudaKernels|AttentionTwin|CudaAttention)' \
-  -j "$jobs" --output-on-failure || fail "host twin CPU tests"
+if [[ -n $prebuilt ]]; then
+  logged twin_tests_tiled 120 "$tools/tiled_online_tests" || fail "host twin CPU tests (tiled_online_tests)"
+  logged twin_tests_attention 120 "$tools/attention_twin_tests" || fail "host twin CPU tests (attention_twin_tests)"
+else
+  logged ctest 120 ctest --test-dir "$build" \
+    -R 'impls\.(PortableMath|PortableExp2|PortableLog2|OnlineState|MergeOrder|TiledOnline|Contracts|CudaKernels|AttentionTwin|CudaAttention)' \
+    -j "$jobs" --output-on-failure || fail "host twin CPU tests"
+fi
 
 step "softcheck run: CUDA kernels and host twins against the oracle"
 impl_args=()
@@ -114,17 +136,17 @@ else
 fi
 
 step "CUDA kernels against their host twins (softmax: both ops; attention: O and lse)"
-logged compare 120 "$build/cuda_twin_compare" --seed 1 || fail "CUDA vs host twin (exit $?)"
+logged compare 120 "$tools/cuda_twin_compare" --seed 1 || fail "CUDA vs host twin (exit $?)"
 
 step "benchmark: achieved bandwidth vs device-to-device cudaMemcpy"
-logged bench 90 "$build/softcheck_cuda_bench" || fail "benchmark (exit $?)"
+logged bench 90 "$tools/softcheck_cuda_bench" || fail "benchmark (exit $?)"
 
 step "summary"
 echo "accuracy (softcheck run against the oracle):"
 reports=()
 for r in run run_attention; do [[ -f $out/$r/report.json ]] && reports+=("$out/$r/report.json"); done
 if command -v python3 >/dev/null && ((${#reports[@]})); then
-  python3 - "${reports[@]}" <<'EOF'
+  env -u LD_LIBRARY_PATH python3 - "${reports[@]}" <<'EOF'
 import json, sys
 for path in sys.argv[1:]:
     for k in json.load(open(path))["kernels"]:
