@@ -14,6 +14,11 @@ find_package(CLI11 REQUIRED)                      # libcli11-dev: argument parsi
 find_package(nlohmann_json 3.10 REQUIRED)         # nlohmann-json3-dev: report JSON
 find_package(fmt REQUIRED)                        # libfmt-dev: formatting
 find_package(Threads REQUIRED)
+# OpenMP (the compiler's runtime: libgomp with g++, from libgcc-12-dev): the
+# _mt kernels' threads (impls/src/parallel_blocks.hpp). Without it (clang
+# without libomp, as the fuzz build has) those kernels run on one thread and
+# say so in their description.
+find_package(OpenMP QUIET COMPONENTS CXX)
 
 # Optional peers and accelerators: say clearly whether each was found.
 find_package(benchmark QUIET)
@@ -266,6 +271,8 @@ if(benchmark_FOUND)
 else()
   set(softcheck_benchmark_why "no benchmark CMake config (install libbenchmark-dev): softcheck_bench, oracle_bench and 'softcheck bench' are not built")
 endif()
+softcheck_summary("OpenMP" "${OpenMP_CXX_FOUND}" "${OpenMP_CXX_FLAGS} ${OpenMP_CXX_LIB_NAMES}: the _mt kernels' threads"
+  "the compiler has no OpenMP runtime: the _mt kernels run on one thread")
 softcheck_summary("Google Benchmark" "${benchmark_FOUND}" "${benchmark_DIR}" "${softcheck_benchmark_why}")
 if(SOFTCHECK_LIBFUZZER_WHY STREQUAL "")
   set(softcheck_libfuzzer_found TRUE)

@@ -15,12 +15,13 @@
 # figure is the median over the rounds. Nothing is asserted: a measurement,
 # not a test.
 #   scripts/kernel-speed.sh [-r ROUNDS] [-t MIN_TIME_S] [-w REST_MS] [-o JSON_DIR]
+# SOFTCHECK_BENCH names another softcheck_bench (default build/softcheck_bench).
 # Defaults: 3 rounds, 0.5 s of timed bursts per single-threaded pair and
 # shape, the JSON files in a temporary folder. About a minute a round.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=3 min_time=0.5 rest_ms=10 out=
-usage() { sed -n 2,19p "$0" >&2; exit 2; }
+usage() { sed -n 2,20p "$0" >&2; exit 2; }
 while getopts r:t:w:o: opt; do
   case $opt in
     r) reps=$OPTARG ;;
@@ -35,7 +36,7 @@ done
 [[ $rest_ms =~ ^[0-9]+$ ]] || { echo "scripts/kernel-speed.sh: -w wants whole milliseconds, not '$rest_ms'" >&2; exit 2; }
 [[ $min_time =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ && ! $min_time =~ ^[0.]+$ ]] ||
   { echo "scripts/kernel-speed.sh: -t wants a positive number of seconds, not '$min_time'" >&2; exit 2; }
-bench=build/softcheck_bench
+bench=${SOFTCHECK_BENCH:-build/softcheck_bench}  # another build of it: docs/measurements.md runs one on a second machine
 [[ -x $bench ]] || { echo "scripts/kernel-speed.sh: $bench not built (scripts/bootstrap.sh)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "scripts/kernel-speed.sh: needs python3 for the table" >&2; exit 2; }
 if [[ -z $out ]]; then out=$(mktemp -d); trap 'rm -rf "$out"' EXIT; else mkdir -p "$out"; fi

@@ -32,7 +32,6 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -353,7 +352,7 @@ void simd_softmax(SimdAlgorithm algorithm, SimdIsa isa, const float* x, float* y
   };
   // Rows are independent and each is computed by the same code whichever
   // thread runs it, so any split gives the single-threaded bits (tested).
-  // Contiguous blocks of rows on the persistent pool (parallel_blocks.hpp).
+  // Contiguous blocks of rows on OpenMP's threads (parallel_blocks.hpp).
   const unsigned used = simd_threads_used(rows, cols, threads);
   if (used == 1) return run_rows(0, rows);
   run_blocks(used, [&](unsigned b) { run_rows(rows * b / used, rows * (b + 1) / used); });
@@ -370,7 +369,7 @@ std::vector<Kernel> simd_kernels() {
        {std::pair{SimdAlgorithm::shifted, false}, std::pair{SimdAlgorithm::online, false},
         std::pair{SimdAlgorithm::shifted, true}, std::pair{SimdAlgorithm::online, true}}) {
     const bool shifted = a == SimdAlgorithm::shifted;
-    const unsigned threads = row_parallel ? std::max(1u, std::thread::hardware_concurrency()) : 1u;
+    const unsigned threads = row_parallel ? block_threads_available() : 1u;
     Kernel k;
     k.algorithm = std::string(shifted ? "shifted_simd" : "online_simd") + (row_parallel ? "_mt" : "");
     k.name = k.algorithm + "_f32";
@@ -383,8 +382,9 @@ std::vector<Kernel> simd_kernels() {
                     ", on 16-lane vectors (AVX-512, AVX2 or baseline x86-64, "
                     "picked at first use; the same bits), "
                     "polynomial exp, temperature fused into the passes" +
-                    (row_parallel ? ", rows split over " + std::to_string(threads) +
-                                        " threads (the same bits as one)"
+                    (row_parallel ? (threads > 1 ? ", rows split over " + std::to_string(threads) +
+                                                       " OpenMP threads (the same bits as one)"
+                                                 : std::string(", rows on one thread (built without OpenMP)"))
                                   : std::string()) +
                     here;
     k.compute = single_operand([kname = k.name, algorithm = a, threads, isa = best_simd_isa()](
