@@ -178,11 +178,14 @@ Command add_gate(CLI::App& app) {
           "softchecks that wrote them; write a new baseline with this softcheck (`softcheck run` with the "
           "baseline's options) and review its differences before gating on it",
           a->baseline, a->report.empty() ? "the rerun" : a->report, baseline.inputs_digest, report.inputs_digest));
-    if (baseline.inputs_digest.empty() && !a->quiet)
-      fmt::print(stderr,
-                 "gate: note: {} records no inputs digest (written before softcheck recorded one): whether the "
-                 "rerun judged the same rows is not checked\n",
-                 a->baseline);
+    // Either side may come from a softcheck before the digest: say which,
+    // since the check above then did not happen.
+    for (const auto& [side, name] : {std::pair{&baseline, a->baseline}, std::pair{&report, a->report}})
+      if (side->inputs_digest.empty() && !name.empty() && !a->quiet)
+        fmt::print(stderr,
+                   "gate: note: {} records no inputs digest (written before softcheck recorded one): whether the "
+                   "two runs judged the same rows is not checked\n",
+                   name);
     const gate::Result result = gate::compare(baseline, report, opt);
     if (!a->junit.empty())
       write_files_atomically({{a->junit, gate::junit_xml(result, a->junit_times ? &timings : nullptr)}});

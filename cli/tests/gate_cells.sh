@@ -27,7 +27,8 @@ check rerun_no_case_note 0 "" -- bash -c \
 
 # The baseline records a digest of the input rows every case ran on; a
 # rerun on other rows (an input family changed between two softchecks) is
-# refused, not compared; a baseline from before the digest gets a note.
+# refused, not compared; a baseline or report from before the digest gets a note
+# that names it.
 check inputs_digest_recorded 0 '"inputs": "fnv1a64:[0-9a-f]{16}"' -- cat "$tmp/base/report.json"
 sed -E 's/"inputs": "fnv1a64:[0-9a-f]{16}"/"inputs": "fnv1a64:0123456789abcdef"/' "$tmp/base/report.json" \
   >"$tmp/other_rows.json"
@@ -36,6 +37,8 @@ check_all gate_refuses_other_rows 2 "ran on different input rows" "fnv1a64:01234
 grep -v '"inputs": "fnv1a64:' "$tmp/base/report.json" >"$tmp/no_digest.json"
 check_all gate_notes_no_digest 0 "records no inputs digest" "gate: passed" -- \
   "$bin" gate --baseline "$tmp/no_digest.json" --plugin "$(plugin 0)" --jobs 2
+check_all gate_notes_report_without_digest 0 "no_digest.json records no inputs digest" "gate: passed" -- \
+  "$bin" gate --baseline "$tmp/base/report.json" --report "$tmp/no_digest.json"
 sed -E 's/"inputs": "fnv1a64:[0-9a-f]{16}"/"inputs": "fnv1a64:XYZ"/' "$tmp/base/report.json" >"$tmp/bad_digest.json"
 check_all gate_rejects_malformed_digest 2 "inputs" "16 lower-case hex digits" -- \
   "$bin" gate --baseline "$tmp/bad_digest.json" --plugin "$(plugin 0)" --jobs 2

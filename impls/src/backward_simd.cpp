@@ -30,7 +30,6 @@
 // specified, as in simd_softmax.cpp).
 #include "backward_simd.hpp"
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -190,11 +189,6 @@ RowFn row_for(Op op, SimdIsa isa) {
 //
 // y's contract: shifted_log1p_simd_f32's for the forward op (the same
 // forward steps; derived in shifted_log1p_simd.cpp).
-Contract forward_contract(Op forward) {
-  for (const OpDecl& d : shifted_log1p_simd_kernel().ops)
-    if (d.op == forward) return d.contract;
-  throw std::logic_error("shifted_log1p_simd_f32 lacks " + std::string(name(forward)));
-}
 
 Contract softmax_dx_contract() {
   return declared_contract(31, 0.1875, 4, 0, 8,
@@ -216,7 +210,7 @@ Kernel backward_simd_kernel(Op op) {
   k.name = k.algorithm + "_f32";
   k.format = Format::f32;
   k.ops = {{.op = op,
-            .contract = forward_contract(softmax ? Op::softmax : Op::log_softmax),
+            .contract = shifted_log1p_simd_contract(softmax ? Op::softmax : Op::log_softmax),
             .further_contracts = {softmax ? softmax_dx_contract() : log_softmax_dx_contract()}}};
   k.masked_policy = MaskedRowPolicy::zeros;
   k.description = std::string("forward exp16(z - a) / (1 + rest) with the max term kept out of the sum, then ") +
@@ -245,10 +239,7 @@ void backward_simd(Op op, SimdIsa isa, const float* x, const float* g, float* y,
   const auto total = static_cast<std::size_t>(rows) * n;
   // Pass 2 writes y (or dx) while later passes read x and g again: the
   // outputs must not overlap the inputs (nor each other).
-  const auto at = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p); };
-  const auto overlap = [&](const float* p, const float* q) {
-    return total > 0 && at(p) < at(q + total) && at(q) < at(p + total);
-  };
+  const auto overlap = [total](const float* p, const float* q) { return buffers_overlap(p, q, total); };
   if (overlap(y, x) || overlap(y, g) || overlap(dx, x) || overlap(dx, g) || overlap(y, dx))
     throw std::invalid_argument("backward_simd: y and dx must not overlap x, g or each other");
   const RowFn row = row_for(op, isa);

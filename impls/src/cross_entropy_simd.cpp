@@ -36,7 +36,6 @@
 // simd_softmax.cpp).
 #include "cross_entropy_simd.hpp"
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -176,8 +175,7 @@ void cross_entropy_simd(SimdIsa isa, const float* x, const std::int64_t* target,
   const auto n = static_cast<std::size_t>(cols);
   const auto total = static_cast<std::size_t>(rows) * n;
   // rest_in_double reads x after dx was written: dx must not overlap it.
-  const auto at = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p); };
-  if (total > 0 && at(dx) < at(x + total) && at(x) < at(dx + total))
+  if (buffers_overlap(dx, x, total))
     throw std::invalid_argument("cross_entropy_simd: dx overlaps x");
   const RowFn row = row_for(isa);
   for (std::int64_t r = 0; r < rows; ++r) {

@@ -95,6 +95,14 @@ void exp_each(std::span<T> v) {
   for (T& e : v) e = exp_of(e);
 }
 
+// Whether two arrays of `count` floats share any element: the kernels whose
+// later passes read an input after an earlier pass wrote an output refuse
+// such calls (an in-place call would read what they wrote).
+inline bool buffers_overlap(const float* p, const float* q, std::size_t count) {
+  const auto at = [](const float* f) { return reinterpret_cast<std::uintptr_t>(f); };
+  return count > 0 && at(p) < at(q + count) && at(q) < at(p + count);
+}
+
 // exp_of as a function object: the default exponential of the steps below.
 struct ExpOf {
   template <class T>

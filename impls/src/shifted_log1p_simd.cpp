@@ -202,15 +202,22 @@ void shifted_log1p_simd(Op op, SimdIsa isa, const float* x, float* y, std::int64
         next_row_to_prefetch(x, r, rows, cols));
 }
 
+Contract shifted_log1p_simd_contract(Op op) {
+  switch (op) {
+    case Op::softmax: return softmax_contract();
+    case Op::log_softmax: return log_softmax_contract();
+    case Op::lse: return lse_contract();
+    case Op::entropy: return entropy_contract();
+    default: throw std::logic_error("shifted_log1p_simd_f32 lacks " + std::string(name(op)));
+  }
+}
+
 Kernel shifted_log1p_simd_kernel() {
   Kernel k;
   k.name = "shifted_log1p_simd_f32";
   k.algorithm = "shifted_log1p_simd";
   k.format = Format::f32;
-  k.ops = {{Op::softmax, softmax_contract()},
-           {Op::log_softmax, log_softmax_contract()},
-           {Op::lse, lse_contract()},
-           {Op::entropy, entropy_contract()}};
+  for (Op op : {Op::softmax, Op::log_softmax, Op::lse, Op::entropy}) k.ops.push_back({op, shifted_log1p_simd_contract(op)});
   k.masked_policy = MaskedRowPolicy::zeros;
   k.description = "Blanchard-Higham-Higham's final form on 16-lane vectors (AVX-512, AVX2 or baseline x86-64, "
                   "picked at first use; the same bits): exp16(z - a) * fl(1 / (1 + rest)), (z - a) - "

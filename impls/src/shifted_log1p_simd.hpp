@@ -14,6 +14,10 @@ namespace softcheck::kernels {
 // ISA this CPU runs.
 Kernel shifted_log1p_simd_kernel();
 
+// Its contract for softmax, log_softmax, lse or entropy (derived in
+// shifted_log1p_simd.cpp); the SIMD backward kernels' y is this forward.
+Contract shifted_log1p_simd_contract(Op op);
+
 // rows x cols op (softmax, log_softmax: rows x cols values into y, which may
 // be x; lse, entropy: one value per row) of x / temperature with the given
 // ISA's code. Throws std::invalid_argument for another op and when this CPU

@@ -211,5 +211,20 @@ TEST(BackwardSimd, OpsAndBuffersAreChecked) {
   }
 }
 
+// A later pass reads x and g after y or dx was written: an output that
+// shares any element with an input or with the other output is refused;
+// arrays that only touch end to end are not.
+TEST(BackwardSimd, OverlappingBuffersAreRefused) {
+  std::vector<float> buf(16, 1.0f);
+  float* a = buf.data();  // a[0..4), a[4..8), a[8..12), a[12..16): four rows of 4 apart
+  const auto call = [](const float* x, const float* g, float* y, float* dx) {
+    backward_simd(Op::softmax_backward, best_simd_isa(), x, g, y, dx, 1, 4, 1.0f);
+  };
+  EXPECT_NO_THROW(call(a, a + 4, a + 8, a + 12));
+  EXPECT_THROW(call(a, a + 4, a, a + 12), std::invalid_argument);      // y is x
+  EXPECT_THROW(call(a, a + 4, a + 8, a + 7), std::invalid_argument);   // dx's first element is g's last
+  EXPECT_THROW(call(a, a + 4, a + 8, a + 11), std::invalid_argument);  // dx starts inside y
+}
+
 }  // namespace
 }  // namespace softcheck::kernels

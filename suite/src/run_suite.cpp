@@ -457,8 +457,8 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
         v_in = pack(attention.V, f);
       }
     }
-  // What the kernels of this case are given, bit for bit (RunReport's
-  // inputs digest): the gate refuses a baseline whose rows were other ones.
+  // What the kernels of this case are given, bit for bit (folded into
+  // Report::inputs_digest): the gate refuses a baseline whose rows were other ones.
   std::uint64_t inputs_fnv = fnv1a64_start;
   const auto digest = [&inputs_fnv](const void* data, std::size_t bytes) {
     inputs_fnv = fnv1a64_add(inputs_fnv, {static_cast<const unsigned char*>(data), bytes});
