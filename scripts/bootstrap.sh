@@ -61,7 +61,12 @@ if ((${#missing[@]})); then
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
+# -g1: line tables and function names only (backtraces, perf and the
+# sanitizers' reports keep file:line; gdb sees no local variables). It
+# compiles about 30 % faster than -g (reports/tests/report_read_test.cpp:
+# 13.8 s against 19.7 s wall), which CI's 20 minutes need; configure a tree
+# of your own with -g to step through code.
 if [[ ! -f build/CMakeCache.txt ]]; then
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 fi
 cmake --build build -j "$jobs"
