@@ -7,7 +7,7 @@
 # only where a GPU is lent, from rotting between such runs.
 #   gpu_check_test.sh SCRIPT BUILD_DIR
 set -uo pipefail
-script=$1 build=$2
+script=$1 build=$(cd "$2" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bundle/bin" "$tmp/bundle/lib"
