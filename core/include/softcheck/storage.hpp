@@ -17,38 +17,43 @@ namespace softcheck {
 
 // Bit pattern of a value of a 16-bit format f (f16 or bf16). v is rounded to f
 // first (ties to even, one rounding from the double), so any double is fine.
-// NaN maps to the quiet NaN pattern with the sign of v.
+// NaN maps to the quiet NaN pattern with the sign of v. The fields come from
+// the rounded value's float pattern (every f16 and bf16 value is a float),
+// without libm calls: these conversions run on every element a 16-bit kernel
+// or its inputs touch.
 inline std::uint16_t encode16(double v, Format f) {
-  const FormatInfo fi = info(f);
-  const int mant_bits = fi.precision - 1;
-  const int bias = fi.emax;
+  if (f != Format::f16 && f != Format::bf16) throw std::invalid_argument("encode16: not a 16-bit format");
+  const int mant_bits = info(f).precision - 1;
   const std::uint16_t sign = std::signbit(v) ? std::uint16_t(0x8000) : std::uint16_t(0);
   const std::uint16_t exp_all = static_cast<std::uint16_t>(((1 << (15 - mant_bits)) - 1) << mant_bits);
   if (std::isnan(v)) return static_cast<std::uint16_t>(sign | exp_all | (1u << (mant_bits - 1)));
   const double r = std::fabs(round_to_format(v, f));
   if (std::isinf(r)) return static_cast<std::uint16_t>(sign | exp_all);
-  if (r == 0) return sign;
-  int e = std::ilogb(r);
-  if (e < fi.emin) {  // subnormal: multiple of denorm_min, biased exponent 0
-    const auto m = static_cast<std::uint16_t>(r / denorm_min(f));
-    return static_cast<std::uint16_t>(sign | m);
-  }
-  const auto m = static_cast<std::uint16_t>(std::ldexp(r, mant_bits - e) - std::ldexp(1.0, mant_bits));
-  return static_cast<std::uint16_t>(sign | ((e + bias) << mant_bits) | m);
+  const auto b = std::bit_cast<std::uint32_t>(static_cast<float>(r));  // exact
+  if (f == Format::bf16) return static_cast<std::uint16_t>(sign | (b >> 16));  // bf16 is float's upper half
+  // f16: below 2^-14 a multiple of denorm_min = 2^-24 (exact integer here).
+  if (r < exact_pow2(-14)) return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(r * exact_pow2(24)));
+  const auto e = static_cast<std::uint32_t>((b >> 23) & 0xff) - 127 + 15;  // 1..30
+  return static_cast<std::uint16_t>(sign | (e << 10) | ((b >> 13) & 0x3ff));
 }
 
 // Value of a 16-bit pattern of format f (exact in double).
 inline double decode16(std::uint16_t bits, Format f) {
-  const FormatInfo fi = info(f);
-  const int mant_bits = fi.precision - 1;
-  const int bias = fi.emax;
+  if (f != Format::f16 && f != Format::bf16) throw std::invalid_argument("decode16: not a 16-bit format");
+  const int mant_bits = info(f).precision - 1;
   const int exp_field = (bits & 0x7FFF) >> mant_bits;
-  const int mant = bits & ((1 << mant_bits) - 1);
-  const double sign = (bits & 0x8000) ? -1.0 : 1.0;
+  const std::uint32_t mant = bits & ((1u << mant_bits) - 1);
+  const bool negative = (bits & 0x8000) != 0;
   const int exp_max = (1 << (15 - mant_bits)) - 1;
-  if (exp_field == exp_max) return mant ? std::copysign(NAN, sign) : sign * INFINITY;
-  if (exp_field == 0) return sign * mant * denorm_min(f);
-  return sign * std::ldexp(1.0 + std::ldexp(static_cast<double>(mant), -mant_bits), exp_field - bias);
+  if (exp_field == exp_max) return mant ? std::copysign(NAN, negative ? -1.0 : 1.0) : negative ? -INFINITY : INFINITY;
+  if (f == Format::bf16) return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);  // float's upper half
+  if (exp_field == 0) {  // f16 subnormal or zero: mant 2^-24
+    const double m = static_cast<double>(mant) * exact_pow2(-24);
+    return negative ? -m : m;
+  }
+  const std::uint32_t pattern = (negative ? 0x80000000u : 0u) |
+                                (static_cast<std::uint32_t>(exp_field - 15 + 127) << 23) | (mant << 13);
+  return std::bit_cast<float>(pattern);
 }
 
 inline std::size_t element_size(Format f) {
