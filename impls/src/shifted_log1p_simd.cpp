@@ -217,7 +217,8 @@ Kernel shifted_log1p_simd_kernel() {
   k.name = "shifted_log1p_simd_f32";
   k.algorithm = "shifted_log1p_simd";
   k.format = Format::f32;
-  for (Op op : {Op::softmax, Op::log_softmax, Op::lse, Op::entropy}) k.ops.push_back({op, shifted_log1p_simd_contract(op)});
+  for (Op op : {Op::softmax, Op::log_softmax, Op::lse, Op::entropy})
+    k.ops.push_back({op, shifted_log1p_simd_contract(op)});
   k.masked_policy = MaskedRowPolicy::zeros;
   k.description = "Blanchard-Higham-Higham's final form on 16-lane vectors (AVX-512, AVX2 or baseline x86-64, "
                   "picked at first use; the same bits): exp16(z - a) * fl(1 / (1 + rest)), (z - a) - "

@@ -376,17 +376,17 @@ std::vector<Kernel> simd_kernels() {
     k.format = Format::f32;
     k.ops = {{Op::softmax, shifted ? shifted_contract() : online_contract()}};
     k.masked_policy = MaskedRowPolicy::nan;
+    const std::string threading =
+        !row_parallel ? std::string()
+        : threads > 1 ? ", rows split over " + std::to_string(threads) + " OpenMP threads (the same bits as one)"
+                      : std::string(", rows on one thread (one core, or built without OpenMP)");
     k.description = (shifted ? std::string("max-shifted softmax, three passes")
                              : std::string("online softmax in blocks of 64, one running maximum, "
                                            "exps stored and reused from the block where it last grew")) +
                     ", on 16-lane vectors (AVX-512, AVX2 or baseline x86-64, "
                     "picked at first use; the same bits), "
                     "polynomial exp, temperature fused into the passes" +
-                    (row_parallel ? (threads > 1 ? ", rows split over " + std::to_string(threads) +
-                                                       " OpenMP threads (the same bits as one)"
-                                                 : std::string(", rows on one thread (built without OpenMP)"))
-                                  : std::string()) +
-                    here;
+                    threading + here;
     k.compute = single_operand([kname = k.name, algorithm = a, threads, isa = best_simd_isa()](
                 Op op, const void* xv, void* yv, std::int64_t rows, std::int64_t cols, double temperature) {
       if (op != Op::softmax)

@@ -37,7 +37,7 @@ TEST(RunBlocks, EveryBlockOnceForAnyCount) {
 
 TEST(RunBlocks, BlocksRunOnSeveralThreadsWhenThereAreCores) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one core: every block runs on the caller";
-  if (block_threads_available() < 2) GTEST_SKIP() << "built without OpenMP: every block runs on the caller";
+  if (block_threads_available() < 2) GTEST_SKIP() << "one core, or built without OpenMP: every block runs on the caller";
   // Each of the two blocks waits until both have started: that ends only when
   // two threads run them at once (run one after the other, this test hangs
   // until ctest's timeout fails it). Nothing else runs batches here. Built
