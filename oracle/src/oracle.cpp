@@ -14,6 +14,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 namespace softcheck::oracle {
 
@@ -143,6 +144,19 @@ void round_to_odd(mpfr_ptr v, int inexact) {
     mpfr_nextbelow(v);
 }
 
+// first[i]: the first index holding x[i]'s bit pattern. Equal inputs give
+// equal outputs (each step is a function of x_i alone, given the row's x_k,
+// s and log s), so exact_row computes each distinct entry once and copies
+// the rest exactly: the suite's ties, all_equal and masked families repeat a
+// few values over rows of up to 65,536 entries.
+std::vector<std::size_t> first_occurrences(std::span<const double> x) {
+  std::vector<std::size_t> first(x.size());
+  std::unordered_map<std::uint64_t, std::size_t> seen;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    first[i] = seen.try_emplace(std::bit_cast<std::uint64_t>(x[i]), i).first->second;
+  return first;
+}
+
 ExactRow undefined_row(RowStatus status, unsigned bits) {
   ExactRow row;
   row.status = status;
@@ -214,10 +228,15 @@ ExactRow exact_row(std::span<const double> x, double temperature, unsigned bits)
   e.reserve(n);
   std::vector<mpfr_ptr> others;  // e_i for i != k, summed by mpfr_sum
   others.reserve(n - 1);
+  const std::vector<std::size_t> first = first_occurrences(x);
   for (std::size_t i = 0; i < n; ++i) {
     e.push_back(real_with_bits(w));
-    shifted_logit(d.v, x[i], xk.v, temperature);
-    mpfr_exp(raw(e.back()), d.v, MPFR_RNDN);
+    if (first[i] != i) {
+      mpfr_set(raw(e.back()), raw(e[first[i]]), MPFR_RNDN);  // same precision: exact
+    } else {
+      shifted_logit(d.v, x[i], xk.v, temperature);
+      mpfr_exp(raw(e.back()), d.v, MPFR_RNDN);
+    }
     if (i != k) others.push_back(raw(e.back()));
   }
   mpfr_sum(rest.v, others.data(), others.size(), MPFR_RNDN);
@@ -230,8 +249,13 @@ ExactRow exact_row(std::span<const double> x, double temperature, unsigned bits)
   row.log_softmax.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     row.softmax.push_back(real_with_bits(bits));
-    mpfr_div(raw(row.softmax.back()), raw(e[i]), s.v, MPFR_RNDN);
     row.log_softmax.push_back(real_with_bits(bits));
+    if (first[i] != i) {
+      mpfr_set(raw(row.softmax.back()), raw(row.softmax[first[i]]), MPFR_RNDN);
+      mpfr_set(raw(row.log_softmax.back()), raw(row.log_softmax[first[i]]), MPFR_RNDN);
+      continue;
+    }
+    mpfr_div(raw(row.softmax.back()), raw(e[i]), s.v, MPFR_RNDN);
     shifted_logit(d.v, x[i], xk.v, temperature);  // recomputed: cheaper than storing n of them
     mpfr_ptr l = raw(row.log_softmax.back());
     round_to_odd(l, mpfr_sub(l, d.v, log_s.v, MPFR_RNDZ));
@@ -246,9 +270,13 @@ ExactRow exact_row(std::span<const double> x, double temperature, unsigned bits)
   terms.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     if (i == k || std::isinf(x[i])) continue;
-    shifted_logit(d.v, x[i], xk.v, temperature);
-    mpfr_mul(raw(e[i]), raw(e[i]), d.v, MPFR_RNDN);
-    mpfr_neg(raw(e[i]), raw(e[i]), MPFR_RNDN);
+    if (first[i] != i && first[i] != k) {  // e[first[i]] holds its term already (e[k] was left as 1)
+      mpfr_set(raw(e[i]), raw(e[first[i]]), MPFR_RNDN);
+    } else {
+      shifted_logit(d.v, x[i], xk.v, temperature);
+      mpfr_mul(raw(e[i]), raw(e[i]), d.v, MPFR_RNDN);
+      mpfr_neg(raw(e[i]), raw(e[i]), MPFR_RNDN);
+    }
     terms.push_back(raw(e[i]));
   }
   mpfr_sum(rest.v, terms.data(), terms.size(), MPFR_RNDN);

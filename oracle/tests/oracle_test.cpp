@@ -571,6 +571,63 @@ TEST(ExactRow, EntropyMatchesTheDefinition) {
     }
 }
 
+// exact_row computes each distinct entry once and copies its outputs to the
+// repeats: every output of a row with repeats (of the max, of -inf, +0 and
+// -0, before and after the max) must still be its definition's value, and
+// the row's outputs must not depend on which copy comes first.
+TEST(ExactRow, RepeatedEntriesKeepTheirDefinitionsValues) {
+  std::vector<std::vector<double>> rows = {
+      {-1, 3, -1, 0.5, 3, -inf, -1, -inf, 3, 0.5}, {-0.0, 0.0, -0.0, 0.0, 0x1p-1074}, {7, 7, 7, -3}};
+  std::vector<double> ties;
+  for (int i = 0; i < 300; ++i) ties.push_back(static_cast<double>((i * 7919) % 3 - 1) * 2.5);
+  rows.push_back(ties);
+  constexpr unsigned bits = 200;
+  for (const auto& x : rows)
+    for (double t : {1.0, 0.3}) {
+      const ExactRow e = exact_row(x, t, bits);
+      ASSERT_EQ(e.status, RowStatus::ok);
+      // The definition at 2048 bits, each entry on its own: p_i = exp(z_i - lse).
+      constexpr mpfr_prec_t w = 2048;
+      Mp z(w), sum(w, 0.0), term(w), lse(w), lg(w), diff(w), h(w, 0.0);
+      for (double v : x) {
+        mpfr_set_d(z.v, v, MPFR_RNDN);
+        mpfr_div_d(z.v, z.v, t, MPFR_RNDN);
+        mpfr_exp(term.v, z.v, MPFR_RNDN);
+        mpfr_add(sum.v, sum.v, term.v, MPFR_RNDN);
+      }
+      mpfr_log(lse.v, sum.v, MPFR_RNDN);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (std::isinf(x[i])) {
+          EXPECT_TRUE(mpfr_zero_p(raw(e.softmax[i])) && mpfr_inf_p(raw(e.log_softmax[i]))) << i;
+          continue;
+        }
+        mpfr_set_d(z.v, x[i], MPFR_RNDN);
+        mpfr_div_d(z.v, z.v, t, MPFR_RNDN);
+        mpfr_sub(lg.v, z.v, lse.v, MPFR_RNDN);  // log p_i
+        mpfr_exp(term.v, lg.v, MPFR_RNDN);      // p_i
+        EXPECT_LE(rel_error(e.softmax[i], term.v), std::ldexp(1.0, 4 - static_cast<int>(bits))) << "i=" << i << " T=" << t;
+        mpfr_sub(diff.v, raw(e.log_softmax[i]), lg.v, MPFR_RNDN);
+        EXPECT_LE(std::fabs(mpfr_get_d(diff.v, MPFR_RNDN)), std::ldexp(std::max(1.0, std::fabs(mpfr_get_d(lg.v, MPFR_RNDN))), 4 - static_cast<int>(bits)))
+            << "i=" << i << " T=" << t;
+        mpfr_mul(term.v, term.v, lg.v, MPFR_RNDN);
+        mpfr_sub(h.v, h.v, term.v, MPFR_RNDN);
+      }
+      mpfr_sub(diff.v, raw(e.entropy), h.v, MPFR_RNDN);
+      EXPECT_LE(std::fabs(mpfr_get_d(diff.v, MPFR_RNDN)), std::ldexp(std::max(1.0, mpfr_get_d(h.v, MPFR_RNDN)), 4 - static_cast<int>(bits)));
+      // Reversed, each repeat's first copy changes: the same values, bit for bit.
+      const std::vector<double> rx(x.rbegin(), x.rend());
+      const ExactRow r = exact_row(rx, t, bits);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        EXPECT_TRUE(mpfr_equal_p(raw(e.softmax[i]), raw(r.softmax[x.size() - 1 - i])) || mpfr_zero_p(raw(e.softmax[i]))) << i;
+        EXPECT_TRUE(mpfr_equal_p(raw(e.log_softmax[i]), raw(r.log_softmax[x.size() - 1 - i])) ||
+                    mpfr_inf_p(raw(e.log_softmax[i])))
+            << i;
+      }
+      EXPECT_TRUE(mpfr_equal_p(raw(e.entropy), raw(r.entropy)));
+      EXPECT_TRUE(mpfr_equal_p(raw(e.lse), raw(r.lse)));
+    }
+}
+
 TEST(ExactRow, ExactValuesFollowTheOutputKind) {
   const ExactRow e = exact_row(std::vector<double>{1, 2, 3});
   using softcheck::OutputKind;
