@@ -148,6 +148,10 @@ void print_summary(const Report& r) {
                                 k.floor_violations));
     else if (k.status != "unavailable" && k.nonfinite > 0)
       note("FLAGGED", "FLAGGED: NaN/inf on finite input");
+    if (k.unbounded_rows > 0)
+      note("UNCHECKED", fmt::format("{} of {} rows not checked: the contract's bound is infinite there (K u >= 1); "
+                                    "\"{}\" covers the other rows",
+                                    k.unbounded_rows, k.rows, k.status));
     if (k.policy_violations > 0)
       note("POLICY", fmt::format("masked-row policy broken in {} rows", k.policy_violations));
     if (k.worst.exact.starts_with(kernel_failure_prefix)) note("FAILED", k.worst.exact);
@@ -327,7 +331,13 @@ Command add_run(CLI::App& app) {
       const bool floor = std::any_of(report.kernels.begin(), report.kernels.end(), [](const KernelSummary& k) {
         return k.floor_violations > 0 || k.reference.violations > 0;
       });
-      const std::string headline = report.all_held() ? "every declared contract held"
+      std::uint64_t unchecked = 0;
+      for (const KernelSummary& k : report.kernels) unchecked += k.unbounded_rows;
+      const std::string held = unchecked == 0 ? "every declared contract held"
+                                              : fmt::format("every declared contract held where it has a finite "
+                                                            "bound ({} rows unchecked: UNCHECKED above)",
+                                                            unchecked);
+      const std::string headline = report.all_held() ? held
                                    : contract        ? "CONTRACT VIOLATED"
                                    : floor           ? "FLOOR VIOLATED (the floor or the reference rule)"
                                                      : "PROPERTY FAILED";

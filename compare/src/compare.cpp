@@ -334,6 +334,7 @@ CompareResult judge_rows(std::span<const double> x, std::span<const double> y, s
       if (contract) {
         min_bound = std::min(min_bound, v.bound);
         k.max_bound_ratio = std::max(k.max_bound_ratio, std::isinf(v.bound) ? 0 : e.max_ulp / v.bound);
+        if (std::isinf(v.bound)) k.unbounded_rows++;
         if (!v.within) {
           k.contract_violations++;
           violated = true;

@@ -142,6 +142,7 @@ Json kernel_json(const KernelSummary& k) {
               {"max_rel", number_or_null(k.max_rel)},
               {"max_normwise", k.max_normwise},
               {"max_bound_ratio", k.max_bound_ratio},
+              {"unbounded_rows", k.unbounded_rows},
               {"nonfinite", k.nonfinite},
               {"special_mismatch", k.special_mismatch},
               {"contract_violations", k.contract_violations},

@@ -394,6 +394,10 @@ void read_counts(const Node& k, KernelSummary& s, const std::string& who) {
   s.contract_violations = k.count("contract_violations");
   s.policy_rows = k.count("policy_rows");
   s.policy_violations = k.count("policy_violations");
+  // Written since the field was added; a report from before it counted no
+  // such rows (its "held" may cover rows without a finite bound).
+  if (k.has("unbounded_rows")) s.unbounded_rows = k.count("unbounded_rows");
+  if (s.unbounded_rows > s.rows) k.fail("unbounded_rows", "larger than rows" + who);
   if (s.measured > s.elements) k.fail("measured", "larger than elements" + who);
   if (s.policy_violations > s.policy_rows) k.fail("policy_violations", "larger than policy_rows" + who);
 }

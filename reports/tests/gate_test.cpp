@@ -1,6 +1,7 @@
 // The regression gate's checks, diff table and JUnit output.
 #include "softcheck/gate.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "sample.hpp"
@@ -197,6 +198,20 @@ TEST(Gate, DifferentSettingsAreNoted) {
   const gate::Result res = gate::compare(base, now, {});
   ASSERT_EQ(res.notes.size(), 1u);
   EXPECT_NE(res.notes[0].find("seed 7 vs 8"), std::string::npos);
+}
+
+// Rows whose bound is infinite are never checked: the gate passes the
+// contract and says how many rows that verdict leaves out.
+TEST(Gate, UncheckedRowsAreNoted) {
+  const Report base = softcheck::testing::sample();
+  Report now = base;
+  now.kernels[0].unbounded_rows = 3;
+  const gate::Result res = gate::compare(base, now, {});
+  EXPECT_EQ(res.count(gate::Outcome::fail), 0u);
+  ASSERT_EQ(res.notes.size(), 1u);
+  EXPECT_NE(res.notes[0].find(now.kernels[0].kernel), std::string::npos) << res.notes[0];
+  EXPECT_NE(res.notes[0].find(fmt::format("3 of {} rows unchecked", now.kernels[0].rows)), std::string::npos)
+      << res.notes[0];
 }
 
 TEST(Gate, JUnit) {

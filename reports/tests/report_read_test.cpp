@@ -108,6 +108,23 @@ TEST(ReportRead, SparseSupportCountsRoundTrip) {
   EXPECT_NE(bad.find("false_zeros"), std::string::npos) << bad;
 }
 
+// unbounded_rows: rows whose contract bound is infinite, never checked. It
+// comes back, cannot exceed rows, and a report from before it was counted
+// (no key) reads as 0.
+TEST(ReportRead, UnboundedRowsRoundTripAndAreChecked) {
+  softcheck::Report r = softcheck::testing::sample();
+  r.kernels[0].unbounded_rows = 2;
+  const std::string text = to_json(r);
+  const softcheck::Report back = from_json(text);
+  EXPECT_EQ(back.kernels[0].unbounded_rows, 2u);
+  EXPECT_EQ(to_json(back), text);
+  Json doc = Json::parse(text);
+  doc["kernels"][0].erase("unbounded_rows");
+  EXPECT_EQ(from_json(doc.dump()).kernels[0].unbounded_rows, 0u);
+  const std::string over = error_after([](Json& d) { d["kernels"][0]["unbounded_rows"] = d["kernels"][0]["rows"].get<std::uint64_t>() + 1; });
+  EXPECT_NE(over.find("unbounded_rows: larger than rows"), std::string::npos) << over;
+}
+
 TEST(ReportRead, OutputsOfAnOpWithSeveralRoundTripAndAreChecked) {
   // docs/report-schema.md: an op with several outputs (softmax_lse) has one
   // entry per output, named by "output"; other entries have no such field.

@@ -119,6 +119,7 @@ void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
   s.max_rel = std::max(s.max_rel, a.max_rel);
   s.max_normwise = std::max(s.max_normwise, a.max_normwise);
   s.max_bound_ratio = std::max(s.max_bound_ratio, a.max_bound_ratio);
+  s.unbounded_rows += a.unbounded_rows;
   s.nonfinite += a.nonfinite;
   s.special_mismatch += a.special_mismatch;
   s.false_zeros += a.false_zeros;

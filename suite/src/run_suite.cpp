@@ -248,6 +248,7 @@ void record_measured_row(Accum& a, const Target& t, const SuiteCase& c, std::int
     a.min_bound = std::min(a.min_bound, bound);
     const double ratio = std::isinf(bound) ? 0 : e.max_ulp / bound;
     a.max_bound_ratio = std::max(a.max_bound_ratio, ratio);
+    if (std::isinf(bound)) a.unbounded_rows++;
     if (broken || e.max_ulp > bound) a.contract_violations++;
   } else if (oracle::breaks_floor_no_nonfinite(e, *t.decl, {x, static_cast<std::size_t>(c.cols)}, c.temperature,
                                                t.kernel->format)) {

@@ -107,7 +107,7 @@ WorstCase read_worst(const Reader& r, const Json& j) {
 // Every field finish_report reads (the sketches travel per target and
 // family, not per case; `seconds` is a timing and never in a report; the
 // worst row is gone once resolve_worst_texts gave its text).
-static_assert(sizeof(Accum) == 1192,
+static_assert(sizeof(Accum) == 1200,
               "Accum changed: write and read its new field here, then update this size (docs/scaling.md: "
               "the merged report must equal the unsharded one byte for byte)");
 
@@ -130,6 +130,7 @@ Json accum_json(const Accum& a, bool with_worst) {
               {"max_rel", hex(a.max_rel)},
               {"max_normwise", hex(a.max_normwise)},
               {"max_bound_ratio", hex(a.max_bound_ratio)},
+              {"unbounded_rows", a.unbounded_rows},
               {"nonfinite", a.nonfinite},
               {"special_mismatch", a.special_mismatch},
               {"contract_violations", a.contract_violations},
@@ -172,6 +173,7 @@ Accum read_accum(const Reader& r, const Json& j) {
   a.max_rel = r.real(j, "max_rel", 0);
   a.max_normwise = r.real(j, "max_normwise", 0);
   a.max_bound_ratio = r.real(j, "max_bound_ratio", 0);
+  a.unbounded_rows = r.count(j, "unbounded_rows");
   a.nonfinite = r.count(j, "nonfinite");
   a.special_mismatch = r.count(j, "special_mismatch");
   a.contract_violations = r.count(j, "contract_violations");

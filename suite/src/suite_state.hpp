@@ -39,6 +39,9 @@ struct Accum {
   std::uint64_t rows = 0, elements = 0, measured = 0;
   double max_ulp = 0, sum_ulp = 0, max_bits = 0, sum_bits = 0, max_rel = 0, max_normwise = 0;
   double max_bound_ratio = 0;
+  // Rows whose contract bound is infinite (K u >= 1: the bound's formula
+  // gives no finite figure there): measured, never checked against a bound.
+  std::uint64_t unbounded_rows = 0;
   std::uint64_t nonfinite = 0, special_mismatch = 0, contract_violations = 0;
   std::uint64_t false_zeros = 0, false_nonzeros = 0;
   std::uint64_t policy_rows = 0, policy_violations = 0;

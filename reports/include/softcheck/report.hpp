@@ -226,6 +226,9 @@ struct KernelSummary {
   std::uint64_t cases = 0, rows = 0, elements = 0, measured = 0;
   double max_ulp = 0, mean_ulp = 0, max_bits = 0, mean_bits = 0, max_rel = 0, max_normwise = 0;
   double max_bound_ratio = 0;  // max over rows of max_ulp / bound (contract kernels)
+  // Rows where the contract's bound is infinite (K u >= 1): measured, not
+  // checked, so "held" covers rows - unbounded_rows rows.
+  std::uint64_t unbounded_rows = 0;
   std::uint64_t nonfinite = 0, special_mismatch = 0;
   // Sparse ops (docs/sparse.md): support mismatches against the oracle, counted
   // apart from the ULP error (measured where both put an entry on the support).
