@@ -17,7 +17,9 @@
 // kDoubleDoubleU = 2^-96 = 1024 u^2, far above all of these.
 #pragma once
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "softcheck/fast_oracle.hpp"  // struct DD
 
@@ -73,7 +75,21 @@ SOFTCHECK_DD_INLINE DD operator+(DD x, DD y) {  // AccurateDWPlusDW
 }
 SOFTCHECK_DD_INLINE DD operator-(DD x) { return {-x.hi, -x.lo}; }
 SOFTCHECK_DD_INLINE DD operator-(DD x, DD y) { return x + -y; }
+// y a normal power of two (the ulp scalings, u and 2^-52 factors of the
+// element rules): x.hi y is exact while it stays normal, so the product's
+// error word is 0 and DWTimesFP1 below returns {x.hi y, x.lo y} whenever
+// x.lo y leaves x.hi y unchanged when added (x normalised). That result,
+// without the two Veltkamp splits.
+SOFTCHECK_DD_INLINE bool normal_power_of_two(double y) {
+  const auto bits = std::bit_cast<std::uint64_t>(y) & 0x7fffffffffffffffULL;
+  return (bits & 0x000fffffffffffffULL) == 0 && bits != 0 && bits < 0x7ff0000000000000ULL;
+}
 SOFTCHECK_DD_INLINE DD times_double(DD x, double y) {  // DWTimesFP1
+  if (normal_power_of_two(y)) {
+    const double h = x.hi * y, l = x.lo * y;
+    // l + 0: a zero low word comes out +0, as DWTimesFP1's sums give it.
+    if (std::fabs(h) >= 0x1p-1022 && std::fabs(h) <= 0x1.fffffffffffffp1023 && h + l == h) return {h, l + 0.0};
+  }
   const DD c = exact_product(x.hi, y);
   const double cl2 = x.lo * y;
   const DD t = exact_fast_sum(c.hi, cl2);

@@ -11,7 +11,10 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <random>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -651,6 +654,41 @@ TEST(DoubleDouble, ExactProductOfFactorsUpToDblMax) {
         EXPECT_TRUE(mpfr_equal_p(want, got)) << a << " * " << b;
       }
   mpfr_clears(want, got, static_cast<mpfr_ptr>(nullptr));
+}
+
+// times_double's power-of-two shortcut returns DWTimesFP1's words bit for
+// bit (zero signs included), over the whole exponent range: the shortcut's
+// conditions must exclude every case where the two would differ (a product
+// that leaves the normal range, a low word that moves the high one).
+TEST(DoubleDouble, PowerOfTwoScalingIsDWTimesFP1BitForBit) {
+  const auto dw_times_fp1 = [](oracle::DD x, double y) {
+    const oracle::DD c = oracle::exact_product(x.hi, y);
+    const double cl2 = x.lo * y;
+    const oracle::DD t = oracle::exact_fast_sum(c.hi, cl2);
+    const double tl2 = t.lo + c.lo;
+    return oracle::exact_fast_sum(t.hi, tl2);
+  };
+  const auto bits = [](double d) { return std::bit_cast<std::uint64_t>(d); };
+  std::mt19937_64 rng(20261204);
+  std::uniform_real_distribution<double> mant(1.0, 2.0);
+  std::uniform_int_distribution<int> exp_hi(-1074, 1023), exp_y(-1074, 1023), gap(53, 130), kind(0, 9);
+  std::size_t shortcut = 0;
+  for (int i = 0; i < 400000; ++i) {
+    const double hi = std::ldexp(mant(rng), exp_hi(rng)) * (rng() & 1 ? -1 : 1);
+    const int k = kind(rng);
+    // The low word: 0 of either sign, a tie (half an ulp of hi), or far below hi.
+    double lo = k == 0 ? 0.0 : k == 1 ? -0.0 : std::ldexp(mant(rng), std::ilogb(hi) - gap(rng)) * (rng() & 1 ? -1 : 1);
+    if (k == 2) lo = std::ldexp(rng() & 1 ? 1.0 : -1.0, std::ilogb(hi) - 53);
+    const oracle::DD x = oracle::exact_fast_sum(hi, lo);  // normalised, as the tier's words are
+    const double y = std::ldexp(rng() & 1 ? 1.0 : -1.0, exp_y(rng));
+    if (!std::isfinite(x.hi) || y == 0) continue;
+    const oracle::DD want = dw_times_fp1(x, y), got = oracle::times_double(x, y);
+    const double h = x.hi * y;
+    if (std::fabs(h) >= 0x1p-1022 && std::isfinite(h)) ++shortcut;
+    ASSERT_EQ(bits(got.hi), bits(want.hi)) << std::hexfloat << x.hi << " + " << x.lo << " times " << y;
+    ASSERT_EQ(bits(got.lo), bits(want.lo)) << std::hexfloat << x.hi << " + " << x.lo << " times " << y;
+  }
+  EXPECT_GT(shortcut, 100000u);  // the shortcut was taken, not only the general path
 }
 
 // x_i - x_k on an f32 midpoint, log1p(r) ~ 7e-112 below 2^-256 of it:
