@@ -28,7 +28,10 @@ long double wide(const DD& g) { return static_cast<long double>(g.hi) + g.lo; }
 }  // namespace
 
 RowShape RowJudge::shape_for(const OpDecl& d) const {
-  if (!has_head_dim(d.op)) return row_shape(x_, temperature_, format_);
+  if (!has_head_dim(d.op)) {
+    if (!dense_shape_) dense_shape_ = row_shape(x_, temperature_, format_);
+    return *dense_shape_;
+  }
   if (head_dim_ == 0) throw std::logic_error("RowJudge: an attention output judged before set_attention");
   return attention_op_row_shape(d.op, x_, q_, K_, head_dim_, temperature_, format_, d.params.softcap,
                                 d.params.sink);
@@ -63,6 +66,7 @@ RowJudge::RowJudge(std::span<const double> x, double temperature, Format f, Judg
 void RowJudge::set_row(std::span<const double> x, double temperature) {
   x_ = given_row_ = x;
   temperature_ = temperature;
+  dense_shape_.reset();
   has_double_ = has_extended_ = has_dd_ = false;
   exact_.reset();
   sparse_.clear();
@@ -88,6 +92,7 @@ void RowJudge::set_attention(std::span<const double> q, std::span<const double> 
   } else {
     x_ = given_row_;
   }
+  dense_shape_.reset();
   has_double_ = has_extended_ = has_dd_ = false;
   exact_.reset();
   q_ = q;

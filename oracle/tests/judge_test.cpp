@@ -49,6 +49,25 @@ TEST(RowJudge, CorrectlyRoundedRowsHoldInEveryTierOrder) {
   }
 }
 
+// A judge reused row to row (as the suite does) keeps a row's shape for that
+// row's verdicts only: each verdict's shape and bound are those of the row
+// it was given, in whatever order rows and temperatures come.
+TEST(RowJudge, ReusedJudgeTakesEachRowsOwnShape) {
+  const std::vector<std::vector<double>> rows = {{1, 2, 3}, {-40, 0, 7.5, -INFINITY}, {1, 2, 3}};
+  const OpDecl d = with_contract(Op::softmax, 1);
+  RowJudge judge(Format::f32);
+  for (const double t : {1.0, 0.25})
+    for (const auto& x : rows) {
+      judge.set_row(x, t);
+      const RowVerdict v = judge.judge(d, MaskedRowPolicy::zeros, rounded(x, Op::softmax));
+      const RowShape want = row_shape(x, t, Format::f32);
+      EXPECT_EQ(v.shape.n, want.n);
+      EXPECT_EQ(v.shape.R, want.R) << x[0] << " T=" << t;
+      EXPECT_EQ(v.shape.M, want.M) << x[0] << " T=" << t;
+      EXPECT_EQ(v.bound, d.contract.bound_ulps(want, Format::f32));
+    }
+}
+
 // Signed errors (JudgeOptions::signed_errors, the report's bias figures):
 // outputs moved up and down by whole ulps carry those signs in every tier,
 // the fast tier's figures within its tolerance of MPFR's.

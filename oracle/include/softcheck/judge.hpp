@@ -196,6 +196,9 @@ class RowJudge {
   const ExactAttention& attention_exact(const OpDecl& d);
   // The contract's row shape: row_shape, or attention_op_row_shape for op d.op.
   RowShape shape_for(const OpDecl& d) const;
+  // row_shape of the current row, kept for the row's other verdicts (every
+  // kernel of the format is judged on it); reset wherever x_ changes.
+  mutable std::optional<RowShape> dense_shape_;
   void set_bound(const OpDecl& d, std::size_t output, RowVerdict& v) const;
   // By op and parameters; a deque, so that the references sparse_exact
   // returns stay valid when another sparse op's row is added.
