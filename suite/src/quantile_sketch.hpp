@@ -111,8 +111,11 @@ class QuantileSketch {
       lo_ = k;
       bins_.resize(1);
     } else if (k < lo_) {
-      bins_.insert(bins_.begin(), static_cast<std::size_t>(lo_ - k), Bin{});
-      lo_ = k;
+      // Grown downwards by at least the current size: errors falling one
+      // bin at a time would otherwise move every bin each time.
+      const std::int64_t grow = std::max<std::int64_t>(lo_ - k, static_cast<std::int64_t>(bins_.size()));
+      bins_.insert(bins_.begin(), static_cast<std::size_t>(grow), Bin{});
+      lo_ -= grow;
     } else if (k >= lo_ + static_cast<std::int64_t>(bins_.size())) {
       bins_.resize(static_cast<std::size_t>(k - lo_ + 1));
     }

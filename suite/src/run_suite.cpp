@@ -284,18 +284,24 @@ void record_masked_row(Accum& a, const Target& t, const SuiteCase& c, std::int64
 // The signed errors of a row (bias figures). An output is above / below when
 // it missed the exact value by at least 1/2 (ulp): not correctly rounded.
 void record_signed_errors(Accum& a, const oracle::RowVerdict& v) {
-  std::uint64_t above = 0, below = 0;
+  // The sums in locals, in index order (the same roundings): through the
+  // accumulator each add waited for the previous store.
+  std::uint64_t above = 0, below = 0, rel_measured = 0;
+  double sum_ulp = a.sum_signed_ulp, sum_rel = a.sum_signed_rel;
   for (double e : v.element_signed) {
     if (std::isnan(e)) continue;
-    a.sum_signed_ulp += e;
+    sum_ulp += e;
     above += e >= 0.5 ? 1 : 0;
     below += e <= -0.5 ? 1 : 0;
   }
   for (double r : v.element_signed_rel)
     if (!std::isnan(r)) {
-      a.sum_signed_rel += r;
-      a.rel_measured++;
+      sum_rel += r;
+      rel_measured++;
     }
+  a.sum_signed_ulp = sum_ulp;
+  a.sum_signed_rel = sum_rel;
+  a.rel_measured += rel_measured;
   a.above += above;
   a.below += below;
   a.rows_above += above > below ? 1 : 0;
