@@ -161,6 +161,19 @@ void print_summary(const Report& r) {
     table.add({k.kernel, k.label(), std::to_string(k.cases), fmt_num(k.max_ulp), fmt_num(k.mean_ulp),
                fmt_num(k.max_bits), std::to_string(k.nonfinite), verdict});
   }
+  // The ULP columns of a one-value-per-row output are in units of u, not of
+  // the output's ulp (report.md says the same under its table).
+  const auto any_in = [&](Metric m) {
+    return std::any_of(r.kernels.begin(), r.kernels.end(),
+                       [m](const KernelSummary& k) { return k.status != "unavailable" && has_metric(m, k.op, k.output); });
+  };
+  if (any_in(Metric::absolute))
+    notes += labelled(metric_outputs(Metric::absolute) + ":",
+                      "the ULP columns are |got - exact| / u, an absolute error in units of u (2^-24 in f32, "
+                      "2^-53 in f64), the unit of their contracts");
+  if (any_in(Metric::scaled))
+    notes += labelled(scaled_metric_outputs() + ":",
+                      "the ULP columns are the scaled error |got - exact| / max(u s, denorm_min) (docs/gradients.md)");
   const std::string below = notes + unavailable.render(shown, "unavailable");
   fmt::print("{}{}{}", table.render(), below.empty() ? "" : "\n", below);
 }
