@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "fake_kernels.hpp"
 #include "softcheck/kernel.hpp"
@@ -42,6 +43,33 @@ TEST(Classify, EachClassOnItsOwn) {
   EXPECT_TRUE(in({{1.0}, 0.7}, f32, CaseClass::t_not_1));
   EXPECT_FALSE(in({std::vector<double>(512, 1.0), 1.0}, f32, CaseClass::long_rows));
   EXPECT_TRUE(in({std::vector<double>(513, 1.0), 1.0}, f32, CaseClass::long_rows));
+}
+
+// Long rows' classes are kept and reused: a row classified again, and one
+// that differs from it in one bit, in its temperature or its format, must
+// each get its own classes (a row in f64 may not overflow where it does in
+// f32; a tie made by one entry counts).
+TEST(Classify, LongRowsRepeatedOrChangedByOneBit) {
+  std::vector<double> row(4096);
+  for (std::size_t i = 0; i < row.size(); ++i) row[i] = -static_cast<double>(i) * 0.01 + 88.0;  // no tie; 88 at the f32 edge
+  const Case c{row, 1.0};
+  for (int pass = 0; pass < 2; ++pass) {
+    EXPECT_FALSE(in(c, Format::f32, CaseClass::ties));
+    EXPECT_TRUE(in(c, Format::f32, CaseClass::overflow_edge));
+    EXPECT_FALSE(in(c, Format::f64, CaseClass::overflow_edge));
+    EXPECT_TRUE(in(c, Format::f32, CaseClass::long_rows));
+  }
+  Case tie = c;
+  tie.row[4095] = tie.row[4094];
+  EXPECT_TRUE(in(tie, Format::f32, CaseClass::ties));
+  Case next = c;
+  next.row[100] = std::nextafter(next.row[100], 0.0);  // one bit: still no tie
+  EXPECT_FALSE(in(next, Format::f32, CaseClass::ties));
+  next.row[100] = next.row[101];
+  EXPECT_TRUE(in(next, Format::f32, CaseClass::ties));
+  EXPECT_FALSE(in({row, 2.0}, Format::f32, CaseClass::overflow_edge));  // z = 44 at T = 2
+  EXPECT_TRUE(in({row, 2.0}, Format::f32, CaseClass::t_not_1));
+  EXPECT_FALSE(in(c, Format::f32, CaseClass::t_not_1));
 }
 
 // The reference kernel wrapped to record every row it is given.
