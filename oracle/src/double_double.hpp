@@ -87,8 +87,9 @@ SOFTCHECK_DD_INLINE bool normal_power_of_two(double y) {
 SOFTCHECK_DD_INLINE DD times_double(DD x, double y) {  // DWTimesFP1
   if (normal_power_of_two(y)) {
     const double h = x.hi * y, l = x.lo * y;
+    const double a = h < 0 ? -h : h;  // not std::fabs: clang refuses it in the constant evaluations of gamma()
     // l + 0: a zero low word comes out +0, as DWTimesFP1's sums give it.
-    if (std::fabs(h) >= 0x1p-1022 && std::fabs(h) <= 0x1.fffffffffffffp1023 && h + l == h) return {h, l + 0.0};
+    if (a >= 0x1p-1022 && a <= 0x1.fffffffffffffp1023 && h + l == h) return {h, l + 0.0};
   }
   const DD c = exact_product(x.hi, y);
   const double cl2 = x.lo * y;
