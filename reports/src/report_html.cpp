@@ -84,8 +84,7 @@ std::string status_cell(const KernelSummary& k) {
   if (k.policy_violations > 0)
     s += fmt::format(" <span class=\"flag\">masked-row policy broken in {} rows</span>", k.policy_violations);
   if (k.unbounded_rows > 0)
-    s += fmt::format(" <span class=\"flag\">UNCHECKED: {} of {} rows (the bound is infinite there)</span>",
-                     k.unbounded_rows, k.rows);
+    s += " <span class=\"flag\">UNCHECKED: " + escape(k.unchecked_rows()) + "</span>";
   if (k.floor_violations > 0)
     s += fmt::format(" <span class=\"flag\">floor: NaN/inf on {} rows the format holds</span>", k.floor_violations);
   if (k.reference.violations > 0)

@@ -163,9 +163,8 @@ void kernel_section(std::string& out, const KernelSummary& k) {
   out += fmt::format("- rows {}, elements {} ({} measured), contract violations {}, largest error/bound {}\n",
                      k.rows, k.elements, k.measured, k.contract_violations, num(k.max_bound_ratio));
   if (k.unbounded_rows > 0)
-    out += fmt::format("- **{} of {} rows not checked**: the contract's bound is infinite there (K u >= 1); "
-                       "their errors count in the figures above, the verdict covers the other rows\n",
-                       k.unbounded_rows, k.rows);
+    out += fmt::format("- **{}**; their errors count in the figures above, the verdict covers the other rows\n",
+                       k.unchecked_rows());
   if (k.floor_checked)
     out += k.floor_opt_out.empty()
                ? fmt::format("- floor (no contract): {} rows the format holds with NaN/inf where the exact value "

@@ -256,6 +256,12 @@ struct KernelSummary {
   // "op", or "op:output" for one output of an op with several: how tables,
   // plots and the gate name the entry.
   std::string label() const { return output.empty() ? op : op + ":" + output; }
+  // "N of R rows unchecked: ..." (unbounded_rows), the one wording that run's
+  // notes, report.md, report.html and the gate's notes give.
+  std::string unchecked_rows() const {
+    return std::to_string(unbounded_rows) + " of " + std::to_string(rows) +
+           " rows unchecked: the contract's bound is infinite there (K u >= 1)";
+  }
 };
 
 // Throughput of one (kernel, op, shape) from `softcheck bench` (Google Benchmark).
