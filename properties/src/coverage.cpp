@@ -4,14 +4,15 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <iomanip>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "recipes.hpp"
 #include "registry.hpp"
+#include "support.hpp"
 #include "softcheck/properties.hpp"
 
 namespace softcheck::props {
@@ -117,38 +118,12 @@ std::optional<Case> attention_scores(const Case& c) {
   return z;
 }
 
-// Long rows recur: every kernel of a format, in every property, draws the
-// same long rows (the lattice row has 62,886 entries), and classifying one
-// sorts a copy and takes a long double exp per entry (18 % of the quick
-// suite's property checks). Their classes are kept per thread, matched by
-// format, temperature and every bit of the row, as shared_exact_row
-// (support.cpp) keeps their exact rows; short rows cost less than a lookup.
+// A long row's classes, kept per thread (LongRowMemo, support.hpp) by format
+// and temperature: classifying one sorts a copy for ties and takes a long
+// double exp per entry, which was 18 % of the quick suite's property checks.
 std::array<bool, case_class_count> classify_long_row(const Case& c, Format f) {
-  constexpr std::size_t long_row = 1024, kept_entries = std::size_t{1} << 19;
-  if (c.row.size() < long_row) return classify_row(c, f);
-  struct Entry {
-    std::vector<double> row;
-    std::uint64_t temperature;
-    Format format;
-    std::array<bool, case_class_count> in;
-  };
-  thread_local std::vector<Entry> recent;  // most recent first
-  const auto t = std::bit_cast<std::uint64_t>(c.temperature);
-  for (std::size_t i = 0; i < recent.size(); ++i) {
-    const Entry& e = recent[i];
-    if (e.format != f || e.temperature != t || e.row.size() != c.row.size() ||
-        std::memcmp(e.row.data(), c.row.data(), c.row.size() * sizeof(double)) != 0)
-      continue;
-    std::rotate(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(i),
-                recent.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-    return recent.front().in;
-  }
-  const std::array<bool, case_class_count> in = classify_row(c, f);
-  recent.insert(recent.begin(), Entry{c.row, t, f, in});
-  std::size_t entries = 0, keep = 0;
-  while (keep < recent.size() && entries + recent[keep].row.size() <= kept_entries) entries += recent[keep++].row.size();
-  recent.resize(std::max<std::size_t>(keep, 1));
-  return in;
+  thread_local detail::LongRowMemo<std::pair<std::uint64_t, Format>, std::array<bool, case_class_count>> memo;
+  return memo.get(c.row, {std::bit_cast<std::uint64_t>(c.temperature), f}, [&] { return classify_row(c, f); });
 }
 
 }  // namespace

@@ -526,45 +526,9 @@ double round_to_bits(double v, int k) {
 }
 
 std::shared_ptr<const oracle::ExactRow> shared_exact_row(std::span<const double> row, double temperature) {
-  struct Entry {
-    std::vector<double> row;
-    double temperature;
-    std::shared_ptr<const oracle::ExactRow> exact;
-  };
-  // Only long rows are kept: a short row's MPFR values cost less than the
-  // lookups, and would push the long ones out between two kernels' checks.
-  // Kept up to 2^19 entries in all (`check --tests 10 --seed 1 --jobs 1` on
-  // the quick suite's kernels peaks at 56 MB resident with it): every kernel
-  // of a format draws the same long rows, and with fewer kept (4 rows) the
-  // rows of the four formats pushed each other out between two kernels' checks
-  // (the 62,886-entry lattice row was computed 7 times in one `check --tests 10`).
-  constexpr std::size_t kept_entries = std::size_t{1} << 19, long_row = 1024;
-  if (row.size() < long_row) return std::make_shared<const oracle::ExactRow>(oracle::exact_row(row, temperature));
-  thread_local std::vector<Entry> recent;  // most recent first
-  const auto same_bits = [](std::span<const double> a, std::span<const double> b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) {
-             return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
-           });
-  };
-  for (std::size_t i = 0; i < recent.size(); ++i) {
-    if (std::bit_cast<std::uint64_t>(recent[i].temperature) != std::bit_cast<std::uint64_t>(temperature) ||
-        !same_bits(recent[i].row, row))
-      continue;
-    std::rotate(recent.begin(), recent.begin() + static_cast<std::ptrdiff_t>(i),
-                recent.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-    return recent.front().exact;
-  }
-  auto exact = std::make_shared<const oracle::ExactRow>(oracle::exact_row(row, temperature));
-  std::size_t entries = row.size();
-  for (std::size_t i = 0; i < recent.size(); ++i) {
-    entries += recent[i].row.size();
-    if (entries > kept_entries) {
-      recent.resize(i);
-      break;
-    }
-  }
-  recent.insert(recent.begin(), Entry{std::vector<double>(row.begin(), row.end()), temperature, exact});
-  return exact;
+  thread_local LongRowMemo<std::uint64_t, std::shared_ptr<const oracle::ExactRow>> memo;
+  return memo.get(row, std::bit_cast<std::uint64_t>(temperature),
+                  [&] { return std::make_shared<const oracle::ExactRow>(oracle::exact_row(row, temperature)); });
 }
 
 }  // namespace softcheck::props::detail
