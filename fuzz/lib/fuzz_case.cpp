@@ -74,7 +74,7 @@ void put_little_endian(std::vector<std::uint8_t>& out, std::uint64_t v, std::siz
   for (std::size_t i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
 
-bool same_bits(double a, double b) {
+bool same_value_bits(double a, double b) {
   return (std::isnan(a) && std::isnan(b)) || std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
 }
 
@@ -270,7 +270,7 @@ bool partner_candidate(const FuzzCase& c, const Kernel& k) {
 // ---- encoding of one value -----------------------------------------------------------------
 void encode_value(double v, Format f, const std::vector<double>& specials, std::vector<std::uint8_t>& out) {
   for (std::size_t i = 0; i < specials.size() && i < tag_near_special; ++i)
-    if (same_bits(v, specials[i])) {
+    if (same_value_bits(v, specials[i])) {
       out.push_back(static_cast<std::uint8_t>(tag_special + i));
       return;
     }
@@ -289,7 +289,7 @@ void encode_temperature(double t, std::vector<std::uint8_t>& out) {
   }
   const auto& listed = listed_temperatures();
   for (std::size_t i = 0; i < listed.size(); ++i)
-    if (same_bits(t, listed[i])) {
+    if (same_value_bits(t, listed[i])) {
       out.push_back(static_cast<std::uint8_t>(temperature_listed + i));
       return;
     }
@@ -461,7 +461,7 @@ void encode_upstream_value(double v, Format f, std::vector<std::uint8_t>& out) {
   }
   const std::vector<double>& sp = upstream_specials_of(f);
   for (std::size_t i = 0; i < sp.size(); ++i)
-    if (same_bits(v, sp[i])) {
+    if (same_value_bits(v, sp[i])) {
       out.push_back(static_cast<std::uint8_t>(upstream_special + i));
       return;
     }

@@ -13,8 +13,6 @@ namespace softcheck::fuzz {
 
 namespace {
 
-std::string context_of(const FuzzCase& c, std::int64_t r) { return describe(c) + ", row " + std::to_string(r); }
-
 bool in_scope(const FuzzCase& c, const Kernel& k, std::int64_t r) {
   return classify(c.row(r)) != RowKind::nonfinite && in_property_scope(c.row(r), c.temperature, k.format);
 }
@@ -82,12 +80,6 @@ std::optional<std::string> no_nan(const FuzzCase& c, Op op, std::span<const doub
   return first_bad(c, op, y, r, [](const Operand&, std::size_t, double v) -> Expected {
     if (!std::isnan(v)) return std::nullopt;
     return "a number (a row with a finite entry)";
-  });
-}
-
-bool same_bits(std::span<const double> a, std::span<const double> b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](double p, double q) {
-    return std::bit_cast<std::uint64_t>(p) == std::bit_cast<std::uint64_t>(q) || (std::isnan(p) && std::isnan(q));
   });
 }
 

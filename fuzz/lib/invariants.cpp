@@ -95,12 +95,6 @@ bool policy_suspect(MaskedRowPolicy p, Op op, std::span<const double> y) {
   });
 }
 
-bool same_bits(std::span<const double> a, std::span<const double> b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](double p, double q) {
-    return std::bit_cast<std::uint64_t>(p) == std::bit_cast<std::uint64_t>(q) || (std::isnan(p) && std::isnan(q));
-  });
-}
-
 // Sizes a reused kernel buffer to `bytes`. Under ASan the rest of its capacity
 // is poisoned, so that a kernel reading or writing past the batch is reported
 // (use-after-poison) as it was when each input allocated exactly sized buffers
@@ -132,9 +126,15 @@ void fill_nan(Format f, std::size_t n, std::vector<unsigned char>& b) {
   for (std::size_t i = 0; i < n; ++i) std::memcpy(b.data() + i * size, nan, size);
 }
 
-std::string context_of(const FuzzCase& c, std::int64_t r) { return describe(c) + ", row " + std::to_string(r); }
-
 }  // namespace
+
+bool same_bits(std::span<const double> a, std::span<const double> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](double p, double q) {
+    return std::bit_cast<std::uint64_t>(p) == std::bit_cast<std::uint64_t>(q) || (std::isnan(p) && std::isnan(q));
+  });
+}
+
+std::string context_of(const FuzzCase& c, std::int64_t r) { return describe(c) + ", row " + std::to_string(r); }
 
 RowKind classify(std::span<const double> row) {
   std::size_t finite = 0, neg_inf = 0;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -75,5 +76,11 @@ std::optional<Violation> check_invariants(const FuzzCase& c, const Kernel& k, Op
 // Confirmation for a row flagged by a cheap check (shared with fuzz_differential).
 std::optional<Violation> confirm_row(const FuzzCase& c, const Kernel& k, Op op, std::int64_t r,
                                      std::string_view property, std::span<const double> y_row);
+
+// Whether a and b hold the same bit patterns (any NaN matching any NaN): a
+// kernel's two runs on one row (batch independence, determinism).
+bool same_bits(std::span<const double> a, std::span<const double> b);
+// "<the case>, row r", for a violation's context.
+std::string context_of(const FuzzCase& c, std::int64_t r);
 
 }  // namespace softcheck::fuzz

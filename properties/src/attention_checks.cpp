@@ -38,7 +38,7 @@ std::size_t output_of(Op op, OutputKind kind) {
 
 // The judge of one case: the bias row, q, K and V. The case must outlive it
 // (the judge keeps views of them).
-oracle::RowJudge judge_of(const Kernel& k, const Case& c) {
+oracle::RowJudge attention_judge(const Kernel& k, const Case& c) {
   oracle::RowJudge j(c.row, c.temperature, k.format, oracle::JudgeOptions::exact_only());
   j.set_attention(c.query, c.keys, c.values, c.head_dim, c.window);
   return j;
@@ -91,7 +91,7 @@ std::optional<CaseResult> attention_scope(const Kernel& k, Op op, const Case& c,
 // smallest subnormal where u s is below it (metrics.hpp, Metric::scaled). A
 // structural zero (s = 0: every visible V_ji is 0) has unit 0: O_i must be
 // exactly 0 there.
-double element_unit(const Real& s, Format f) {
+double scaled_unit(const Real& s, Format f) {
   if (s == 0) return 0;
   return std::max((s * Real(unit_roundoff(f))).convert_to<double>(), denorm_min(f));
 }
@@ -160,7 +160,7 @@ std::string window_text(const KeyWindow& w) {
 CaseResult check_attention_accuracy(const Kernel& k, Op op, const Case& c) {
   if (auto na = attention_scope(k, op, c, AttentionDomain::visible)) return *na;
   const std::vector<std::vector<double>> outs = run_case(k, op, c);
-  oracle::RowJudge rj = judge_of(k, c);
+  oracle::RowJudge rj = attention_judge(k, c);
   return outputs_within_contracts(k, op, outs, rj);
 }
 
@@ -176,7 +176,7 @@ CaseResult check_attention_mass(const Kernel& k, Op op, const Case& c) {
   if (auto na = attention_scope(k, op, c, AttentionDomain::unit_values)) return *na;
   const std::size_t o = 0;  // O, the first output of every attention op
   const std::vector<double> O = run_case(k, op, c)[o];
-  oracle::RowJudge rj = judge_of(k, c);
+  oracle::RowJudge rj = attention_judge(k, c);
   const OpDecl& d = *k.find(op);
   const oracle::RowVerdict v = rj.judge(d, k.masked_policy, O, o);
   // No O contract: the floor's generic tolerance on the row's shape (claimed
@@ -206,7 +206,7 @@ namespace {
 std::optional<CaseResult> agree_within_contracts(const Kernel& k, Op op, const Case& a_case, const Case& b_case,
                                                  const std::string& what) {
   const std::vector<std::vector<double>> a = run_case(k, op, a_case), b = run_case(k, op, b_case);
-  oracle::RowJudge ja = judge_of(k, a_case), jb = judge_of(k, b_case);
+  oracle::RowJudge ja = attention_judge(k, a_case), jb = attention_judge(k, b_case);
   const OpDecl& d = *k.find(op);
   std::optional<CaseResult> result;
   for (std::size_t o = 0; o < a.size(); ++o) {
@@ -220,7 +220,7 @@ std::optional<CaseResult> agree_within_contracts(const Kernel& k, Op op, const C
       double e = INFINITY;
       if (std::isfinite(a[o][i]) && std::isfinite(b[o][i])) {
         const double diff = std::fabs(a[o][i] - b[o][i]);
-        const double unit = scale.empty() ? unit_roundoff(k.format) : element_unit(scale[i], k.format);
+        const double unit = scale.empty() ? unit_roundoff(k.format) : scaled_unit(scale[i], k.format);
         e = unit > 0 ? diff / unit : (diff == 0 ? 0 : INFINITY);
       }
       if (!(e <= measured)) measured = e, at = i;
@@ -302,7 +302,7 @@ CaseResult check_attention_softcap_before_mask(const Kernel& k, Op op, const Cas
     }
   }
   const std::vector<std::vector<double>> outs = run_case(k, op, leaky);
-  oracle::RowJudge rj = judge_of(k, leaky);
+  oracle::RowJudge rj = attention_judge(k, leaky);
   return outputs_within_contracts(k, op, outs, rj);
 }
 
@@ -347,7 +347,7 @@ CaseResult check_attention_masked_values(const Kernel& k, Op op, const Case& c) 
 CaseResult check_attention_fully_masked(const Kernel& k, Op op, const Case& c) {
   if (auto na = attention_scope(k, op, c, AttentionDomain::fully_masked)) return *na;
   const std::vector<std::vector<double>> outs = run_case(k, op, c);
-  oracle::RowJudge rj = judge_of(k, c);
+  oracle::RowJudge rj = attention_judge(k, c);
   const OpDecl& d = *k.find(op);
   for (std::size_t o = 0; o < outs.size(); ++o) {
     const oracle::RowVerdict v = rj.judge(d, k.masked_policy, outs[o], o);
@@ -374,7 +374,7 @@ CaseResult check_attention_lse_is_softmax_lse(const Kernel& k, Op op, const Case
   if (const double sink = k.find(op)->params.sink; sink != -INFINITY) z->push_back(sink);
   const std::size_t o = output_of(op, OutputKind::log_sum_exp);
   const std::vector<double> lse = run_case(k, op, c)[o];
-  oracle::RowJudge rj = judge_of(k, c);
+  oracle::RowJudge rj = attention_judge(k, c);
   const double bound = rj.judge(*k.find(op), k.masked_policy, lse, o).bound;
   const oracle::ExactRow softmax = oracle::exact_row(*z, 1.0);
   if (softmax.status != oracle::RowStatus::ok) return not_applicable("the scores have no softmax");

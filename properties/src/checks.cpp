@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "softcheck/input_families.hpp"
 #include "softcheck/metrics.hpp"
@@ -67,12 +66,6 @@ Spread max_spread(std::span<const double> a, std::span<const double> b, std::spa
     if (d > s.ulps || std::isnan(d)) s = {std::isnan(d) ? INFINITY : d, map[j]};
   }
   return s;
-}
-
-std::vector<std::size_t> identity(std::size_t n) {
-  std::vector<std::size_t> v(n);
-  std::iota(v.begin(), v.end(), std::size_t{0});
-  return v;
 }
 
 double finite_max(std::span<const double> x) {

@@ -32,7 +32,7 @@ std::size_t dx_output(Op op) {
 
 // The judge of one case: the row, its target and upstream gradient. The case
 // must outlive it (the judge keeps views of the row and of g).
-oracle::RowJudge judge_of(const Kernel& k, const Case& c) {
+oracle::RowJudge gradient_judge(const Kernel& k, const Case& c) {
   oracle::RowJudge j(c.row, c.temperature, k.format, oracle::JudgeOptions::exact_only());
   if (c.target) j.set_target(*c.target);
   if (!c.upstream.empty()) j.set_upstream(c.upstream);
@@ -109,7 +109,7 @@ DxRun run_dx(const Kernel& k, Op op, const Case& c, oracle::RowJudge& rj) {
 CaseResult check_gradient_accuracy(const Kernel& k, Op op, const Case& c) {
   if (auto na = gradient_scope(k, op, c, Scope::finite_or_masked)) return *na;
   const std::vector<std::vector<double>> outs = run_case(k, op, c);
-  oracle::RowJudge rj = judge_of(k, c);
+  oracle::RowJudge rj = gradient_judge(k, c);
   return outputs_within_contracts(k, op, outs, rj);
 }
 
@@ -122,7 +122,7 @@ CaseResult check_gradient_accuracy(const Kernel& k, Op op, const Case& c) {
 CaseResult check_gradient_sum_zero(const Kernel& k, Op op, const Case& c) {
   if (auto na = gradient_scope(k, op, c, Scope::finite_or_masked)) return *na;
   const std::size_t o = dx_output(op);
-  oracle::RowJudge rj = judge_of(k, c);
+  oracle::RowJudge rj = gradient_judge(k, c);
   const OpDecl& d = *k.find(op);
   const DxRun run = run_dx(k, op, c, rj);
   if (run.failure) return *run.failure;
@@ -153,7 +153,7 @@ CaseResult check_upstream_shift(const Kernel& k, Op op, const Case& c) {
   for (double& g : shifted.upstream) g += *shift;
   const std::size_t o = dx_output(op);
   const std::vector<double> a = run_case(k, op, c)[o], b = run_case(k, op, shifted)[o];
-  oracle::RowJudge ja = judge_of(k, c), jb = judge_of(k, shifted);
+  oracle::RowJudge ja = gradient_judge(k, c), jb = gradient_judge(k, shifted);
   const OpDecl& d = *k.find(op);
   const double bound = std::max(ja.judge(d, k.masked_policy, a, o).bound, jb.judge(d, k.masked_policy, b, o).bound);
   const std::span<const Real> sa = ja.exact_scale(d, o), sb = jb.exact_scale(d, o);
@@ -227,7 +227,7 @@ CaseResult check_gradient_masked_entries(const Kernel& k, Op op, const Case& c) 
 CaseResult check_gradient_fully_masked(const Kernel& k, Op op, const Case& c) {
   if (auto na = gradient_scope(k, op, c, Scope::fully_masked)) return *na;
   const std::vector<std::vector<double>> outs = run_case(k, op, c);
-  oracle::RowJudge rj = judge_of(k, c);
+  oracle::RowJudge rj = gradient_judge(k, c);
   const OpDecl& d = *k.find(op);
   for (std::size_t o = 0; o < outs.size(); ++o) {
     const oracle::RowVerdict v = rj.judge(d, k.masked_policy, outs[o], o);
@@ -290,7 +290,7 @@ CaseResult check_ce_confident(const Kernel& k, Op op, const Case& c) {
   for (std::size_t j = 0; j < c.row.size(); ++j)
     if (j != t && !(c.row[j] < c.row[t])) return not_applicable("the target is not the unique maximum");
   const std::vector<double> loss = run_case(k, op, c)[0];
-  oracle::RowJudge rj = judge_of(k, c);
+  oracle::RowJudge rj = gradient_judge(k, c);
   const OpDecl& d = *k.find(op);
   const double bound = rj.judge(d, k.masked_policy, loss, 0).bound;
   if (std::isnan(loss[0])) return fail(INFINITY, bound, "ulp", "loss is NaN");
@@ -325,7 +325,7 @@ CaseResult check_gradient_check(const Kernel& k, Op op, const Case& c) {
     return not_applicable("the loss is +inf with label smoothing and a masked entry");
   if (c.target == ignore_index) return not_applicable("ignored row: its exact zeros are gradient_accuracy's");
   const std::size_t o = dx_output(op);
-  oracle::RowJudge rj = judge_of(k, c);
+  oracle::RowJudge rj = gradient_judge(k, c);
   const OpDecl& d = *k.find(op);
   const DxRun run = run_dx(k, op, c, rj);
   if (run.failure) return *run.failure;

@@ -4,7 +4,6 @@
 // derived next to each kernel): |y_i - p_i| <= B for every i.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <string>
 
 #include "checks.hpp"
@@ -59,12 +58,6 @@ Gap max_gap(const std::vector<double>& a, const std::vector<double>& b, const st
     if (d > g.d) g = {d, i};
   }
   return g;
-}
-
-std::vector<std::size_t> identity(std::size_t n) {
-  std::vector<std::size_t> v(n);
-  std::iota(v.begin(), v.end(), std::size_t{0});
-  return v;
 }
 
 }  // namespace

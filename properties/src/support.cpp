@@ -1,6 +1,7 @@
 #include "support.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,12 @@
 #include "softcheck/storage.hpp"
 
 namespace softcheck::props::detail {
+
+std::vector<std::size_t> identity(std::size_t n) {
+  std::vector<std::size_t> v(n);
+  std::iota(v.begin(), v.end(), std::size_t{0});
+  return v;
+}
 
 namespace {
 

@@ -21,6 +21,9 @@
 
 namespace softcheck::props::detail {
 
+// 0, 1, ..., n - 1: the identity permutation of a row of n.
+std::vector<std::size_t> identity(std::size_t n);
+
 // Thrown when a kernel's run function throws KernelFailure: the case fails
 // (any other exception is a harness error).
 struct KernelThrew {
