@@ -16,11 +16,12 @@
 #include "softcheck/kernel.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
+#include "softcheck/test_values.hpp"
 
 namespace softcheck {
 namespace {
 
-constexpr double inf = std::numeric_limits<double>::infinity();
+using softcheck::test_values::inf;
 const double ln2 = std::log(2.0);
 
 Contract make(double a, double b, double c, double d, double t) {
@@ -264,7 +265,7 @@ std::string short_number(double v) {
   return buf;
 }
 
-std::vector<double> in_format(std::vector<double> x, Format f) {
+std::vector<double> in_kernel_format(std::vector<double> x, Format f) {
   if (f == Format::f32)
     for (double& v : x) v = static_cast<double>(static_cast<float>(v));
   return x;
@@ -274,7 +275,7 @@ std::vector<double> run_kernel(const Kernel& k, Op op, const std::vector<double>
   return testing::run_outputs(k, op, x, 1, t).front();
 }
 
-struct Measured {
+struct ContractMeasured {
   double max_ratio = 0, max_ulp = 0;
   std::string worst;
   int rows = 0;
@@ -289,12 +290,12 @@ TEST(ContractHolds, EveryDeclaredContractOnRandomRows) {
   };
   const std::uint64_t seed = env("SOFTCHECK_CONTRACT_SEED", 20240601);
   const int count = static_cast<int>(env("SOFTCHECK_CONTRACT_ROWS", 360));
-  std::map<std::string, Measured> measured;
+  std::map<std::string, ContractMeasured> measured;
   const std::vector<Row> rows = contract_rows(seed, count);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const Row& row = rows[r];
     for (Format f : {Format::f32, Format::f64}) {
-      const std::vector<double> x = in_format(row.x, f);
+      const std::vector<double> x = in_kernel_format(row.x, f);
       const oracle::ExactRow exact = oracle::exact_row(x, row.temperature);
       ASSERT_EQ(exact.status, oracle::RowStatus::ok) << "row " << r;
       const RowShape shape = row_shape(x, row.temperature, f);
@@ -316,7 +317,7 @@ TEST(ContractHolds, EveryDeclaredContractOnRandomRows) {
           EXPECT_EQ(e.nonfinite, 0u);
           EXPECT_EQ(e.special_mismatch, 0u);
           EXPECT_LE(e.max_ulp, bound) << "worst index " << e.worst_index;
-          Measured& m = measured[key];
+          ContractMeasured& m = measured[key];
           ++m.rows;
           m.max_ulp = std::max(m.max_ulp, e.max_ulp);
           if (e.max_ulp / bound >= m.max_ratio) {
@@ -352,8 +353,8 @@ TEST(ContractHolds, EveryDeclaredContractOnRandomRows) {
 TEST(ContractHolds, MutantsBreakTheContractsTheyClaim) {
   auto worst_ratio = [](const char* kernel, Op op, const std::vector<double>& x, double t) {
     const Kernel& k = *find_kernel(kernel);
-    const oracle::ExactRow exact = oracle::exact_row(in_format(x, k.format), t);
-    const auto y = run_kernel(k, op, in_format(x, k.format), t);
+    const oracle::ExactRow exact = oracle::exact_row(in_kernel_format(x, k.format), t);
+    const auto y = run_kernel(k, op, in_kernel_format(x, k.format), t);
     const RowError e =
         compare_row(y, oracle::exact_values(exact, spec(op).out[0].kind), k.format, op);
     if (e.nonfinite + e.special_mismatch > 0) return inf;

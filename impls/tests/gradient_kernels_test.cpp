@@ -59,7 +59,7 @@ Outputs call(const Kernel& k, const std::vector<double>& x, std::int64_t cols, c
   return ::testing::AssertionSuccess();
 }
 
-const Kernel& kernel(const std::string& name) {
+const Kernel& gradient_kernel(const std::string& name) {
   const Kernel* k = find_kernel(name);
   if (k == nullptr) throw std::runtime_error("no kernel " + name);
   return *k;
@@ -87,7 +87,7 @@ TEST(CrossEntropyKernels, EveryKernelHoldsItsContractsOnTheHardRows) {
 
 TEST(CrossEntropyKernels, IgnoredMaskedAndFullyMaskedRowsAreExactZeros) {
   for (const char* name : {"cross_entropy_f32", "cross_entropy_chunked_f64", "bf16_cross_entropy_f32acc"}) {
-    const Outputs o = call(kernel(name), rows4, 4, targets4);
+    const Outputs o = call(gradient_kernel(name), rows4, 4, targets4);
     EXPECT_EQ(o.loss[3], INFINITY) << name;  // the target is masked: p_t = 0
     EXPECT_EQ(o.dx[3 * 4 + 1], -1.0) << name;
     for (std::size_t r : {4u, 5u}) {
@@ -108,7 +108,7 @@ TEST(CrossEntropyKernels, ChunkMergesHoldAndOneChunkIsTheTwoPassKernel) {
   EXPECT_TRUE(holds(chunked, x, 10, {7, 9}));
   EXPECT_TRUE(holds(chunked, x, 10, {0, 4}, 3.7));
   const Kernel wide = kernels::cross_entropy_chunked_kernel(16);
-  const Outputs a = call(wide, x, 10, {7, 2}), b = call(kernel("cross_entropy_f64"), x, 10, {7, 2});
+  const Outputs a = call(wide, x, 10, {7, 2}), b = call(gradient_kernel("cross_entropy_f64"), x, 10, {7, 2});
   EXPECT_EQ(a.loss, b.loss);
   EXPECT_EQ(a.dx, b.dx);
 }
@@ -132,10 +132,10 @@ TEST(CrossEntropyKernels, Chunk16KernelsHoldTheirContractsOverManyMerges) {
   const std::vector<double> x = many_chunk_rows();
   for (const auto& [name, two_pass] : {std::pair{"cross_entropy_chunked16_f32", "cross_entropy_f32"},
                                        std::pair{"cross_entropy_chunked16_f64", "cross_entropy_f64"}}) {
-    const Kernel& k = kernel(name);
+    const Kernel& k = gradient_kernel(name);
     EXPECT_FALSE(k.test_only) << name;
     const OpDecl& d = *k.find(Op::cross_entropy);
-    const OpDecl& base = *kernel(two_pass).find(Op::cross_entropy);
+    const OpDecl& base = *gradient_kernel(two_pass).find(Op::cross_entropy);
     for (std::size_t out = 0; out < 2; ++out) {
       const Contract &c = d.contract_of(out), &c0 = base.contract_of(out);
       EXPECT_DOUBLE_EQ(c.a, c0.a + 5) << name;
@@ -145,7 +145,7 @@ TEST(CrossEntropyKernels, Chunk16KernelsHoldTheirContractsOverManyMerges) {
     }
     EXPECT_TRUE(holds(k, x, 200, {199, 20, 5}));
     EXPECT_TRUE(holds(k, x, 200, {0, 150, ignore_index}, 0.7));
-    const Outputs a = call(k, rows4, 4, targets4), b = call(kernel(two_pass), rows4, 4, targets4);
+    const Outputs a = call(k, rows4, 4, targets4), b = call(gradient_kernel(two_pass), rows4, 4, targets4);
     EXPECT_EQ(a.loss, b.loss) << name;
     EXPECT_EQ(a.dx, b.dx) << name;
   }
@@ -155,28 +155,28 @@ TEST(CrossEntropyKernels, Chunk16KernelsHoldTheirContractsOverManyMerges) {
 // where the exact loss is ~e^-20: the judge flags it (the mutation test of
 // the cross-entropy contracts).
 TEST(CrossEntropyKernels, CarelessLossIsCaught) {
-  const Kernel& careless = kernel("careless_cross_entropy_f32");
+  const Kernel& careless = gradient_kernel("careless_cross_entropy_f32");
   ASSERT_TRUE(careless.test_only);
   const std::vector<double> x = {20, 0, -1};
   EXPECT_EQ(call(careless, x, 3, {0}).loss[0], 0.0);
   EXPECT_FALSE(holds(careless, x, 3, {0}));
-  EXPECT_TRUE(holds(kernel("cross_entropy_f32"), x, 3, {0}));
+  EXPECT_TRUE(holds(gradient_kernel("cross_entropy_f32"), x, 3, {0}));
 }
 
 // A kernel that declares label smoothing but computes the one-hot loss and
 // gradient is caught on every plain row (its loss misses eps (lse - mean z)
 // - eps (lse - z_t), its gradient eps / n); the smoothed kernel holds.
 TEST(CrossEntropyKernels, IgnoredLabelSmoothingIsCaught) {
-  const Kernel& smoothed = kernel("cross_entropy_ls0p1_f64");
+  const Kernel& smoothed = gradient_kernel("cross_entropy_ls0p1_f64");
   ASSERT_EQ(smoothed.find(Op::cross_entropy)->params.label_smoothing, 0.1);
-  Kernel ignores = kernel("cross_entropy_f64");
+  Kernel ignores = gradient_kernel("cross_entropy_f64");
   ignores.ops = smoothed.ops;  // claims eps = 0.1 and its contracts
   const std::vector<double> x = {0.5, -0.25, 2, 1};
   EXPECT_FALSE(holds(ignores, x, 4, {3}));
   EXPECT_TRUE(holds(smoothed, x, 4, {3}));
   // And the other way: smoothing where none is declared.
   Kernel smooths = smoothed;
-  smooths.ops = kernel("cross_entropy_f64").ops;
+  smooths.ops = gradient_kernel("cross_entropy_f64").ops;
   EXPECT_FALSE(holds(smooths, x, 4, {3}));
 }
 
@@ -185,7 +185,7 @@ TEST(CrossEntropyKernels, IgnoredLabelSmoothingIsCaught) {
 // the loss, which the kernel returns finite and within its contract.
 TEST(CrossEntropyKernels, SmoothedLossOfAnEntryBeyondTheFormatAfterScaling) {
   for (const char* name : {"cross_entropy_ls0p1_f32", "cross_entropy_ls0p1_f64", "bf16_cross_entropy_ls0p1_f32acc"}) {
-    const Kernel& k = kernel(name);
+    const Kernel& k = gradient_kernel(name);
     const std::vector<double> x = {90, lowest(k.format)};
     EXPECT_TRUE(std::isfinite(call(k, x, 2, {0}, 0.7).loss[0])) << name;
     EXPECT_TRUE(holds(k, x, 2, {0}, 0.7)) << name;
@@ -198,7 +198,7 @@ TEST(CrossEntropyKernels, SmoothedLossOfAnEntryBeyondTheFormatAfterScaling) {
 // ulp cost 459 ulp against a bound of 319 when the loss summed
 // q (x_k / 2 - x_j / 2) and scaled the sum by 2 / T at the end.
 TEST(CrossEntropyKernels, SmoothedLossAtATinyTemperature) {
-  const Kernel& k = kernel("cross_entropy_ls0p1_f32");
+  const Kernel& k = gradient_kernel("cross_entropy_ls0p1_f32");
   const std::size_t n = 256;
   const float q = static_cast<float>(0.1 / n), tiny = 0x1p-126f;
   std::vector<double> x = {0};
@@ -213,7 +213,7 @@ TEST(CrossEntropyKernels, SmoothedLossAtATinyTemperature) {
 }
 
 TEST(CrossEntropyKernels, OperandCountsAndTargetsAreChecked) {
-  const Kernel& k = kernel("cross_entropy_f64");
+  const Kernel& k = gradient_kernel("cross_entropy_f64");
   const std::vector<double> x = {1, 2};
   double loss = 0, dx[2];
   const void* one_in[] = {x.data()};
@@ -290,13 +290,13 @@ TEST(BackwardKernels, EveryKernelHoldsItsContractsOnTheHardRows) {
 // a fully masked row: dx exactly 0 (the gradient of a constant row).
 TEST(BackwardKernels, MaskedEntriesAndRows) {
   for (const char* name : {"softmax_backward_f32", "softmax_backward_wide_f64", "softmax_backward_simd_f32"}) {
-    const Outputs o = call_backward(kernel(name), Op::softmax_backward, back_x, back_g, 4);
+    const Outputs o = call_backward(gradient_kernel(name), Op::softmax_backward, back_x, back_g, 4);
     EXPECT_EQ(o.dx[3 * 4 + 1], 0.0) << name;
     for (std::size_t j = 0; j < 4; ++j) EXPECT_EQ(o.dx[4 * 4 + j], 0.0) << name;
   }
   for (const char* name :
        {"log_softmax_backward_f64", "log_softmax_backward_wide_f32", "log_softmax_backward_simd_f32"}) {
-    const Outputs o = call_backward(kernel(name), Op::log_softmax_backward, back_x, back_g, 4);
+    const Outputs o = call_backward(gradient_kernel(name), Op::log_softmax_backward, back_x, back_g, 4);
     EXPECT_EQ(o.dx[3 * 4 + 1], 5.0) << name;
     for (std::size_t j = 0; j < 4; ++j) {
       EXPECT_EQ(o.dx[4 * 4 + j], 0.0) << name;
@@ -308,7 +308,7 @@ TEST(BackwardKernels, MaskedEntriesAndRows) {
 // A kernel whose backward ignores the <y, g> term (dx = y g) is caught on
 // the random and the constant rows.
 TEST(BackwardKernels, AWrongGradientIsCaught) {
-  Kernel wrong = kernel("softmax_backward_f64");
+  Kernel wrong = gradient_kernel("softmax_backward_f64");
   const ComputeFn right = wrong.compute;
   wrong.compute = [right](const OpCall& c) {
     right(c);

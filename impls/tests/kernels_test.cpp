@@ -14,11 +14,12 @@
 #include "exp_lab_softmax.hpp"
 #include "run_outputs.hpp"
 #include "softcheck/kernel.hpp"
+#include "softcheck/test_values.hpp"
 
 namespace softcheck {
 namespace {
 
-constexpr double inf = std::numeric_limits<double>::infinity();
+using softcheck::test_values::inf;
 
 // Runs `k` on rows x cols given as doubles; the op's first output.
 std::vector<double> run(const Kernel& k, Op op, const std::vector<double>& x, std::int64_t rows = 1,

@@ -20,11 +20,12 @@
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
 #include "softcheck/storage.hpp"
+#include "softcheck/test_values.hpp"
 
 namespace softcheck {
 namespace {
 
-constexpr double inf = std::numeric_limits<double>::infinity();
+using softcheck::test_values::inf;
 
 const Kernel& kernel(const char* name) {
   const Kernel* k = find_kernel(name);

@@ -15,12 +15,13 @@
 #include "softcheck/kernel.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/sparse_oracle.hpp"
+#include "softcheck/test_values.hpp"
 
 namespace {
 
 using namespace softcheck;
 
-constexpr double inf = std::numeric_limits<double>::infinity();
+using softcheck::test_values::inf;
 
 std::vector<double> run(const Kernel& k, Op op, const std::vector<double>& x, double T) {
   const auto n = static_cast<std::int64_t>(x.size());

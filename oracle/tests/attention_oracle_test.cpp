@@ -19,13 +19,14 @@
 
 #include "softcheck/attention_oracle.hpp"
 #include "softcheck/oracle.hpp"
+#include "softcheck/test_values.hpp"
 #include "mpfr_scratch.hpp"
 
 namespace softcheck::oracle {
 namespace {
 
-constexpr double inf = std::numeric_limits<double>::infinity();
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using softcheck::test_values::inf;
+using softcheck::test_values::nan;
 
 using testing::Mp;
 using testing::raw;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "softcheck/metrics.hpp"
+#include "softcheck/test_values.hpp"
 
 namespace {
 
@@ -28,8 +29,8 @@ using softcheck::ordinal;
 using softcheck::RowError;
 using softcheck::oracle::Real;
 
-constexpr double inf = std::numeric_limits<double>::infinity();
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using softcheck::test_values::inf;
+using softcheck::test_values::nan;
 constexpr Format all_formats[] = {Format::f64, Format::f32, Format::f16, Format::bf16};
 
 // An exact value given as a sum of doubles, formed exactly in 300 bits.

@@ -9,12 +9,14 @@
 namespace softcheck::oracle::testing {
 
 inline mpfr_srcptr raw(const Real& r) { return r.backend().data(); }
+inline mpfr_ptr raw(Real& r) { return r.backend().data(); }
 
 // An MPFR variable with its own precision.
 struct Mp {
   mpfr_t v;
   explicit Mp(mpfr_prec_t bits) { mpfr_init2(v, bits); }
   Mp(mpfr_prec_t bits, double d) : Mp(bits) { mpfr_set_d(v, d, MPFR_RNDN); }
+  Mp(mpfr_prec_t bits, const char* text) : Mp(bits) { mpfr_set_str(v, text, 10, MPFR_RNDN); }
   ~Mp() { mpfr_clear(v); }
   Mp(const Mp&) = delete;
   Mp& operator=(const Mp&) = delete;

@@ -24,6 +24,9 @@
 #include <vector>
 
 #include "softcheck/oracle.hpp"
+#include "softcheck/test_values.hpp"
+
+#include "mpfr_scratch.hpp"
 
 namespace {
 
@@ -34,22 +37,11 @@ using softcheck::oracle::Real;
 using softcheck::oracle::round_to;
 using softcheck::oracle::RowStatus;
 
-constexpr double inf = std::numeric_limits<double>::infinity();
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using softcheck::test_values::inf;
+using softcheck::test_values::nan;
 
-mpfr_srcptr raw(const Real& r) { return r.backend().data(); }
-mpfr_ptr raw(Real& r) { return r.backend().data(); }
-
-// An MPFR variable with its own precision, for independent computations.
-struct Mp {
-  mpfr_t v;
-  explicit Mp(mpfr_prec_t bits) { mpfr_init2(v, bits); }
-  Mp(mpfr_prec_t bits, double d) : Mp(bits) { mpfr_set_d(v, d, MPFR_RNDN); }
-  Mp(mpfr_prec_t bits, const char* text) : Mp(bits) { mpfr_set_str(v, text, 10, MPFR_RNDN); }
-  ~Mp() { mpfr_clear(v); }
-  Mp(const Mp&) = delete;
-  Mp& operator=(const Mp&) = delete;
-};
+using softcheck::oracle::testing::Mp;  // an MPFR variable with its own precision, for independent computations
+using softcheck::oracle::testing::raw;
 
 Real to_real(mpfr_srcptr v) {
   Real r;

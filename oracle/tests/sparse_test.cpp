@@ -18,14 +18,15 @@
 #include <vector>
 
 #include "softcheck/sparse_oracle.hpp"
+#include "softcheck/test_values.hpp"
 #include "mpfr_scratch.hpp"
 
 namespace {
 
 using namespace softcheck::oracle;
 
-constexpr double inf = std::numeric_limits<double>::infinity();
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using softcheck::test_values::inf;
+using softcheck::test_values::nan;
 
 using softcheck::oracle::testing::Mp;
 using softcheck::oracle::testing::raw;

@@ -22,6 +22,7 @@
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
 #include "softcheck/storage.hpp"
+#include "softcheck/test_values.hpp"
 
 namespace {
 
@@ -32,7 +33,7 @@ using softcheck::round_to_format;
 using softcheck::oracle::Real;
 using softcheck::oracle::round_to;
 
-constexpr double inf = std::numeric_limits<double>::infinity();
+using softcheck::test_values::inf;
 
 // Layout of a 16-bit format: 1 sign bit, E exponent bits, 15 - E significand
 // bits (f16: 5 + 10, bias 15; bf16: 8 + 7, bias 127; IEEE 754-2008 / Google
@@ -71,10 +72,10 @@ double value_by_layout(std::uint16_t b, Format f) {
   return (b & 0x8000) ? -mag : mag;
 }
 
-Real real_of(double v) { return Real(v); }  // doubles convert to MPFR exactly
+Real exact_real(double v) { return Real(v); }  // doubles convert to MPFR exactly
 
 // The oracle's rounding of the exact value v (a double: f32 and f64 values are exact).
-double mpfr_rounding(double v, Format f) { return round_to(real_of(v), f); }
+double mpfr_rounding(double v, Format f) { return round_to(exact_real(v), f); }
 
 bool same_value(double a, double b) {  // equal including the sign of zero, NaN == NaN
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
