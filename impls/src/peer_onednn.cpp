@@ -28,6 +28,7 @@
 
 #include "peer_util.hpp"
 #include "softcheck/kernel_failure.hpp"
+#include "softcheck/storage.hpp"
 
 #if SOFTCHECK_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
@@ -95,6 +96,7 @@ dnnl::memory::data_type data_type_of(Format f) {
     case Format::bf16: return dnnl::memory::data_type::bf16;
     case Format::f16: return dnnl::memory::data_type::f16;
     case Format::f64: break;
+    case Format::e4m3: throw_not_a_storage_format(f);
   }
   throw std::logic_error("oneDNN has no f64 on the CPU");
 }

@@ -30,6 +30,7 @@ at::ScalarType dtype_of(Format f) {
     case Format::f64: return at::kDouble;
     case Format::bf16: return at::kBFloat16;
     case Format::f16: return at::kHalf;
+    case Format::e4m3: throw_not_a_storage_format(f);
   }
   return at::kFloat;
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "softcheck/metrics.hpp"
+#include "softcheck/minifloat.hpp"
 #include "softcheck/test_values.hpp"
 
 namespace {
@@ -252,6 +253,7 @@ std::vector<Walked> walk(Format f) {
       case Format::f32: return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(p)));
       case Format::f16: return static_cast<double>(std::bit_cast<_Float16>(static_cast<std::uint16_t>(p)));
       case Format::bf16: return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(p << 16)));
+      case Format::e4m3: return softcheck::decode(softcheck::fp8_e4m3, static_cast<std::uint8_t>(p));
     }
     return nan;
   };

@@ -23,7 +23,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "softcheck/metrics.hpp"
 #include "softcheck/minifloat_oracle.hpp"
+#include "softcheck/oracle.hpp"
 #include "softcheck/storage.hpp"
 
 namespace softcheck {
@@ -145,6 +147,49 @@ TEST(MiniFloat, EncodeIsTheOraclesRoundingOnEveryDecidingInput) {
     EXPECT_EQ(mismatches, 0u) << f.name;
     EXPECT_GT(checked, 500000u) << f.name;
   }
+}
+
+// E4M3 as a result format (format.hpp's Format::e4m3: what a quantised
+// kernel's outputs are measured in, Kernel::quantised_outputs). The generic
+// format code reads it from its parameters (p = 4, emin = -6, emax = 8) and
+// max_finite's 448; here it must agree with the element format above on
+// every deciding input: round_to_format, the oracle's round_to, the
+// ordinal (Herbie's bits) and the ULP.
+TEST(E4m3ResultFormat, IsTheElementFormatOnEveryDecidingInput) {
+  EXPECT_EQ(max_finite(Format::e4m3), 448.0);
+  EXPECT_EQ(denorm_min(Format::e4m3), 0x1p-9);
+  EXPECT_EQ(unit_roundoff(Format::e4m3), 0x1p-4);
+  EXPECT_FALSE(parse_format("e4m3").has_value());  // no kernel stores it
+  EXPECT_THROW((void)element_size(Format::e4m3), std::logic_error);
+  const oracle::PrecisionScope scope(64);  // Real(v) of a double: exact
+  std::size_t checked = 0;
+  for (double v : deciding_inputs(fp8_e4m3)) {
+    if (std::isnan(v)) continue;
+    // Past 464 the element format gives its NaN (non-saturating); the
+    // generic code's overflow is +-inf there.
+    const double element = decode(fp8_e4m3, encode(fp8_e4m3, v, Overflow::to_special));
+    const double want = std::isnan(element) ? std::copysign(std::numeric_limits<double>::infinity(), v) : element;
+    ASSERT_TRUE(same(round_to_format(v, Format::e4m3), want)) << v;
+    ASSERT_TRUE(same(oracle::round_to(oracle::Real(v), Format::e4m3), want)) << v;
+    ++checked;
+  }
+  EXPECT_GT(checked, 250000u);
+  for (unsigned p = 0; p < 256; ++p) {
+    const double v = decode(fp8_e4m3, static_cast<std::uint8_t>(p));
+    if (std::isnan(v)) continue;
+    const auto magnitude = static_cast<double>(p & 0x7F);
+    EXPECT_EQ(ordinal(v, Format::e4m3), (p & 0x80) != 0 ? -magnitude : magnitude) << p;
+    int e = 0;
+    std::frexp(v, &e);
+    const double ulp = v == 0 ? 0x1p-9 : std::ldexp(1.0, std::max(e - 1, -6) - 3);  // 0: the subnormal quantum
+    EXPECT_EQ(oracle::round_to(oracle::ulp(oracle::Real(v), Format::e4m3), Format::f64), ulp) << v;
+  }
+  // Errors in E4M3 ULPs: 0.3 lies 0.4 of a quantum (2^-5) below 0.3125 and
+  // 0.6 above 0.28125; a result off the E4M3 grid is the caller's error.
+  const oracle::Real exact(0.3);
+  EXPECT_NEAR(compare_element(0.3125, exact, Format::e4m3).ulp, 0.4, 1e-12);
+  EXPECT_NEAR(compare_element(0.28125, exact, Format::e4m3).ulp, 0.6, 1e-12);
+  EXPECT_THROW((void)compare_element(0.3, exact, Format::e4m3), std::invalid_argument);
 }
 
 // ---------------------------------------------------------------------------

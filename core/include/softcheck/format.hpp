@@ -13,7 +13,12 @@
 
 namespace softcheck {
 
-enum class Format { f64, f32, f16, bf16 };
+// f64 ... bf16 are the kernels' storage formats (Kernel::format). e4m3, OCP
+// FP8 E4M3 (core/minifloat.hpp: no inf, S.1111.111 the only NaN, max 448),
+// is a result format only: the values a kernel's outputs are quantised to
+// (Kernel::quantised_outputs, e.g. P cast to E4M3 before P.V), measured in
+// its ULPs. Nothing is stored in it (storage.hpp refuses it).
+enum class Format { f64, f32, f16, bf16, e4m3 };
 
 // IEEE-style parameters: precision p counts the implicit bit; emin is the
 // exponent of the smallest normal number (2^emin); emax of the largest binade.
@@ -31,6 +36,7 @@ constexpr FormatInfo info(Format f) {
     case Format::f32: return {"f32", 24, -126, 127, 32};
     case Format::f16: return {"f16", 11, -14, 15, 16};
     case Format::bf16: return {"bf16", 8, -126, 127, 16};
+    case Format::e4m3: return {"e4m3", 4, -6, 8, 8};
   }
   return {"?", 0, 0, 0, 0};
 }
@@ -60,6 +66,7 @@ inline double exact_pow2(int k) {
   return 0;
 }
 
+// The kernels' storage formats, by name (not e4m3: a result format only).
 inline std::optional<Format> parse_format(std::string_view s) {
   for (Format f : {Format::f64, Format::f32, Format::f16, Format::bf16})
     if (info(f).name == s) return f;
@@ -70,12 +77,17 @@ inline std::optional<Format> parse_format(std::string_view s) {
 inline double unit_roundoff(Format f) { return exact_pow2(-info(f).precision); }
 // Smallest positive subnormal, 2^(emin - p + 1).
 inline double denorm_min(Format f) { return exact_pow2(info(f).emin - info(f).precision + 1); }
-// Largest finite value, (2 - 2^(1-p)) * 2^emax (exact: f64's is DBL_MAX).
-inline double max_finite(Format f) { return (2.0 - exact_pow2(1 - info(f).precision)) * exact_pow2(info(f).emax); }
+// Largest finite value, (2 - 2^(1-p)) * 2^emax (exact: f64's is DBL_MAX);
+// E4M3's top pattern is its NaN, so its largest is (2 - 2^(2-p)) * 2^emax = 448.
+inline double max_finite(Format f) {
+  const int drop = f == Format::e4m3 ? 2 : 1;
+  return (2.0 - exact_pow2(drop - info(f).precision)) * exact_pow2(info(f).emax);
+}
 inline double lowest(Format f) { return -max_finite(f); }
 
 // Round a double to the nearest value of `f` (ties to even), subnormal-aware,
-// overflowing to +-inf at max_finite + ulp/2. One rounding from the double:
+// overflowing to +-inf at max_finite + ulp/2 (E4M3: from 464, OCP's
+// overflow threshold; +-inf stands for its NaN or saturation there). One rounding from the double:
 // scaling by a power of two is exact and nearbyint rounds once. Used to build
 // inputs that are exact values of a format (the oracle rounds exact results
 // with oracle::round_to instead).

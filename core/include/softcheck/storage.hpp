@@ -9,11 +9,18 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "softcheck/format.hpp"
 
 namespace softcheck {
+
+// Thrown where a storage format is needed and `f` is a result format only
+// (format.hpp: e4m3): a switch over the storage formats ends here.
+[[noreturn]] inline void throw_not_a_storage_format(Format f) {
+  throw std::logic_error(std::string(name(f)) + " is a result format: no kernel stores values in it");
+}
 
 // Bit pattern of a value of a 16-bit format f (f16 or bf16). v is rounded to f
 // first (ties to even, one rounding from the double), so any double is fine.
@@ -57,6 +64,7 @@ inline double decode16(std::uint16_t bits, Format f) {
 }
 
 inline std::size_t element_size(Format f) {
+  if (f == Format::e4m3) throw_not_a_storage_format(f);
   return f == Format::f64 ? sizeof(double) : f == Format::f32 ? sizeof(float) : sizeof(std::uint16_t);
 }
 
