@@ -149,6 +149,7 @@ Command add_repro(CLI::App& app) {
     const Kernel* found = kernel_set.find(a->impl);
     if (!found) found = find_sparse_kernel(a->impl);
     if (!found) throw std::invalid_argument("unknown kernel '" + a->impl + "' (see `softcheck list`)");
+    refuse_quantised_outputs(*found);
     const Kernel in_env = in_fp_env(*found, env);
     const Kernel* k = &in_env;
     if (!k->available) throw std::invalid_argument(k->name + " is unavailable: " + k->unavailable_reason);

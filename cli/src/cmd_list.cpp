@@ -43,6 +43,7 @@ nlohmann::ordered_json kernel_json(const Kernel& k) {
   return {{"name", k.name},
           {"algorithm", k.algorithm},
           {"format", name(k.format)},
+          {"output_format", name(k.output_format())},
           {"masked_row_policy", name(k.masked_policy)},
           {"available", k.available},
           {"unavailable_reason", k.unavailable_reason},
@@ -68,7 +69,7 @@ void print_wide_table(const std::vector<const Kernel*>& ks) {
   using Row = std::array<std::string, 7>;
   std::vector<Row> rows{{"kernel", "algorithm", "fmt", "policy", "op", "contract (max ULP)", "status"}};
   const auto add = [&](const Kernel& k, std::string_view op, const std::string& contract) {
-    rows.push_back({k.name, k.algorithm, std::string(name(k.format)), std::string(name(k.masked_policy)),
+    rows.push_back({k.name, k.algorithm, k.format_label(), std::string(name(k.masked_policy)),
                     std::string(op), contract, status_text(k)});
   };
   for (const Kernel* k : ks) {
@@ -119,7 +120,7 @@ void print_table(const std::vector<const Kernel*>& ks) {
     if (!k->available) unavailable.add(k->name, k->unavailable_reason);
     const std::string status = !k->available ? "unavailable" : k->test_only ? "test-only" : "available";
     const auto add = [&](std::string_view op, std::string contract) {
-      table.add({k->name, std::string(name(k->format)), std::string(name(k->masked_policy)), std::string(op), status,
+      table.add({k->name, k->format_label(), std::string(name(k->masked_policy)), std::string(op), status,
                  std::move(contract)});
     };
     if (k->ops.empty()) add("-", "-");  // e.g. a plugin kernel whose op this version cannot run
@@ -204,6 +205,8 @@ Command add_list(CLI::App& app) {
     if (*attention)
       for (const Kernel& k : attention_kernels())
         if (!k.test_only || *mutants) ks.push_back(&k);
+    for (const Kernel& k : quantised_kernels())
+      if (!k.test_only || *mutants) ks.push_back(&k);
     if (*mutants)
       for (const Kernel& k : mutant_kernels()) ks.push_back(&k);
     if (*json) {

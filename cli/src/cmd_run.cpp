@@ -150,6 +150,11 @@ void print_summary(const Report& r) {
       note("FLAGGED", "FLAGGED: NaN/inf on finite input");
     if (k.unbounded_rows > 0)
       note("UNCHECKED", fmt::format("{}; \"{}\" covers the other rows", k.unchecked_rows(), k.status));
+    // A quantised output's ULPs are its own format's, and its rows can lose
+    // mass with every output within its bound.
+    if (!k.output_format.empty())
+      note("", fmt::format("outputs quantised to {}: ULPs of {}; sum(y) - 1 per row: max lost {}, max gained {}",
+                           k.output_format, k.output_format, fmt_num(k.mass.max_lost), fmt_num(k.mass.max_gained)));
     if (k.policy_violations > 0)
       note("POLICY", fmt::format("masked-row policy broken in {} rows", k.policy_violations));
     if (k.worst.exact.starts_with(kernel_failure_prefix)) note("FAILED", k.worst.exact);
@@ -256,7 +261,8 @@ Command add_run(CLI::App& app) {
     const bool by_op = !a->ops.empty() && a->impls.empty();
     std::vector<const Kernel*> kernels =
         kernel_set.select(a->impls, a->peers, /*with_sparse=*/a->sparse || !a->impls.empty() || by_op,
-                          /*with_gradients=*/a->gradients || by_op, /*with_attention=*/a->attention || by_op);
+                          /*with_gradients=*/a->gradients || by_op, /*with_attention=*/a->attention || by_op,
+                          /*with_quantised=*/true);
     const auto provides_an_op = [&](const Kernel* k) {
       return std::any_of(a->ops.begin(), a->ops.end(), [&](const std::string& op) { return k->find(*parse_op(op)); });
     };

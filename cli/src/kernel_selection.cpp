@@ -65,7 +65,8 @@ const Kernel* KernelSet::find(std::string_view name) const {
 }
 
 std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& names, bool with_peers,
-                                             bool with_sparse, bool with_gradients, bool with_attention) const {
+                                             bool with_sparse, bool with_gradients, bool with_attention,
+                                             bool with_quantised) const {
   if (names.empty()) {
     std::vector<const Kernel*> ks = all();
     if (!with_peers)
@@ -81,6 +82,9 @@ std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& nam
     if (with_attention)
       for (const Kernel& k : attention_kernels())
         if (!k.test_only) ks.push_back(&k);
+    if (with_quantised)
+      for (const Kernel& k : quantised_kernels())
+        if (!k.test_only) ks.push_back(&k);
     return ks;
   }
   std::vector<const Kernel*> ks;
@@ -92,9 +96,17 @@ std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& nam
       k = find_sparse_kernel(n);
     }
     if (!k) throw std::invalid_argument("unknown kernel '" + n + "' (see `softcheck list`)");
+    if (!with_quantised) refuse_quantised_outputs(*k);
     if (std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
   }
   return ks;
+}
+
+void refuse_quantised_outputs(const Kernel& k) {
+  if (k.quantised_outputs)
+    throw std::invalid_argument("'" + k.name + "' quantises its outputs to " + std::string(name(k.output_format())) +
+                                " (docs/low-precision.md): `softcheck run` judges them in its ULPs; this "
+                                "command's tolerances are in the storage format");
 }
 
 void warn_kernels_without_ops(const std::vector<const Kernel*>& kernels) {

@@ -91,6 +91,11 @@ PoolChoice choose_pool(const char* planted, const char* plugins, const char* iso
       c.error = "unknown or unavailable kernel '" + std::string(n) + "' in " + planted_variable;
       return c;
     }
+    if (k->quantised_outputs) {  // the checks' tolerances are in the storage format
+      c.error = "kernel '" + std::string(n) + "' in " + planted_variable + " has its outputs quantised to " +
+                std::string(name(k->output_format())) + ": `softcheck run` judges it, the fuzzers do not";
+      return c;
+    }
     c.pool.push_back(k);
   }
   if (c.pool.empty()) c.error = std::string(planted_variable) + " names no kernel";

@@ -119,6 +119,11 @@ const std::vector<Kernel>& attention_kernels() {
   return registry;
 }
 
+const std::vector<Kernel>& quantised_kernels() {
+  static const std::vector<Kernel> registry = kernels::quantised_softmax_kernels();
+  return registry;
+}
+
 StableReference stable_attention_reference(Op op, Format f, std::size_t output) {
   const Kernel* k = find_in(attention_kernels(), std::string(name(op)) + "_naive_" + std::string(name(f)));
   if (k == nullptr || !k->available || k->test_only) return {};
@@ -144,6 +149,7 @@ StableReference stable_reference_kernel(Format f, OutputKind kind, const OpParam
     case Format::f64: candidates = {"shifted_f64", "shifted_log1p_f64"}; break;
     case Format::f16: candidates = {"f16_shifted_f32acc"}; break;
     case Format::bf16: candidates = {"bf16_shifted_f32acc"}; break;
+    case Format::e4m3: break;  // a result format: no stable kernel stores it
   }
   for (std::string_view name : candidates)
     if (const Kernel* k = find_in(builtin_kernels(), name); k != nullptr && k->available)
@@ -169,6 +175,7 @@ const Kernel* find_kernel(std::string_view name) {
   if (const Kernel* k = find_in(peer_kernels(), name)) return k;
   if (const Kernel* k = find_in(gradient_kernels(), name)) return k;
   if (const Kernel* k = find_in(attention_kernels(), name)) return k;
+  if (const Kernel* k = find_in(quantised_kernels(), name)) return k;
   return find_in(mutant_kernels(), name);
 }
 

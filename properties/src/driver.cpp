@@ -57,7 +57,7 @@ const PropertyInfo* find_property(std::string_view name) {
 Claim claim(const Kernel& kernel, Op op, std::string_view property) {
   const PropertyDef* d = detail::find_def(property);
   if (d == nullptr) return {false, "unknown property " + std::string(property)};
-  if (const std::optional<Claim> c = detail::input_shape_mismatch(*d, op)) return *c;
+  if (const std::optional<Claim> c = detail::cannot_claim(*d, kernel, op)) return *c;
   return d->claim(kernel, op);
 }
 
@@ -219,7 +219,7 @@ PropertyVerdict check_property(const Kernel& kernel, Op op, std::string_view pro
   }
   // A property stated for the logits alone never runs on an op with more
   // inputs, nor the reverse, whatever --force says: it could not call it.
-  if (const std::optional<Claim> c = detail::input_shape_mismatch(*def, op)) {
+  if (const std::optional<Claim> c = detail::cannot_claim(*def, kernel, op)) {
     v.reason = c->reason;
     return v;  // not_claimed
   }

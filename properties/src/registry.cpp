@@ -212,7 +212,7 @@ Claim unsmoothed_loss_contract(const Kernel& k, Op op) {
 }
 
 // ---- attention (docs/attention.md) ----------------------------------------------------
-// Claimed by the ops with a head dimension (input_shape_mismatch keeps them
+// Claimed by the ops with a head dimension (cannot_claim keeps them
 // off the others). The masked keys' values and the masked-row policy are
 // exact and claimed by every kernel with the op; the rest by its contracts.
 Claim attention_op(const Kernel& k, Op op) {
@@ -619,7 +619,11 @@ CaseInputs case_inputs(Op op) {
   return spec(op).several_inputs() ? CaseInputs::gradient : CaseInputs::logits;
 }
 
-std::optional<Claim> input_shape_mismatch(const PropertyDef& def, Op op) {
+std::optional<Claim> cannot_claim(const PropertyDef& def, const Kernel& kernel, Op op) {
+  if (kernel.quantised_outputs)
+    return Claim{false, "the outputs are quantised to " + std::string(name(kernel.output_format())) +
+                            ": the properties' tolerances are in the storage format; `run` judges them in " +
+                            std::string(name(kernel.output_format())) + " ULPs (docs/low-precision.md)"};
   const CaseInputs takes = case_inputs(op);
   if (takes == def.inputs) return std::nullopt;
   const std::string op_name(name(op));

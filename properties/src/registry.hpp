@@ -38,9 +38,12 @@ struct PropertyDef {
   CaseInputs inputs = CaseInputs::logits;
 };
 
-// Not claimed, with the reason, when the property's statement and the op take
-// different inputs (PropertyDef::inputs against case_inputs(op)).
-std::optional<Claim> input_shape_mismatch(const PropertyDef& def, Op op);
+// Not claimed, with the reason, whatever the kernel declares or --force
+// says: when the property's statement and the op take different inputs
+// (PropertyDef::inputs against case_inputs(op)), or when the kernel's
+// outputs are quantised to a narrower format (Kernel::quantised_outputs:
+// every tolerance here is in the storage format; `run` judges them).
+std::optional<Claim> cannot_claim(const PropertyDef& def, const Kernel& kernel, Op op);
 
 // How the reason of a property claimed by the floor (no contract needed)
 // starts; `check` shows it beside the verdict.

@@ -207,7 +207,7 @@ Expected<Replay> replay(const Kernel& kernel, Op op, std::string_view property, 
     return R::failure("unknown property '" + std::string(property) + "' (known: " + known + ")");
   }
   if (kernel.find(op) == nullptr) return R::failure("kernel " + kernel.name + " does not provide " + std::string(name(op)));
-  if (const std::optional<Claim> m = detail::input_shape_mismatch(*def, op))
+  if (const std::optional<Claim> m = detail::cannot_claim(*def, kernel, op))
     return R::failure("property " + std::string(property) + " on " + std::string(name(op)) + ": " + m->reason);
   if (!kernel.available) return R::failure("kernel " + kernel.name + " is unavailable: " + kernel.unavailable_reason);
   if (c.row.empty()) return R::failure("empty row");

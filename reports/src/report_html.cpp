@@ -160,7 +160,7 @@ std::string summary_section(const Report& r) {
       "<th>max ULP</th><th>mean ULP</th><th>max bits</th><th>max normwise</th><th>NaN/inf</th><th>contract (ULP)</th>"
       "<th>verdict</th></tr>\n";
   for (const KernelSummary& k : r.kernels)
-    s += "<tr>" + td(escape(k.kernel)) + td(escape(k.label())) + td(escape(k.format)) + td_count(k.cases) +
+    s += "<tr>" + td(escape(k.kernel)) + td(escape(k.label())) + td(escape(k.format_label())) + td_count(k.cases) +
          td_num(k.max_ulp) + td_num(k.mean_ulp) + td_num(k.max_bits) +
          (has_normwise(k.op, k.output) ? td_num(k.max_normwise) : td("n/a")) + td_count(k.nonfinite) +
          td("<code>" + escape(k.contract_formula) + "</code>") + td(status_cell(k)) + "</tr>\n";

@@ -164,6 +164,7 @@ Json kernel_json(const KernelSummary& k) {
   if (!k.load_options.empty()) j["load_options"] = k.load_options;
   // Ops with several outputs only: which output the entry judges.
   if (!k.output.empty()) j["output"] = k.output;
+  if (!k.output_format.empty()) j["output_format"] = k.output_format;
   // Entries without a declared contract: the floor's checks.
   if (k.floor_checked) {
     Json check = Json::object();
@@ -182,6 +183,12 @@ Json kernel_json(const KernelSummary& k) {
     j["conditional"] = Json{{"rows", k.conditional.rows},
                             {"broken", k.conditional.broken},
                             {"max_error", number_or_null(k.conditional.max_error)}};
+  // Probability outputs: the mass of their rows (report.hpp MassSummary).
+  if (k.mass.rows > 0)
+    j["mass"] = Json{{"rows", k.mass.rows},
+                     {"max_lost", k.mass.max_lost},
+                     {"max_gained", k.mass.max_gained},
+                     {"mean_error", k.mass.mean_error}};
   Json cells = Json::array();
   for (const CellSummary& c : k.cells) cells.push_back(cell_json(c));
   j["cells"] = std::move(cells);

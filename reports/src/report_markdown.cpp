@@ -109,7 +109,7 @@ void summary_table(std::string& out, const Report& r) {
   out += "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const KernelSummary& k : r.kernels)
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(k.kernel), md(k.label()),
-                       md(k.format), k.cases, num(k.max_ulp), num(k.mean_ulp), num(k.max_bits),
+                       md(k.format_label()), k.cases, num(k.max_ulp), num(k.mean_ulp), num(k.max_bits),
                        has_normwise(k.op, k.output) ? num(k.max_normwise) : std::string("n/a"), k.nonfinite,
                        md_code(k.contract_formula, true), verdict(k));
   const auto any_in = [&](Metric m) {
@@ -149,6 +149,21 @@ void distribution_table(std::string& out, const Report& r) {
                        percent(d.below, d.measured), num(d.p50_ulp), num(d.p99_ulp), num(d.max_ulp),
                        k.contract_declared ? num(d.p99_ratio) : std::string("n/a"), bias_text(d));
   }
+}
+
+// Probability outputs: sum(y) - 1 per row (report.hpp MassSummary).
+void mass_table(std::string& out, const Report& r) {
+  if (std::none_of(r.kernels.begin(), r.kernels.end(), [](const KernelSummary& k) { return k.mass.rows > 0; }))
+    return;
+  out += "\n## Probability mass\n\nPer row of a probability output with every value finite, sum(y) - 1 (the "
+         "exact row sums to 1); measured, never gated: every output can be within its bound while the row loses "
+         "mass (P cast to E4M3 drops each probability below 2^-10).\n\n"
+         "| kernel | op | format | rows | max lost | max gained | mean sum(y) - 1 |\n"
+         "|---|---|---|---:|---:|---:|---:|\n";
+  for (const KernelSummary& k : r.kernels)
+    if (k.mass.rows > 0)
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", md(k.kernel), md(k.label()), md(k.format_label()),
+                         k.mass.rows, num(k.mass.max_lost), num(k.mass.max_gained), num(k.mass.mean_error));
 }
 
 void kernel_section(std::string& out, const KernelSummary& k) {
@@ -262,6 +277,7 @@ std::string to_markdown(const Report& r, std::string_view json_digest) {
          "counted separately and never averaged.\n\n## Summary\n\n";
   summary_table(out, r);
   distribution_table(out, r);
+  mass_table(out, r);
   if (!r.reference_rule.scope.empty() && r.reference_rule.scope != "off")
     out += fmt::format("\nReference rule ({} outputs): on every row, max |got - exact| <= {} x that of softcheck's "
                        "stable kernel of the same format + {} u max(1, max |output|) (docs/gating-your-kernel.md).\n",

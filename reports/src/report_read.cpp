@@ -448,6 +448,10 @@ KernelSummary read_kernel(const Node& k) {
   s.status = k.word("status", {"held", "violated", "no_contract", "unavailable"});
   s.unavailable_reason = k.str("unavailable_reason");
   if (k.has("load_options")) s.load_options = k.str("load_options");
+  if (k.has("output_format")) {
+    s.output_format = k.str("output_format");
+    if (s.output_format != "e4m3") k.fail("output_format", "expected e4m3, the one result format");
+  }
   // The floor's checks: entries without a declared contract only.
   if (k.has("floor")) {
     if (s.contract_declared) k.fail("floor", "an entry with a declared contract has no floor checks");
@@ -509,6 +513,19 @@ KernelSummary read_kernel(const Node& k) {
     s.conditional.broken = cond.count("broken");
     s.conditional.max_error = cond.non_negative("max_error", who);
     if (s.conditional.broken > s.conditional.rows) cond.fail("broken", "larger than rows" + who);
+  }
+  if (k.has("mass")) {
+    const Node mass = k.child("mass");
+    std::size_t o = 0;
+    while (o + 1 < outs.size() && outs[o].name != s.output) ++o;
+    if (outs[o].kind != OutputKind::probabilities) k.fail("mass", "only a probability output has a mass" + who);
+    s.mass.rows = mass.count("rows");
+    if (s.mass.rows == 0 || s.mass.rows > s.rows) mass.fail("rows", "expected 1 to the entry's rows" + who);
+    s.mass.max_lost = mass.non_negative("max_lost", who);
+    s.mass.max_gained = mass.non_negative("max_gained", who);
+    s.mass.mean_error = mass.number("mean_error");
+    if (s.mass.mean_error < -s.mass.max_lost || s.mass.mean_error > s.mass.max_gained)
+      mass.fail("mean_error", "outside [-max_lost, max_gained]" + who);
   }
   k.each("properties", [&](const Node& n) { s.properties.push_back(read_property(n)); });
   // The gate matches property verdicts by name: two would make it pick one.

@@ -134,6 +134,10 @@ void merge(KernelSummary& s, FamilySummary& fam, const Accum& a) {
   s.conditional.rows += a.conditional_rows;
   s.conditional.broken += a.conditional_broken;
   s.conditional.max_error = std::max(s.conditional.max_error, a.conditional_max);
+  s.mass.rows += a.mass_rows;
+  s.mass.mean_error += a.mass_sum;  // a sum until finish_report divides it
+  s.mass.max_lost = std::max(s.mass.max_lost, a.mass_max_lost);
+  s.mass.max_gained = std::max(s.mass.max_gained, a.mass_max_gained);
   fam.rows += a.rows;
   fam.max_ulp = std::max(fam.max_ulp, a.max_ulp);
   fam.nonfinite += a.nonfinite;
@@ -224,6 +228,7 @@ void finish_report(Report& report, const SuiteState& state, std::vector<double>*
       if (w->worst_text_pending) throw std::logic_error("finish_report: the worst case's exact text was not resolved");
       s.worst = w->worst;
     }
+    if (s.mass.rows > 0) s.mass.mean_error /= static_cast<double>(s.mass.rows);
     if (s.measured > 0) {
       s.mean_ulp /= static_cast<double>(s.measured);
       s.mean_bits /= static_cast<double>(s.measured);

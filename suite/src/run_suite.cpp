@@ -178,9 +178,10 @@ std::string repro_line(const Kernel& k, Op op, bool contract, const SuiteCase& c
   // `repro` replays softmax properties; a sparse op's case is replayed by `run`.
   // A plugin kernel is replayed with the options that loaded it (Kernel::load_options).
   const std::string impl = (k.load_options.empty() ? "" : k.load_options + " ") + "--impl " + k.name;
-  // `repro` replays the accuracy property, claimed with a contract only; the
-  // floor and the reference rule are replayed by `run`.
-  if (c.cols <= 64 && !is_sparse(op) && !spec(op).several_inputs() && contract)
+  // `repro` replays the accuracy property, claimed with a contract only and
+  // judged in the storage format; the floor, the reference rule and
+  // quantised outputs are replayed by `run`.
+  if (c.cols <= 64 && !is_sparse(op) && !spec(op).several_inputs() && contract && !k.quantised_outputs)
     return fmt::format("softcheck repro {} --op {} --property accuracy --temperature {} --row {}", impl,
                        name(op), c.temperature, hex_row(x, c.cols));
   // The run's suite (rows per case follow it) and its reference rule.
@@ -327,6 +328,24 @@ double apply_reference_rule(Accum& a, const ReferenceRuleSettings& rule, const T
 // One row's verdict into the accumulator. The worst element's exact text
 // (21 digits) is MPFR's when MPFR decided, else left to run_suite for the
 // kernel's final worst case.
+// sum(y) - 1 of a probability row whose outputs are all finite (the exact
+// row sums to 1): what a kernel that drops or inflates probabilities moves,
+// whatever each output's error (P cast to E4M3 loses the keys below 2^-10
+// while each stays within half an ULP). Summed in double, in order: at most
+// n 2^-53 off for a row of n values in [0, 1].
+void record_mass(Accum& a, std::span<const double> y) {
+  double sum = 0;
+  for (double p : y) {
+    if (!std::isfinite(p)) return;
+    sum += p;
+  }
+  const double m = sum - 1;
+  a.mass_rows++;
+  a.mass_sum += m;
+  a.mass_max_lost = std::max(a.mass_max_lost, -m);
+  a.mass_max_gained = std::max(a.mass_max_gained, m);
+}
+
 void record_verdict(Accum& a, const Target& t, const SuiteCase& c, std::int64_t row, const double* x,
                     std::span<const double> y, const oracle::RowVerdict& v, oracle::RowJudge& judge,
                     const RunOptions& opt, double reference_ratio) {
@@ -344,6 +363,7 @@ void record_verdict(Accum& a, const Target& t, const SuiteCase& c, std::int64_t 
     if (has_bound) a.ratio_sketch.add(std::isinf(v.bound) ? 0 : e / v.bound);
   }
   record_signed_errors(a, v);
+  if (t.operand().kind == OutputKind::probabilities) record_mass(a, y);
   const bool sparse = is_sparse(t.decl->op);
   std::string exact_text;
   if (v.tier == oracle::Tier::mpfr && v.error.elements > 0 && row_key(t, v.error, v.bound, reference_ratio) > a.worst_key) {
@@ -606,24 +626,42 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   judge_options.tiered = opt.oracle == OracleMode::tiered;
   judge_options.element_bin = ulp_histogram_bin;
   judge_options.signed_errors = true;
-  oracle::RowJudge judge(f, judge_options);  // its tiers' storage reused row to row
+  // One judge per output format: f's, and the narrower format of a kernel
+  // whose outputs are quantised (Kernel::quantised_outputs), measured in its
+  // ULPs. Each keeps its tiers' storage row to row.
+  std::vector<std::unique_ptr<oracle::RowJudge>> judges;
+  std::vector<Format> judge_formats;
+  std::vector<oracle::RowJudge*> judge_of(targets.size(), nullptr);
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const Format of = targets[i].kernel->output_format();
+    auto at = std::find(judge_formats.begin(), judge_formats.end(), of);
+    if (at == judge_formats.end()) {
+      judge_formats.push_back(of);
+      judges.push_back(std::make_unique<oracle::RowJudge>(of, judge_options));
+      at = judge_formats.end() - 1;
+    }
+    judge_of[i] = judges[static_cast<std::size_t>(at - judge_formats.begin())].get();
+  }
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const double* xr = x.data() + r * c.cols;
     const std::span<const double> row{xr, static_cast<std::size_t>(c.cols)};
     bool counted = false;
-    judge.set_row(row, c.temperature);
-    if (!class_targets.empty()) judge.set_target(class_targets[static_cast<std::size_t>(r)]);
-    if (!upstream.empty()) judge.set_upstream({upstream.data() + r * c.cols, static_cast<std::size_t>(c.cols)});
-    if (!attention.q.empty()) {
-      const auto d = static_cast<std::size_t>(attention.head_dim), n = static_cast<std::size_t>(c.cols);
-      const auto row_at = static_cast<std::size_t>(r);
-      judge.set_attention({attention.q.data() + row_at * d, d}, {attention.K.data() + row_at * n * d, n * d},
-                          {attention.V.data() + row_at * n * d, n * d}, attention.head_dim,
-                          attention.window[row_at]);
+    for (const auto& judge : judges) {
+      judge->set_row(row, c.temperature);
+      if (!class_targets.empty()) judge->set_target(class_targets[static_cast<std::size_t>(r)]);
+      if (!upstream.empty()) judge->set_upstream({upstream.data() + r * c.cols, static_cast<std::size_t>(c.cols)});
+      if (!attention.q.empty()) {
+        const auto d = static_cast<std::size_t>(attention.head_dim), n = static_cast<std::size_t>(c.cols);
+        const auto row_at = static_cast<std::size_t>(r);
+        judge->set_attention({attention.q.data() + row_at * d, d}, {attention.K.data() + row_at * n * d, n * d},
+                             {attention.V.data() + row_at * n * d, n * d}, attention.head_dim,
+                             attention.window[row_at]);
+      }
     }
     for (ReferenceRun& ref : references) ref.judged = false;
     bool undefined = false;
     for (std::size_t i : judged) {
+      oracle::RowJudge& judge = *judge_of[i];
       const std::span<const double> y(outputs[i].data() + r * out_cols[i], static_cast<std::size_t>(out_cols[i]));
       // Timed from here: the first entry judged on a row also pays for the
       // exact row the others share (RunOptions::entry_seconds is approximate so).
@@ -673,7 +711,8 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
       if (timed) acc[i].seconds += std::chrono::duration<double>(Clock::now() - judged_from).count();
     }
     if (undefined) continue;
-    const bool used_mpfr = judge.used_mpfr();
+    const bool used_mpfr =
+        std::any_of(judges.begin(), judges.end(), [](const auto& judge) { return judge->used_mpfr(); });
     res.oracle_rows += counted ? 1 : 0;
     res.mpfr_rows += used_mpfr ? 1 : 0;
   }
@@ -701,6 +740,7 @@ KernelSummary describe(const Target& t) {
   s.kernel = k.name;
   s.algorithm = k.algorithm;
   s.format = std::string(name(k.format));
+  if (k.quantised_outputs) s.output_format = std::string(name(*k.quantised_outputs));
   s.op = std::string(name(t.decl->op));
   if (spec(t.decl->op).several_outputs()) s.output = std::string(t.operand().name);
   s.masked_policy = std::string(name(k.masked_policy));
@@ -724,6 +764,13 @@ void choose_reference(Target& t, const ReferenceRuleSettings& rule) {
   if (t.contract().declared && rule.scope != "all") return;
   if (const OptOut* o = t.decl->opted_out(floor_reference)) {
     t.reference_not_applied = "opted out: " + o->reason;
+    return;
+  }
+  // The rule compares two kernels' errors in one format; a quantised
+  // output's are in its narrower one.
+  if (t.kernel->quantised_outputs) {
+    t.reference_not_applied = fmt::format("the outputs are quantised to {}: no stable kernel stores them so",
+                                          name(t.kernel->output_format()));
     return;
   }
   // An attention output's reference is an attention kernel (its lse is no row's lse).

@@ -107,7 +107,7 @@ WorstCase read_worst(const Reader& r, const Json& j) {
 // Every field finish_report reads (the sketches travel per target and
 // family, not per case; `seconds` is a timing and never in a report; the
 // worst row is gone once resolve_worst_texts gave its text).
-static_assert(sizeof(Accum) == 1200,
+static_assert(sizeof(Accum) == 1232,
               "Accum changed: write and read its new field here, then update this size (docs/scaling.md: "
               "the merged report must equal the unsharded one byte for byte)");
 
@@ -154,6 +154,10 @@ Json accum_json(const Accum& a, bool with_worst) {
               {"conditional_rows", a.conditional_rows},
               {"conditional_broken", a.conditional_broken},
               {"conditional_max", hex(a.conditional_max)},
+              {"mass_rows", a.mass_rows},
+              {"mass_sum", hex(a.mass_sum)},
+              {"mass_max_lost", hex(a.mass_max_lost)},
+              {"mass_max_gained", hex(a.mass_max_gained)},
               {"min_bound", hex(a.min_bound)},
               {"violated_rows", a.violated_rows},
               {"measured_rows", bin_json(a.measured_rows)},
@@ -197,6 +201,10 @@ Accum read_accum(const Reader& r, const Json& j) {
   a.conditional_rows = r.count(j, "conditional_rows");
   a.conditional_broken = r.count(j, "conditional_broken");
   a.conditional_max = r.real(j, "conditional_max", 0);
+  a.mass_rows = r.count(j, "mass_rows");
+  a.mass_sum = r.real(j, "mass_sum", 0);
+  a.mass_max_lost = r.real(j, "mass_max_lost", 0);
+  a.mass_max_gained = r.real(j, "mass_max_gained", 0);
   a.min_bound = r.real(j, "min_bound", 0);
   a.violated_rows = r.count(j, "violated_rows");
   a.measured_rows = read_bin(r, r.at(j, "measured_rows"));
@@ -402,6 +410,7 @@ KernelSummary described(const KernelSummary& e) {
   s.kernel = e.kernel;
   s.algorithm = e.algorithm;
   s.format = e.format;
+  s.output_format = e.output_format;
   s.op = e.op;
   s.output = e.output;
   s.masked_policy = e.masked_policy;

@@ -62,6 +62,11 @@ struct Accum {
   // The reference rule: rows it judged, rows that broke it, max error / allowed.
   std::uint64_t reference_rows = 0, reference_violations = 0;
   double reference_max_ratio = 0;
+  // The probability mass of a probability row (report.hpp MassSummary):
+  // rows with every output finite, the sum of their sum(y) - 1, the largest
+  // loss and gain.
+  std::uint64_t mass_rows = 0;
+  double mass_sum = 0, mass_max_lost = 0, mass_max_gained = 0;
   // The conditional mode (report.hpp ConditionalError).
   std::uint64_t conditional_rows = 0, conditional_broken = 0;
   double conditional_max = 0;

@@ -216,6 +216,52 @@ TEST(RunSuite, BrokenKernelViolatesItsContract) {
   EXPECT_NE(r.kernels.at(0).worst.repro.find("mutant_no_max_shift"), std::string::npos);
 }
 
+// A kernel whose outputs are quantised (softmax_pe4m3_f32: P cast to E4M3)
+// is judged by a second judge, in E4M3 ULPs, beside the f32 kernels of the
+// same cases: held, with errors up to the 0.5 floor and no reference rule;
+// the truncating cast violated; the entry says its output format.
+TEST(RunSuite, QuantisedOutputsAreJudgedInTheirOwnFormat) {
+  RunOptions opt = small_run({"normal_s1", "one_dominant", "mask_neg_inf", "fully_masked", "ties"}, {1, 7, 100, 1000});
+  const Report r = run_suite(kernels({"shifted_f32", "softmax_pe4m3_f32", "mutant_pe4m3_truncated_f32"}), opt);
+  const KernelSummary& f32 = summary(r, "shifted_f32", "softmax");
+  const KernelSummary& p8 = summary(r, "softmax_pe4m3_f32", "softmax");
+  const KernelSummary& cut = summary(r, "mutant_pe4m3_truncated_f32", "softmax");
+  EXPECT_EQ(f32.status, "held");
+  EXPECT_GT(f32.max_ulp, 1);  // f32 ULPs (the n = 1000 rows)
+  EXPECT_EQ(f32.output_format, "");
+  EXPECT_EQ(p8.format, "f32");
+  EXPECT_EQ(p8.output_format, "e4m3");
+  EXPECT_EQ(p8.format_label(), "f32->e4m3");
+  EXPECT_EQ(p8.status, "held");
+  EXPECT_GT(p8.max_ulp, 0.4);  // E4M3 ULPs: the correctly rounded P is up to 0.5 away
+  EXPECT_LE(p8.max_ulp, 0.5 + 1e-3);
+  EXPECT_EQ(p8.rows, f32.rows);
+  // The reference rule compares errors in one format: not for E4M3 outputs,
+  // even where it would judge contract outputs too.
+  RunOptions every_output = opt;
+  every_output.reference_rule.scope = "all";
+  const KernelSummary p8_all = summary(run_suite(kernels({"softmax_pe4m3_f32"}), every_output), "softmax_pe4m3_f32",
+                                       "softmax");
+  EXPECT_EQ(p8_all.reference.kernel, "");
+  EXPECT_NE(p8_all.reference.not_applied.find("quantised to e4m3"), std::string::npos) << p8_all.reference.not_applied;
+  // The mass of each row (report.hpp MassSummary): f32 keeps it to rounding,
+  // E4M3 moves it by far more although every P held its bound; the
+  // truncating cast only ever loses.
+  EXPECT_GT(f32.mass.rows, 0u);
+  EXPECT_LT(std::max(f32.mass.max_lost, f32.mass.max_gained), 1e-3);
+  EXPECT_EQ(p8.mass.rows, f32.mass.rows);
+  EXPECT_GT(std::max(p8.mass.max_lost, p8.mass.max_gained), 0.01);
+  EXPECT_LE(cut.mass.max_gained, 1e-6);  // the f32 row's own rounding at most
+  EXPECT_GT(cut.mass.max_lost, p8.mass.max_lost);
+  EXPECT_EQ(cut.status, "violated");
+  EXPECT_GT(cut.max_ulp, 0.9);
+  // A bias: truncation only ever lowers P.
+  EXPECT_LT(cut.distribution.mean_signed_ulp, p8.distribution.mean_signed_ulp);
+  ASSERT_TRUE(cut.worst.present);
+  EXPECT_EQ(cut.worst.repro.rfind("softcheck run ", 0), 0u) << cut.worst.repro;  // `repro` judges in f32
+  expect_same_report_with_two_jobs(kernels({"shifted_f32", "softmax_pe4m3_f32", "mutant_pe4m3_truncated_f32"}), opt, r);
+}
+
 TEST(RunSuite, FullyMaskedRowsAreCheckedAgainstThePolicy) {
   const Report r = run_suite(kernels({"shifted_f32", "shifted_log1p_f32", "mutant_masked_nan"}),
                              small_run({"fully_masked"}, {5}));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -221,6 +222,14 @@ struct Kernel {
   std::string name;         // e.g. "shifted_log1p_f32"
   std::string algorithm;    // family, e.g. "shifted_log1p"
   Format format;            // input and output element format
+  // Set when every output is rounded to a narrower result format before it
+  // is stored (in `format`): P cast to FP8 E4M3, as FP8 attention kernels
+  // do before P.V, held exactly in f32 storage as fake quantisation does.
+  // Its outputs are then measured in that format's ULPs and contracts are
+  // written in them (0.5 is the floor: the correctly rounded value). `run`
+  // takes such a kernel; the property suite, sweep and the fuzzers, whose
+  // tolerances are in the storage format, do not (docs/low-precision.md).
+  std::optional<Format> quantised_outputs;
   std::vector<OpDecl> ops;  // the ops it provides, each with its contract
   MaskedRowPolicy masked_policy = MaskedRowPolicy::nan;
   std::string description;
@@ -236,6 +245,15 @@ struct Kernel {
   // and relies on subnormal intermediates). `run --fp-env` reports it
   // unavailable in any other, never as held.
   std::string requires_default_fp_env;
+
+  // The format its outputs are measured in: quantised_outputs, else format.
+  Format output_format() const { return quantised_outputs.value_or(format); }
+  // "f32", or "f32->e4m3" for quantised outputs (the tables' format column;
+  // report.hpp's KernelSummary::format_label spells it the same).
+  std::string format_label() const {
+    return std::string(softcheck::name(format)) +
+           (quantised_outputs ? "->" + std::string(softcheck::name(*quantised_outputs)) : "");
+  }
 
   const OpDecl* find(Op op) const;
   // The call of an op with one input and one output: x in, `out` its output
@@ -256,7 +274,7 @@ struct Kernel {
 const std::vector<Kernel>& builtin_kernels();
 // Deliberately broken test-only kernels (mutation self-test); never in builtin_kernels().
 const std::vector<Kernel>& mutant_kernels();
-const Kernel* find_kernel(std::string_view name);  // searches builtin, peers (peers.hpp), gradient, then mutants
+const Kernel* find_kernel(std::string_view name);  // searches builtin, peers (peers.hpp), gradient, attention, quantised, then mutants
 // The kernels of the ops that take more than the logits (cross_entropy,
 // softmax_backward, log_softmax_backward; docs/gradients.md), in registration order, the test-only careless one
 // included (Kernel::test_only). Kept out of builtin_kernels(): the
@@ -299,6 +317,11 @@ StableReference stable_attention_reference(Op op, Format f, std::size_t output);
 // topk_softmax_*, threshold_softmax_*; docs/sparse.md), in registration order.
 // Kept out of builtin_kernels(): the softmax paths (suite, properties, fuzzers,
 // sweep) check them against exact_row, which does not apply.
+// The kernels whose outputs are quantised to a narrower format
+// (Kernel::quantised_outputs: softmax with P cast to E4M3), in registration
+// order, the test-only ones included. Kept out of builtin_kernels(): `run`
+// takes them, the paths that judge in the storage format do not.
+const std::vector<Kernel>& quantised_kernels();
 const std::vector<Kernel>& sparse_kernels();
 const Kernel* find_sparse_kernel(std::string_view name);
 

@@ -128,6 +128,18 @@ struct ConditionalError {
   double max_error = 0;        // max over the other rows (units of the entry's metric)
 };
 
+// The probability mass of a probability output (softmax, the sparse ops):
+// per row with every output finite, sum_j y_j - 1 (the exact row sums to 1).
+// A kernel can hold every output within its bound and still lose mass:
+// P cast to E4M3 drops every probability below 2^-10 (docs/low-precision.md).
+// Measured, never gated.
+struct MassSummary {
+  std::uint64_t rows = 0;   // rows measured (0: not a probability output)
+  double max_lost = 0;      // max over the rows of 1 - sum y (>= 0)
+  double max_gained = 0;    // max over the rows of sum y - 1 (>= 0)
+  double mean_error = 0;    // mean of sum y - 1 (signed)
+};
+
 // Verdict of one property (properties/) for one (kernel, op).
 struct PropertySummary {
   std::string property;
@@ -212,6 +224,12 @@ inline std::string scaled_metric_outputs() {
 
 struct KernelSummary {
   std::string kernel, algorithm, format, op, masked_policy, description;
+  // The narrower format the outputs are quantised to and measured in
+  // (Kernel::quantised_outputs: "e4m3"); empty when they are in `format`.
+  std::string output_format;
+  // "f32", or "f32->e4m3" for quantised outputs: the format column of the
+  // tables.
+  std::string format_label() const { return output_format.empty() ? format : format + "->" + output_format; }
   // The output this entry judges, for an op with several (softmax_lse: "y"
   // or "lse"; op table names); empty for an op with one.
   std::string output;
@@ -244,6 +262,7 @@ struct KernelSummary {
   std::string floor_opt_out;
   ReferenceCheck reference;
   ConditionalError conditional;
+  MassSummary mass;
   WorstCase worst;
   ErrorDistribution distribution;  // over every family
   std::vector<FamilySummary> by_family;
