@@ -33,7 +33,8 @@ std::string npy_descr_of(Format f) {
     case Format::f32: return "<f4";
     case Format::f16: return "<f2";
     case Format::bf16: return "<u2";
-    case Format::e4m3: throw_not_a_storage_format(f);
+    case Format::e4m3:
+    case Format::e4m3_div256: throw_not_a_storage_format(f);
   }
   return "?";
 }

@@ -94,7 +94,8 @@ double from_bits(std::uint64_t bits, Format f) {
     case Format::f32: return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
     case Format::f16:
     case Format::bf16: return decode16(static_cast<std::uint16_t>(bits), f);
-    case Format::e4m3: throw_not_a_storage_format(f);
+    case Format::e4m3:
+    case Format::e4m3_div256: throw_not_a_storage_format(f);
   }
   return 0;
 }
@@ -105,7 +106,8 @@ std::uint64_t to_bits(double v, Format f) {
     case Format::f32: return std::bit_cast<std::uint32_t>(static_cast<float>(v));
     case Format::f16:
     case Format::bf16: return encode16(v, f);
-    case Format::e4m3: throw_not_a_storage_format(f);
+    case Format::e4m3:
+    case Format::e4m3_div256: throw_not_a_storage_format(f);
   }
   return 0;
 }
@@ -352,7 +354,8 @@ const std::vector<double>& per_format(Format f) {
     case Format::f32: return f32;
     case Format::f16: return f16;
     case Format::bf16: return bf16;
-    case Format::e4m3: throw_not_a_storage_format(f);
+    case Format::e4m3:
+    case Format::e4m3_div256: throw_not_a_storage_format(f);
   }
   return f64;
 }

@@ -130,8 +130,9 @@ Kernel make_kernel16(std::string kernel_name, std::string algorithm, Format stor
 // The registered low-precision kernels (lowp_shifted.cpp), in registry order:
 // f16_shifted_f32acc, bf16_shifted_f32acc, f16_shifted_f16acc.
 std::vector<Kernel> lowp_kernels();
-// Softmax with P cast to FP8 E4M3 (quantised_softmax.cpp): softmax_pe4m3_f32
-// and the test-only mutant_pe4m3_truncated_f32.
+// Softmax with P cast to FP8 E4M3 (quantised_softmax.cpp): softmax_pe4m3_f32,
+// softmax_pe4m3_x256_f32 (pre-scaled by 2^8) and the test-only
+// mutant_pe4m3_truncated_f32.
 std::vector<Kernel> quantised_softmax_kernels();
 
 }  // namespace softcheck::kernels

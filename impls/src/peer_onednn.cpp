@@ -96,7 +96,8 @@ dnnl::memory::data_type data_type_of(Format f) {
     case Format::bf16: return dnnl::memory::data_type::bf16;
     case Format::f16: return dnnl::memory::data_type::f16;
     case Format::f64: break;
-    case Format::e4m3: throw_not_a_storage_format(f);
+    case Format::e4m3:
+    case Format::e4m3_div256: throw_not_a_storage_format(f);
   }
   throw std::logic_error("oneDNN has no f64 on the CPU");
 }

@@ -30,7 +30,8 @@ at::ScalarType dtype_of(Format f) {
     case Format::f64: return at::kDouble;
     case Format::bf16: return at::kBFloat16;
     case Format::f16: return at::kHalf;
-    case Format::e4m3: throw_not_a_storage_format(f);
+    case Format::e4m3:
+    case Format::e4m3_div256: throw_not_a_storage_format(f);
   }
   return at::kFloat;
 }

@@ -149,7 +149,8 @@ StableReference stable_reference_kernel(Format f, OutputKind kind, const OpParam
     case Format::f64: candidates = {"shifted_f64", "shifted_log1p_f64"}; break;
     case Format::f16: candidates = {"f16_shifted_f32acc"}; break;
     case Format::bf16: candidates = {"bf16_shifted_f32acc"}; break;
-    case Format::e4m3: break;  // a result format: no stable kernel stores it
+    case Format::e4m3:
+    case Format::e4m3_div256: break;  // a result format: no stable kernel stores it
   }
   for (std::string_view name : candidates)
     if (const Kernel* k = find_in(builtin_kernels(), name); k != nullptr && k->available)

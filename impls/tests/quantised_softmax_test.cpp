@@ -56,6 +56,11 @@ TEST(QuantisedSoftmax, RegisteredAsAnF32KernelWithE4m3Outputs) {
   EXPECT_EQ(d->contract.d, 1.5 * 0x1p-20 * f32->contract.d);
   EXPECT_EQ(d->contract.t, 1.5 * 0x1p-20 * f32->contract.t);
   EXPECT_EQ(k.ops.size(), 1u);  // softmax only: a log-probability is not cast to FP8 before P.V
+  // The pre-scaled kernel: results in E4M3 / 2^8, the same derivation there.
+  const Kernel& x256 = quantised("softmax_pe4m3_x256_f32");
+  EXPECT_EQ(x256.output_format(), Format::e4m3_div256);
+  EXPECT_EQ(x256.format_label(), "f32->e4m3_div256");
+  EXPECT_EQ(x256.find(Op::softmax)->contract.a, 0.5 + 1.5 * 0x1p-20 * f32->contract.a);
 }
 
 // Every input family, lengths 1 to 1000, T = 1 and 0.7.
@@ -82,11 +87,20 @@ std::vector<FamilyRows> family_rows() {
 
 TEST(QuantisedSoftmax, IsTheF32CoreRoundedOnceToE4m3AndKeepsTheOrder) {
   const Kernel& k = quantised("softmax_pe4m3_f32");
+  const Kernel& x256 = quantised("softmax_pe4m3_x256_f32");
   const Kernel& f32 = *find_kernel("shifted_log1p_f32");
   std::size_t outputs = 0;
   for (const FamilyRows& r : family_rows()) {
     SCOPED_TRACE(r.where);
     const std::vector<double> y = softmax_f32(k, r.x, r.rows, r.t), y32 = softmax_f32(f32, r.x, r.rows, r.t);
+    // FlashAttention-4's steps (times 2^8, cast, divided back) are one
+    // rounding to E4M3 / 2^8.
+    const std::vector<double> y256 = softmax_f32(x256, r.x, r.rows, r.t);
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      if (!std::isnan(y32[i])) {
+        ASSERT_TRUE(same_bits(y256[i], round_to_format(y32[i], Format::e4m3_div256))) << i << ": " << y256[i];
+      }
+    }
     const std::size_t n = r.x.size() / static_cast<std::size_t>(r.rows);
     for (std::size_t i = 0; i < y.size(); ++i) {
       if (std::isnan(y32[i])) {  // a +inf entry of an overflow family: NaN either way
@@ -110,14 +124,16 @@ TEST(QuantisedSoftmax, IsTheF32CoreRoundedOnceToE4m3AndKeepsTheOrder) {
 
 TEST(QuantisedSoftmax, HoldsItsContractInE4m3UlpsAndTheTruncatingCastIsCaught) {
   const Kernel& k = quantised("softmax_pe4m3_f32");
+  const Kernel& x256 = quantised("softmax_pe4m3_x256_f32");
   const Kernel& mutant = quantised("mutant_pe4m3_truncated_f32");
-  double max_ulp = 0, max_ratio = 0, mutant_max = 0;
+  double max_ulp = 0, max_ratio = 0, mutant_max = 0, x256_max = 0;
   std::size_t rows = 0, mutant_violations = 0;
   std::string worst;
   for (const FamilyRows& r : family_rows()) {
     const std::vector<double> y = softmax_f32(k, r.x, r.rows, r.t), ym = softmax_f32(mutant, r.x, r.rows, r.t);
+    const std::vector<double> y256 = softmax_f32(x256, r.x, r.rows, r.t);
     const std::size_t n = r.x.size() / static_cast<std::size_t>(r.rows);
-    oracle::RowJudge judge(Format::e4m3);
+    oracle::RowJudge judge(Format::e4m3), judge256(Format::e4m3_div256);
     for (std::int64_t row = 0; row < r.rows; ++row) {
       const std::size_t at = static_cast<std::size_t>(row) * n;
       judge.set_row({r.x.data() + at, n}, r.t);
@@ -133,11 +149,17 @@ TEST(QuantisedSoftmax, HoldsItsContractInE4m3UlpsAndTheTruncatingCastIsCaught) {
       const oracle::RowVerdict vm = judge.judge(*mutant.find(Op::softmax), mutant.masked_policy, {ym.data() + at, n});
       mutant_max = std::max(mutant_max, vm.error.max_ulp);
       mutant_violations += vm.within ? 0 : 1;
+      judge256.set_row({r.x.data() + at, n}, r.t);
+      const oracle::RowVerdict v256 = judge256.judge(*x256.find(Op::softmax), x256.masked_policy, {y256.data() + at, n});
+      EXPECT_TRUE(v256.within) << r.where << " row " << row << ": " << v256.error.max_ulp << " ulp of E4M3 / 2^8";
+      x256_max = std::max(x256_max, v256.error.max_ulp);
     }
   }
   std::printf("softmax_pe4m3_f32 on %zu family rows: max %.4f E4M3 ulp (ratio to the bound %.4f, worst %s); "
-              "the truncating cast: max %.4f ulp, %zu rows violated\n",
-              rows, max_ulp, max_ratio, worst.c_str(), mutant_max, mutant_violations);
+              "the truncating cast: max %.4f ulp, %zu rows violated; softmax_pe4m3_x256_f32: max %.4f ulp of "
+              "E4M3 / 2^8\n",
+              rows, max_ulp, max_ratio, worst.c_str(), mutant_max, mutant_violations, x256_max);
+  EXPECT_LE(x256_max, 0.5 + 1e-3);
   EXPECT_GT(rows, 1000u);
   EXPECT_GT(max_ulp, 0.45);  // the floor is 0.5: the families reach it
   EXPECT_LE(max_ulp, 0.5 + 1e-3);
@@ -153,7 +175,8 @@ TEST(QuantisedSoftmax, HoldsItsContractInE4m3UlpsAndTheTruncatingCastIsCaught) {
 // at n = 1000 they all round to 0: 95 % of the mass is gone.
 TEST(QuantisedSoftmax, LosesTheMassOfTheKeysThatRoundToZero) {
   const Kernel& k = quantised("softmax_pe4m3_f32");
-  std::printf("%6s %6s %12s %12s %12s\n", "n", "sink", "p_key", "sum P - 1", "keys' mass");
+  const Kernel& x256 = quantised("softmax_pe4m3_x256_f32");
+  std::printf("%6s %6s %12s %12s %12s %14s\n", "n", "sink", "p_key", "sum P - 1", "keys' mass", "x256: sum - 1");
   for (std::int64_t n : {128, 1000, 4096})
     for (double s : {4.0, 8.0, 12.0}) {
       std::vector<double> x(static_cast<std::size_t>(n), 0.0);
@@ -162,7 +185,19 @@ TEST(QuantisedSoftmax, LosesTheMassOfTheKeysThatRoundToZero) {
       double sum = 0;
       for (double p : y) sum += p;  // exact: at most 4096 E4M3 values <= 1
       const double p_key = 1 / (std::exp(s) + static_cast<double>(n - 1)), keys = static_cast<double>(n - 1) * p_key;
-      std::printf("%6lld %6.0f %12.4g %12.4g %12.4g\n", static_cast<long long>(n), s, p_key, sum - 1, keys);
+      const std::vector<double> y256 = softmax_f32(x256, x, 1, 1.0);
+      double sum256 = 0;
+      for (double p : y256) sum256 += p;
+      std::printf("%6lld %6.0f %12.4g %12.4g %12.4g %14.4g\n", static_cast<long long>(n), s, p_key, sum - 1, keys,
+                  sum256 - 1);
+      // The pre-scale keeps every key above 2^-18 (all of these): its row
+      // moves by the keys' roundings, at most (n - 1) times half their ULP
+      // (2^-17 below 2^-14), and the sink's half ULP.
+      if (p_key > 0x1p-18) {
+        EXPECT_GT(y256[1], 0.0) << n << " " << s;
+        EXPECT_LE(std::fabs(sum256 - 1), static_cast<double>(n - 1) * std::max(0x1p-18, p_key / 16) + 0x1p-5)
+            << n << " " << s;
+      }
       oracle::RowJudge judge(x, 1.0, Format::e4m3);
       EXPECT_TRUE(judge.judge(*k.find(Op::softmax), k.masked_policy, y).within) << n << " " << s;
       if (p_key < 0x1p-10 * (1 - 1e-6)) {

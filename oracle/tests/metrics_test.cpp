@@ -254,6 +254,7 @@ std::vector<Walked> walk(Format f) {
       case Format::f16: return static_cast<double>(std::bit_cast<_Float16>(static_cast<std::uint16_t>(p)));
       case Format::bf16: return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(p << 16)));
       case Format::e4m3: return softcheck::decode(softcheck::fp8_e4m3, static_cast<std::uint8_t>(p));
+      case Format::e4m3_div256: return softcheck::decode(softcheck::fp8_e4m3, static_cast<std::uint8_t>(p)) / 256;
     }
     return nan;
   };

@@ -184,6 +184,23 @@ TEST(E4m3ResultFormat, IsTheElementFormatOnEveryDecidingInput) {
     const double ulp = v == 0 ? 0x1p-9 : std::ldexp(1.0, std::max(e - 1, -6) - 3);  // 0: the subnormal quantum
     EXPECT_EQ(oracle::round_to(oracle::ulp(oracle::Real(v), Format::e4m3), Format::f64), ulp) << v;
   }
+  // E4M3 / 2^8 (FlashAttention-4's pre-scaled P): every deciding input of
+  // E4M3 divided by 2^8 rounds to the element conversion divided by 2^8.
+  EXPECT_EQ(max_finite(Format::e4m3_div256), 1.75);
+  EXPECT_EQ(denorm_min(Format::e4m3_div256), 0x1p-17);
+  EXPECT_TRUE(is_result_format(Format::e4m3_div256));
+  EXPECT_EQ(parse_result_format("e4m3_div256"), Format::e4m3_div256);
+  EXPECT_THROW((void)element_size(Format::e4m3_div256), std::logic_error);
+  std::size_t scaled = 0;
+  for (double v : deciding_inputs(fp8_e4m3)) {
+    if (std::isnan(v) || std::isinf(v) || std::fabs(v) > 1e300) continue;
+    const double element = decode(fp8_e4m3, encode(fp8_e4m3, v, Overflow::to_special));
+    const double want = std::isnan(element) ? std::copysign(std::numeric_limits<double>::infinity(), v) : element / 256;
+    ASSERT_TRUE(same(round_to_format(v / 256, Format::e4m3_div256), want)) << v;
+    ASSERT_TRUE(same(oracle::round_to(oracle::Real(v / 256), Format::e4m3_div256), want)) << v;
+    ++scaled;
+  }
+  EXPECT_GT(scaled, 250000u);
   // Errors in E4M3 ULPs: 0.3 lies 0.4 of a quantum (2^-5) below 0.3125 and
   // 0.6 above 0.28125; a result off the E4M3 grid is the caller's error.
   const oracle::Real exact(0.3);

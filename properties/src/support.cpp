@@ -146,7 +146,8 @@ std::vector<std::vector<double>> run_outputs(const Kernel& k, Op op, std::span<c
                     [](double v) { return static_cast<float>(v); }, [](float v) { return static_cast<double>(v); });
     case Format::f16: return run_as(k, op, x, rows, cols, t, kCanaryF16, encode_f16, decode_f16);
     case Format::bf16: return run_as(k, op, x, rows, cols, t, kCanaryBF16, encode_bf16, decode_bf16);
-    case Format::e4m3: throw_not_a_storage_format(k.format);
+    case Format::e4m3:
+    case Format::e4m3_div256: throw_not_a_storage_format(k.format);
   }
   return {};
 }
@@ -161,7 +162,8 @@ std::vector<std::vector<double>> run_case(const Kernel& k, Op op, const Case& c)
                          [](float v) { return static_cast<double>(v); });
     case Format::f16: return run_case_as(k, op, c, kCanaryF16, encode_f16, decode_f16);
     case Format::bf16: return run_case_as(k, op, c, kCanaryBF16, encode_bf16, decode_bf16);
-    case Format::e4m3: throw_not_a_storage_format(k.format);
+    case Format::e4m3:
+    case Format::e4m3_div256: throw_not_a_storage_format(k.format);
   }
   return {};
 }
@@ -249,7 +251,8 @@ double load_value(const void* base, std::size_t i, Format f) {
     case Format::f32: return static_cast<double>(static_cast<const float*>(base)[i]);
     case Format::f16: return decode_f16(static_cast<const std::uint16_t*>(base)[i]);
     case Format::bf16: return decode_bf16(static_cast<const std::uint16_t*>(base)[i]);
-    case Format::e4m3: throw_not_a_storage_format(f);
+    case Format::e4m3:
+    case Format::e4m3_div256: throw_not_a_storage_format(f);
   }
   return NAN;
 }
@@ -261,7 +264,8 @@ void store_value(void* base, std::size_t i, double v, Format f) {
     case Format::f32: static_cast<float*>(base)[i] = static_cast<float>(r); break;
     case Format::f16: static_cast<std::uint16_t*>(base)[i] = encode_f16(r); break;
     case Format::bf16: static_cast<std::uint16_t*>(base)[i] = encode_bf16(r); break;
-    case Format::e4m3: throw_not_a_storage_format(f);
+    case Format::e4m3:
+    case Format::e4m3_div256: throw_not_a_storage_format(f);
   }
 }
 

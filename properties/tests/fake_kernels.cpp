@@ -620,7 +620,8 @@ const Kernel& reference_kernel(Format f) {
     case Format::f32: return k32;
     case Format::f16: return k16;
     case Format::bf16: return kb16;
-    case Format::e4m3: break;  // a result format: no kernel stores it
+    case Format::e4m3:
+    case Format::e4m3_div256: break;  // a result format: no kernel stores it
   }
   return k64;
 }

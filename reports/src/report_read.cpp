@@ -450,7 +450,8 @@ KernelSummary read_kernel(const Node& k) {
   if (k.has("load_options")) s.load_options = k.str("load_options");
   if (k.has("output_format")) {
     s.output_format = k.str("output_format");
-    if (s.output_format != "e4m3") k.fail("output_format", "expected e4m3, the one result format");
+    if (!parse_result_format(s.output_format))
+      k.fail("output_format", "'" + s.output_format + "' is not a result format (e4m3, e4m3_div256)");
   }
   // The floor's checks: entries without a declared contract only.
   if (k.has("floor")) {

@@ -222,7 +222,8 @@ TEST(RunSuite, BrokenKernelViolatesItsContract) {
 // the truncating cast violated; the entry says its output format.
 TEST(RunSuite, QuantisedOutputsAreJudgedInTheirOwnFormat) {
   RunOptions opt = small_run({"normal_s1", "one_dominant", "mask_neg_inf", "fully_masked", "ties"}, {1, 7, 100, 1000});
-  const Report r = run_suite(kernels({"shifted_f32", "softmax_pe4m3_f32", "mutant_pe4m3_truncated_f32"}), opt);
+  const Report r = run_suite(
+      kernels({"shifted_f32", "softmax_pe4m3_f32", "softmax_pe4m3_x256_f32", "mutant_pe4m3_truncated_f32"}), opt);
   const KernelSummary& f32 = summary(r, "shifted_f32", "softmax");
   const KernelSummary& p8 = summary(r, "softmax_pe4m3_f32", "softmax");
   const KernelSummary& cut = summary(r, "mutant_pe4m3_truncated_f32", "softmax");
@@ -253,13 +254,21 @@ TEST(RunSuite, QuantisedOutputsAreJudgedInTheirOwnFormat) {
   EXPECT_GT(std::max(p8.mass.max_lost, p8.mass.max_gained), 0.01);
   EXPECT_LE(cut.mass.max_gained, 1e-6);  // the f32 row's own rounding at most
   EXPECT_GT(cut.mass.max_lost, p8.mass.max_lost);
+  // FlashAttention-4's 2^8 pre-scale: a judge of its own (E4M3 / 2^8), held,
+  // and far less mass lost.
+  const KernelSummary& x256 = summary(r, "softmax_pe4m3_x256_f32", "softmax");
+  EXPECT_EQ(x256.output_format, "e4m3_div256");
+  EXPECT_EQ(x256.status, "held");
+  EXPECT_LE(x256.max_ulp, 0.5 + 1e-3);
+  EXPECT_LT(x256.mass.max_lost, p8.mass.max_lost / 4);
   EXPECT_EQ(cut.status, "violated");
   EXPECT_GT(cut.max_ulp, 0.9);
   // A bias: truncation only ever lowers P.
   EXPECT_LT(cut.distribution.mean_signed_ulp, p8.distribution.mean_signed_ulp);
   ASSERT_TRUE(cut.worst.present);
   EXPECT_EQ(cut.worst.repro.rfind("softcheck run ", 0), 0u) << cut.worst.repro;  // `repro` judges in f32
-  expect_same_report_with_two_jobs(kernels({"shifted_f32", "softmax_pe4m3_f32", "mutant_pe4m3_truncated_f32"}), opt, r);
+  expect_same_report_with_two_jobs(
+      kernels({"shifted_f32", "softmax_pe4m3_f32", "softmax_pe4m3_x256_f32", "mutant_pe4m3_truncated_f32"}), opt, r);
 }
 
 TEST(RunSuite, FullyMaskedRowsAreCheckedAgainstThePolicy) {

@@ -13,12 +13,20 @@
 
 namespace softcheck {
 
-// f64 ... bf16 are the kernels' storage formats (Kernel::format). e4m3, OCP
-// FP8 E4M3 (core/minifloat.hpp: no inf, S.1111.111 the only NaN, max 448),
-// is a result format only: the values a kernel's outputs are quantised to
-// (Kernel::quantised_outputs, e.g. P cast to E4M3 before P.V), measured in
-// its ULPs. Nothing is stored in it (storage.hpp refuses it).
-enum class Format { f64, f32, f16, bf16, e4m3 };
+// f64 ... bf16 are the kernels' storage formats (Kernel::format). The others
+// are result formats only: the values a kernel's outputs are quantised to
+// (Kernel::quantised_outputs), measured in their ULPs; nothing is stored in
+// them (storage.hpp refuses them).
+//   e4m3         OCP FP8 E4M3 (core/minifloat.hpp: no inf, S.1111.111 the
+//                only NaN, max 448): P cast to E4M3 before P.V
+//   e4m3_div256  E4M3 values divided by 2^8 (max 1.75, smallest 2^-17): P
+//                multiplied by 2^8 before the cast and the product divided
+//                back (FlashAttention-4's pre-scale, REFERENCE.md
+//                "Low-precision formats")
+enum class Format { f64, f32, f16, bf16, e4m3, e4m3_div256 };
+
+// Whether f is a result format only (no kernel stores values in it).
+constexpr bool is_result_format(Format f) { return f == Format::e4m3 || f == Format::e4m3_div256; }
 
 // IEEE-style parameters: precision p counts the implicit bit; emin is the
 // exponent of the smallest normal number (2^emin); emax of the largest binade.
@@ -37,6 +45,7 @@ constexpr FormatInfo info(Format f) {
     case Format::f16: return {"f16", 11, -14, 15, 16};
     case Format::bf16: return {"bf16", 8, -126, 127, 16};
     case Format::e4m3: return {"e4m3", 4, -6, 8, 8};
+    case Format::e4m3_div256: return {"e4m3_div256", 4, -14, 0, 8};
   }
   return {"?", 0, 0, 0, 0};
 }
@@ -66,7 +75,14 @@ inline double exact_pow2(int k) {
   return 0;
 }
 
-// The kernels' storage formats, by name (not e4m3: a result format only).
+// A result format by name ("e4m3", "e4m3_div256").
+inline std::optional<Format> parse_result_format(std::string_view s) {
+  for (Format f : {Format::e4m3, Format::e4m3_div256})
+    if (info(f).name == s) return f;
+  return std::nullopt;
+}
+
+// The kernels' storage formats, by name (not the result formats).
 inline std::optional<Format> parse_format(std::string_view s) {
   for (Format f : {Format::f64, Format::f32, Format::f16, Format::bf16})
     if (info(f).name == s) return f;
@@ -78,9 +94,10 @@ inline double unit_roundoff(Format f) { return exact_pow2(-info(f).precision); }
 // Smallest positive subnormal, 2^(emin - p + 1).
 inline double denorm_min(Format f) { return exact_pow2(info(f).emin - info(f).precision + 1); }
 // Largest finite value, (2 - 2^(1-p)) * 2^emax (exact: f64's is DBL_MAX);
-// E4M3's top pattern is its NaN, so its largest is (2 - 2^(2-p)) * 2^emax = 448.
+// E4M3's top pattern is its NaN, so its largest is (2 - 2^(2-p)) * 2^emax = 448
+// (1.75 for e4m3_div256).
 inline double max_finite(Format f) {
-  const int drop = f == Format::e4m3 ? 2 : 1;
+  const int drop = is_result_format(f) ? 2 : 1;
   return (2.0 - exact_pow2(drop - info(f).precision)) * exact_pow2(info(f).emax);
 }
 inline double lowest(Format f) { return -max_finite(f); }

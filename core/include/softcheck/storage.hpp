@@ -64,7 +64,7 @@ inline double decode16(std::uint16_t bits, Format f) {
 }
 
 inline std::size_t element_size(Format f) {
-  if (f == Format::e4m3) throw_not_a_storage_format(f);
+  if (is_result_format(f)) throw_not_a_storage_format(f);
   return f == Format::f64 ? sizeof(double) : f == Format::f32 ? sizeof(float) : sizeof(std::uint16_t);
 }
 
