@@ -77,9 +77,11 @@ Command add_check(CLI::App& app) {
     const FpEnv env = fp_env_of(a->fp_env);
     const Shard shard = this_shard(a->shard, false);
     const KernelSet kernel_set(a->plugins);
-    // Sparse kernels (docs/sparse.md) when named: their properties are the sparse_* ones.
-    const std::vector<const Kernel*> selected =
-        kernel_set.select(a->impls, a->peers, !a->impls.empty(), a->gradients, a->attention);
+    // Sparse kernels (docs/sparse.md) when named: their properties are the
+    // sparse_* ones. Quantised outputs claim the properties stated in their
+    // result format's ULPs (docs/low-precision.md).
+    const std::vector<const Kernel*> selected = kernel_set.select(a->impls, a->peers, !a->impls.empty(), a->gradients,
+                                                                  a->attention, /*with_quantised=*/true);
     // Outside the default environment each kernel's calls run in it, and a
     // kernel that requires the default one is reported unavailable.
     std::deque<Kernel> in_env;
@@ -149,7 +151,6 @@ Command add_repro(CLI::App& app) {
     const Kernel* found = kernel_set.find(a->impl);
     if (!found) found = find_sparse_kernel(a->impl);
     if (!found) throw std::invalid_argument("unknown kernel '" + a->impl + "' (see `softcheck list`)");
-    refuse_quantised_outputs(*found);
     const Kernel in_env = in_fp_env(*found, env);
     const Kernel* k = &in_env;
     if (!k->available) throw std::invalid_argument(k->name + " is unavailable: " + k->unavailable_reason);

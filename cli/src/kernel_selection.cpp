@@ -96,17 +96,12 @@ std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& nam
       k = find_sparse_kernel(n);
     }
     if (!k) throw std::invalid_argument("unknown kernel '" + n + "' (see `softcheck list`)");
-    if (!with_quantised) refuse_quantised_outputs(*k);
+    if (!with_quantised)
+      if (const std::string why = quantised_outputs_refusal(*k, "this command"); !why.empty())
+        throw std::invalid_argument(why);
     if (std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
   }
   return ks;
-}
-
-void refuse_quantised_outputs(const Kernel& k) {
-  if (k.quantised_outputs)
-    throw std::invalid_argument("'" + k.name + "' quantises its outputs to " + std::string(name(k.output_format())) +
-                                " (docs/low-precision.md): `softcheck run` judges them in its ULPs; this "
-                                "command's tolerances are in the storage format");
 }
 
 void warn_kernels_without_ops(const std::vector<const Kernel*>& kernels) {

@@ -46,9 +46,9 @@ class KernelSet {
   // the test-only one left out) are added; they can always be named.
   // with_attention: the same for the attention kernels (attention_kernels()).
   // with_quantised: the kernels whose outputs are quantised to a narrower
-  // format (quantised_kernels(), `run` only) may be named, and with no names
-  // are added (the test-only ones left out); without it naming one is an
-  // error.
+  // format (quantised_kernels(): `run` and `check`) may be named, and with
+  // no names are added (the test-only ones left out); without it naming one
+  // is an error (quantised_outputs_refusal).
   std::vector<const Kernel*> select(const std::vector<std::string>& names, bool with_peers = false,
                                     bool with_sparse = false, bool with_gradients = false,
                                     bool with_attention = false, bool with_quantised = false) const;
@@ -59,10 +59,6 @@ class KernelSet {
 
 // One stderr line per selected kernel that has no op this softcheck can run
 // (e.g. a plugin's sparsemax kernel): such kernels take no part in a run.
-// Throws std::invalid_argument (a usage error) for a kernel whose outputs
-// are quantised to a narrower format: only `run` measures them in its ULPs.
-void refuse_quantised_outputs(const Kernel& k);
-
 void warn_kernels_without_ops(const std::vector<const Kernel*>& kernels);
 
 }  // namespace softcheck::cli

@@ -53,10 +53,8 @@ Contract kernel_contract(std::string_view kernel, Op op, Format f) {
     throw std::invalid_argument(fmt::format("kernel {} computes in {}, the outputs are {}: its contract is in ULPs "
                                             "of {}",
                                             kernel, name(k->format), name(f), name(k->format)));
-  if (k->quantised_outputs)
-    throw std::invalid_argument(fmt::format("kernel {}'s contract is in ULPs of {}, the format its outputs are "
-                                            "quantised to; `compare` measures in {} (`softcheck run` judges it)",
-                                            kernel, name(k->output_format()), name(f)));
+  if (const std::string why = quantised_outputs_refusal(*k, "`softcheck compare`"); !why.empty())
+    throw std::invalid_argument(why);
   const OpDecl* d = k->find(op);
   if (d == nullptr) throw std::invalid_argument(fmt::format("kernel {} does not compute {}", kernel, name(op)));
   if (!d->contract.declared)

@@ -41,6 +41,13 @@ std::string not_run_in_fp_env(const Kernel& k, FpEnv e) {
          k.requires_default_fp_env + ")";
 }
 
+std::string quantised_outputs_refusal(const Kernel& k, std::string_view command) {
+  if (!k.quantised_outputs) return {};
+  const std::string to(name(k.output_format()));
+  return "'" + k.name + "' quantises its outputs to " + to + " (docs/low-precision.md): " + std::string(command) +
+         " measures in the storage format; `softcheck run` and `softcheck check` judge them in " + to + " ULPs";
+}
+
 Kernel in_fp_env(const Kernel& k, FpEnv e) {
   Kernel in_e = k;
   if (e == FpEnv::standard) return in_e;

@@ -91,9 +91,8 @@ PoolChoice choose_pool(const char* planted, const char* plugins, const char* iso
       c.error = "unknown or unavailable kernel '" + std::string(n) + "' in " + planted_variable;
       return c;
     }
-    if (k->quantised_outputs) {  // the checks' tolerances are in the storage format
-      c.error = "kernel '" + std::string(n) + "' in " + planted_variable + " has its outputs quantised to " +
-                std::string(name(k->output_format())) + ": `softcheck run` judges it, the fuzzers do not";
+    if (const std::string why = quantised_outputs_refusal(*k, "the fuzzers"); !why.empty()) {
+      c.error = std::string(planted_variable) + ": " + why;
       return c;
     }
     c.pool.push_back(k);

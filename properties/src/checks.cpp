@@ -1,6 +1,9 @@
 // The property checks. Notation (REFERENCE.md "Notation"): x the row, z = x/T,
 // g_j the exact softmax, l_j the exact log-softmax, u the unit roundoff of the
-// kernel's format, eta its smallest subnormal, B the kernel's declared
+// kernel's output format, eta its smallest subnormal (the storage format, or
+// the result format of quantised outputs, Kernel::output_format(), for the
+// properties stated_in_output_format names; the inputs and their scopes
+// stay in the storage format), B the kernel's declared
 // componentwise bound in ULPs of the output format (Contract::bound_ulps of
 // row_shape(x, T)): the contract promises |y_j - g_j| <= B * ulp_T(g_j) for every
 // j on rows with finite entries and -inf masks.
@@ -88,7 +91,8 @@ double finite_min(std::span<const double> x) {
 // A NaN/inf result where the exact value is finite fails whatever B is.
 CaseResult accuracy_core(const Kernel& k, Op op, const Case& c) {
   const std::vector<std::vector<double>> outputs = run_outputs(k, op, c.row, 1, static_cast<std::int64_t>(c.row.size()), c.temperature);
-  oracle::RowJudge row_judge(c.row, c.temperature, k.format, oracle::JudgeOptions::exact_only());
+  const Format of = k.output_format();
+  oracle::RowJudge row_judge(c.row, c.temperature, of, oracle::JudgeOptions::exact_only());
   if (auto na = exact_or_na(row_judge.exact())) return *na;
   const OpDecl& d = *k.find(op);
   std::optional<CaseResult> result;
@@ -102,14 +106,14 @@ CaseResult accuracy_core(const Kernel& k, Op op, const Case& c) {
     const Contract& contract = d.contract_of(o);
     CaseResult r;
     if (v.broken) {
-      const std::size_t j = first_bad_special(y, exact, k.format);
+      const std::size_t j = first_bad_special(y, exact, of);
       r = fail(INFINITY, v.bound, unit,
                which + std::to_string(v.error.nonfinite + v.error.special_mismatch) +
-                   " entries non-finite or wrong special value" + at(j, y[j], exact[j], k.format));
+                   " entries non-finite or wrong special value" + at(j, y[j], exact[j], of));
     } else {
       const std::size_t w = v.error.worst_index;
       r = judge(v.error.max_ulp, v.bound, unit,
-                which + "max componentwise error" + at(w, y[w], exact[w], k.format) + "; contract " +
+                which + "max componentwise error" + at(w, y[w], exact[w], of) + "; contract " +
                     (contract.declared ? contract.formula() : "none"));
     }
     result = result ? worst(std::move(*result), std::move(r)) : std::move(r);
@@ -135,14 +139,18 @@ CaseResult check_sum_to_one(const Kernel& k, Op op, const Case& c) {
   for (std::size_t j = 0; j < y.size(); ++j)
     if (!std::isfinite(y[j])) return fail(INFINITY, bound, "u", "non-finite output " + hex(y[j]) + " at index " + std::to_string(j));
   const auto n = static_cast<double>(y.size());
-  const double u = unit_roundoff(k.format);
+  // Quantised outputs: the mass a row keeps, in the result format's u and eta.
+  const Format of = k.output_format();
+  const double u = unit_roundoff(of);
+  const std::string unit = k.quantised_outputs ? "u of " + std::string(name(of)) : "u";
   oracle::PrecisionScope exact_sum(1200 + 64);  // 2^-1074 .. 2^17: every partial sum exact
   Real s = 0;
   for (double v : y) s += Real(v);
   const double measured = (abs(s - Real(1)) / Real(u)).convert_to<double>();
-  const double allowed = bound * (2.0 + n * denorm_min(k.format) / u);
-  return judge(measured, allowed, "u",
-               "sum of outputs - 1 = " + num(measured) + " u (n = " + num(n) + ", B = " + num(bound) + " ulp)");
+  const double allowed = bound * (2.0 + n * denorm_min(of) / u);
+  return judge(measured, allowed, unit,
+               "sum of outputs - 1 = " + num(measured) + " " + unit + " (n = " + num(n) + ", B = " + num(bound) +
+                   " ulp)");
 }
 
 // ---- accuracy ----------------------------------------------------------------------
@@ -192,7 +200,7 @@ CaseResult check_shift_invariance(const Kernel& k, Op op, const Case& c) {
   const double allowed =
       tolerance_ulps(k, op, c.row, c.temperature) + tolerance_ulps(k, op, shifted.row, c.temperature);
   const std::vector<std::size_t> id = identity(y.size());
-  const Spread s = max_spread(ys, y, id, exact_of(ex, op), k.format, tolerance_at_one(k, op));
+  const Spread s = max_spread(ys, y, id, exact_of(ex, op), k.output_format(), tolerance_at_one(k, op));
   const std::size_t j = s.index;
   return judge(s.ulps, allowed, tolerance_unit(k, op),
                "shift c = " + hex(sc.shift) + ": y(x)[" + std::to_string(j) + "] = " + hex(y[j]) + ", y(x+c)[" +
@@ -216,7 +224,8 @@ CaseResult check_ordering(const Kernel& k, Op op, const Case& c) {
     const bool bad = std::isnan(y[i]) || std::isnan(y[j]) || (tie ? y[i] != y[j] : y[i] > y[j]);
     if (!bad) continue;
     const double big = std::max(std::fabs(y[i]), std::fabs(y[j]));
-    const double d = std::isfinite(y[i] - y[j]) ? std::fabs(y[i] - y[j]) / ulp_of(big, k.format) : INFINITY;
+    const double d =
+        std::isfinite(y[i] - y[j]) ? std::fabs(y[i] - y[j]) / ulp_of(big, k.output_format()) : INFINITY;
     if (d > worst_ulps) {
       worst_ulps = d;
       what = std::string(tie ? "tie x[" : "x[") + std::to_string(i) + "] = " + hex(c.row[i]) +
@@ -245,7 +254,7 @@ CaseResult check_permutation(const Kernel& k, Op op, const Case& c) {
   const oracle::ExactRow& ex = *shared_ex;
   if (auto na = exact_or_na(ex)) return *na;
   const double allowed = tolerance_ulps(k, op, c.row, c.temperature) + tolerance_ulps(k, op, px, c.temperature);
-  const Spread s = max_spread(yp, y, perm, exact_of(ex, op), k.format, tolerance_at_one(k, op));
+  const Spread s = max_spread(yp, y, perm, exact_of(ex, op), k.output_format(), tolerance_at_one(k, op));
   return judge(s.ulps, allowed, tolerance_unit(k, op),
                "entry " + std::to_string(s.index) + ": y(x) = " + hex(y[s.index]) + " vs permuted-row result");
 }
@@ -385,7 +394,7 @@ CaseResult check_fully_masked(const Kernel& k, Op op, const Case& c) {
   std::size_t wj = 0;
   for (std::size_t j = 0; j < y.size(); ++j) {
     const double d = std::isfinite(y[j])
-                         ? (abs(Real(y[j]) - target) / oracle::ulp(target, k.format)).convert_to<double>()
+                         ? (abs(Real(y[j]) - target) / oracle::ulp(target, k.output_format())).convert_to<double>()
                          : INFINITY;
     if (d > worst) worst = d, wj = j;
   }

@@ -38,11 +38,21 @@ struct PropertyDef {
   CaseInputs inputs = CaseInputs::logits;
 };
 
+// The properties whose check measures the outputs in the kernel's output
+// format (Kernel::output_format(): the result format of quantised outputs,
+// whose ULPs their contracts are written in) or exactly: sum_to_one is the
+// mass a quantised row keeps, |sum P - 1| <= B (2u + n eta) in the result
+// format's u and eta; ordering holds up to the ties rounding makes (a
+// rounding is monotone). The others are stated in the storage format.
+inline constexpr std::string_view stated_in_output_format[] = {
+    "sum_to_one",   "accuracy", "shift_invariance", "ordering",          "permutation",
+    "no_nonfinite", "range",    "fully_masked",     "batch_independence"};
+
 // Not claimed, with the reason, whatever the kernel declares or --force
 // says: when the property's statement and the op take different inputs
 // (PropertyDef::inputs against case_inputs(op)), or when the kernel's
-// outputs are quantised to a narrower format (Kernel::quantised_outputs:
-// every tolerance here is in the storage format; `run` judges them).
+// outputs are quantised to a narrower format (Kernel::quantised_outputs)
+// and the property is not stated_in_output_format.
 std::optional<Claim> cannot_claim(const PropertyDef& def, const Kernel& kernel, Op op);
 
 // How the reason of a property claimed by the floor (no contract needed)

@@ -257,7 +257,7 @@ void print_attention_inputs(std::ostream& os, const Case& c, std::string_view in
 void print_replay(std::ostream& os, const Kernel& kernel, Op op, std::string_view property, const Case& c,
                   const Replay& r) {
   const PropertyInfo* info = find_property(property);
-  os << "kernel:      " << kernel.name << " (" << name(kernel.format) << ")\n"
+  os << "kernel:      " << kernel.name << " (" << kernel.format_label() << ")\n"
      << "op:          " << name(op) << "\n"
      << "property:    " << property << (info ? " - " + std::string(info->statement) : std::string()) << "\n"
      << "claimed:     " << (r.claim.claimed ? "yes" : "no") << (r.claim.reason.empty() ? "" : " (" + r.claim.reason + ")")

@@ -315,7 +315,7 @@ std::string floor_tolerance_text(Op op) {
 
 double tolerance_ulps(const Kernel& k, Op op, std::span<const double> row, double t) {
   if (has_contract(k, op)) return bound_ulps(k, op, row, t);
-  return floor_tolerance().bound_ulps(row_shape(row, t, k.format), k.format);
+  return floor_tolerance().bound_ulps(row_shape(row, t, k.output_format()), k.output_format());
 }
 
 bool tolerance_at_one(const Kernel& k, Op op) { return !has_contract(k, op) && floor_tolerance_at_one(op); }
@@ -323,7 +323,9 @@ bool tolerance_at_one(const Kernel& k, Op op) { return !has_contract(k, op) && f
 double bound_ulps(const Kernel& k, Op op, std::span<const double> row, double t) {
   const OpDecl* d = k.find(op);
   if (d == nullptr || !d->contract.declared) return INFINITY;
-  return d->contract.bound_ulps(row_shape(row, t, k.format), k.format);
+  // In the output format, as `run` judges it (quantised outputs: the result
+  // format's shape and ULPs).
+  return d->contract.bound_ulps(row_shape(row, t, k.output_format()), k.output_format());
 }
 
 double ulp_of(double v, Format f) {

@@ -334,6 +334,28 @@ Kernel attention_fake(const char* fake_name, const char* base, AttentionPre pre,
   return k;
 }
 
+// A broken FP8 cast of P: shifted_log1p_f32's f32 row with each p_j passed
+// through `cast` instead of rounded to E4M3, claiming softmax_pe4m3_f32's
+// contract and quantised outputs, so that the properties stated in the
+// output format judge it in E4M3 ULPs.
+Kernel quantised_fake(const char* fake_name, double (*cast)(double)) {
+  const Kernel* good = find_kernel("softmax_pe4m3_f32");
+  const Kernel* core = find_kernel("shifted_log1p_f32");
+  if (good == nullptr || core == nullptr) throw std::logic_error("no softmax_pe4m3_f32 or shifted_log1p_f32");
+  Kernel k = *good;
+  k.name = fake_name;
+  k.test_only = true;
+  k.compute = [core, cast](const OpCall& c) {
+    core->call(c);
+    auto* y = static_cast<float*>(c.out[0]);
+    for (std::int64_t i = 0; i < c.rows * c.cols; ++i) y[i] = static_cast<float>(cast(y[i]));
+  };
+  return k;
+}
+
+// E4M3's subnormals are m 2^-9 below its smallest normal 2^-6.
+constexpr double e4m3_min_normal = 0x1p-6;
+
 std::vector<Fake> make_fakes() {
   using S = std::span<double>;
   using X = std::span<const double>;
@@ -406,6 +428,20 @@ std::vector<Fake> make_fakes() {
   f.push_back({"permutation", Op::log_softmax, without_contract(make("fake_nc_odd_positions_log", after([](Op, X, S y) {
                  for (std::size_t j = 1; j < y.size(); j += 2) y[j] -= 0x1p-33;  // 2^20 ulps of 1
                })))});
+
+  // Quantised outputs (softmax_pe4m3_f32's contract, in E4M3 ULPs): a cast
+  // that flushes E4M3's subnormals to zero loses every P below 2^-6, far
+  // more mass than B (2u + n eta) in E4M3's u and eta allows; one that reads
+  // a subnormal m 2^-9 as the normal 2^-6 (1 + m/8) puts 7 2^-9 above
+  // 1.25 2^-6.
+  f.push_back({"sum_to_one", Op::softmax, quantised_fake("fake_pe4m3_ftz", [](double p) {
+                 const double q = round_to_format(p, Format::e4m3);
+                 return q < e4m3_min_normal ? 0.0 : q;
+               })});
+  f.push_back({"ordering", Op::softmax, quantised_fake("fake_pe4m3_subnormal_as_normal", [](double p) {
+                 const double q = round_to_format(p, Format::e4m3);
+                 return q > 0 && q < e4m3_min_normal ? e4m3_min_normal + q : q;
+               })});
 
   // Sparse ops (docs/sparse.md): each wrong in one way.
   const auto scaled = [](S y) {

@@ -77,6 +77,11 @@ Params all_params() {
   for (const Kernel& k : attention_kernels())
     if (!k.test_only) add(k, attention_property);
   for (const Kernel& k : sparse_kernels()) add(k, sparse_property);
+  // Quantised outputs (P cast to E4M3), judged in E4M3 ULPs by the
+  // properties stated in the output format; the truncating cast is the
+  // mutation self-test's.
+  for (const Kernel& k : quantised_kernels())
+    if (!k.test_only) add(k, row_property);
   return out;
 }
 

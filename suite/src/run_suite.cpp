@@ -630,17 +630,12 @@ CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& tar
   // whose outputs are quantised (Kernel::quantised_outputs), measured in its
   // ULPs. Each keeps its tiers' storage row to row.
   std::vector<std::unique_ptr<oracle::RowJudge>> judges;
-  std::vector<Format> judge_formats;
   std::vector<oracle::RowJudge*> judge_of(targets.size(), nullptr);
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const Format of = targets[i].kernel->output_format();
-    auto at = std::find(judge_formats.begin(), judge_formats.end(), of);
-    if (at == judge_formats.end()) {
-      judge_formats.push_back(of);
-      judges.push_back(std::make_unique<oracle::RowJudge>(of, judge_options));
-      at = judge_formats.end() - 1;
-    }
-    judge_of[i] = judges[static_cast<std::size_t>(at - judge_formats.begin())].get();
+    auto at = std::find_if(judges.begin(), judges.end(), [of](const auto& j) { return j->format() == of; });
+    if (at == judges.end()) at = judges.insert(at, std::make_unique<oracle::RowJudge>(of, judge_options));
+    judge_of[i] = at->get();
   }
   for (std::int64_t r = 0; r < c.rows; ++r) {
     const double* xr = x.data() + r * c.cols;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace softcheck {
@@ -36,6 +37,10 @@ struct FormatInfo {
   int emin;
   int emax;
   int width;  // storage bits; Herbie's "bits of error" for a NaN/inf result
+  // The top binade's all-ones significand is the NaN, not a number (OCP
+  // E4M3, which has no infinity): the largest finite value is one step
+  // below IEEE's (2 - 2^(2-p)) * 2^emax.
+  bool top_pattern_is_nan = false;
 };
 
 constexpr FormatInfo info(Format f) {
@@ -44,13 +49,21 @@ constexpr FormatInfo info(Format f) {
     case Format::f32: return {"f32", 24, -126, 127, 32};
     case Format::f16: return {"f16", 11, -14, 15, 16};
     case Format::bf16: return {"bf16", 8, -126, 127, 16};
-    case Format::e4m3: return {"e4m3", 4, -6, 8, 8};
-    case Format::e4m3_div256: return {"e4m3_div256", 4, -14, 0, 8};
+    case Format::e4m3: return {"e4m3", 4, -6, 8, 8, true};
+    case Format::e4m3_div256: return {"e4m3_div256", 4, -14, 0, 8, true};
   }
   return {"?", 0, 0, 0, 0};
 }
 
 constexpr std::string_view name(Format f) { return info(f).name; }
+
+// The format column of the tables: the storage format's name, "f32", or
+// "f32->e4m3" for outputs quantised to a result format (empty: none).
+inline std::string format_label(std::string_view storage, std::string_view quantised_to) {
+  std::string s(storage);
+  if (!quantised_to.empty()) s.append("->").append(quantised_to);
+  return s;
+}
 
 // The double of a bit pattern, and the pattern of a double (memcpy, not
 // std::bit_cast: the CUDA sources include this header as C++17).
@@ -94,10 +107,10 @@ inline double unit_roundoff(Format f) { return exact_pow2(-info(f).precision); }
 // Smallest positive subnormal, 2^(emin - p + 1).
 inline double denorm_min(Format f) { return exact_pow2(info(f).emin - info(f).precision + 1); }
 // Largest finite value, (2 - 2^(1-p)) * 2^emax (exact: f64's is DBL_MAX);
-// E4M3's top pattern is its NaN, so its largest is (2 - 2^(2-p)) * 2^emax = 448
-// (1.75 for e4m3_div256).
+// where the top pattern is the NaN (E4M3) one step less, (2 - 2^(2-p)) *
+// 2^emax = 448 (1.75 for e4m3_div256).
 inline double max_finite(Format f) {
-  const int drop = is_result_format(f) ? 2 : 1;
+  const int drop = info(f).top_pattern_is_nan ? 2 : 1;
   return (2.0 - exact_pow2(drop - info(f).precision)) * exact_pow2(info(f).emax);
 }
 inline double lowest(Format f) { return -max_finite(f); }

@@ -227,8 +227,9 @@ struct Kernel {
   // do before P.V, held exactly in f32 storage as fake quantisation does.
   // Its outputs are then measured in that format's ULPs and contracts are
   // written in them (0.5 is the floor: the correctly rounded value). `run`
-  // takes such a kernel; the property suite, sweep and the fuzzers, whose
-  // tolerances are in the storage format, do not (docs/low-precision.md).
+  // and the properties stated in the output format's ULPs take such a
+  // kernel; sweep, compare and the fuzzers, whose tolerances are in the
+  // storage format, do not (docs/low-precision.md).
   std::optional<Format> quantised_outputs;
   std::vector<OpDecl> ops;  // the ops it provides, each with its contract
   MaskedRowPolicy masked_policy = MaskedRowPolicy::nan;
@@ -248,11 +249,10 @@ struct Kernel {
 
   // The format its outputs are measured in: quantised_outputs, else format.
   Format output_format() const { return quantised_outputs.value_or(format); }
-  // "f32", or "f32->e4m3" for quantised outputs (the tables' format column;
-  // report.hpp's KernelSummary::format_label spells it the same).
+  // "f32", or "f32->e4m3" for quantised outputs (format.hpp).
   std::string format_label() const {
-    return std::string(softcheck::name(format)) +
-           (quantised_outputs ? "->" + std::string(softcheck::name(*quantised_outputs)) : "");
+    return softcheck::format_label(softcheck::name(format),
+                                   quantised_outputs ? softcheck::name(*quantised_outputs) : std::string_view{});
   }
 
   const OpDecl* find(Op op) const;
@@ -317,13 +317,18 @@ StableReference stable_attention_reference(Op op, Format f, std::size_t output);
 // topk_softmax_*, threshold_softmax_*; docs/sparse.md), in registration order.
 // Kept out of builtin_kernels(): the softmax paths (suite, properties, fuzzers,
 // sweep) check them against exact_row, which does not apply.
+const std::vector<Kernel>& sparse_kernels();
+const Kernel* find_sparse_kernel(std::string_view name);
 // The kernels whose outputs are quantised to a narrower format
 // (Kernel::quantised_outputs: softmax with P cast to E4M3), in registration
 // order, the test-only ones included. Kept out of builtin_kernels(): `run`
-// takes them, the paths that judge in the storage format do not.
+// and `check` take them, the paths that judge in the storage format do not.
 const std::vector<Kernel>& quantised_kernels();
-const std::vector<Kernel>& sparse_kernels();
-const Kernel* find_sparse_kernel(std::string_view name);
+// Why `command` (e.g. "`softcheck compare`") does not take k: empty unless
+// k's outputs are quantised, whose errors are in the result format's ULPs
+// while command's tolerances are in the storage format's. One text for
+// every command that refuses them.
+std::string quantised_outputs_refusal(const Kernel& k, std::string_view command);
 
 // Why kernel k is not run in environment e: empty when it can be (e is the
 // default, or k does not require it), else the unavailable reason `run` and

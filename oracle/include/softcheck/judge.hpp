@@ -147,6 +147,8 @@ class RowJudge {
   const SparseRow& sparse_exact(const OpDecl& d);
   // True once the MPFR row was needed for a row with finite entries.
   bool used_mpfr() const;
+  // The format whose ULPs (and contributing cut-off) it judges in.
+  Format format() const { return format_; }
   // Whether the fast tiers evaluate this output (a row output of an op with a fast tier).
   static bool has_fast_tier(const OpDecl& d, std::size_t output);
   // The row's status (from the first tier computed; else the tier the first

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "softcheck/format.hpp"
 #include "softcheck/op.hpp"
 
 namespace softcheck {
@@ -229,7 +230,7 @@ struct KernelSummary {
   std::string output_format;
   // "f32", or "f32->e4m3" for quantised outputs: the format column of the
   // tables.
-  std::string format_label() const { return output_format.empty() ? format : format + "->" + output_format; }
+  std::string format_label() const { return softcheck::format_label(format, output_format); }
   // The output this entry judges, for an op with several (softmax_lse: "y"
   // or "lse"; op table names); empty for an op with one.
   std::string output;
