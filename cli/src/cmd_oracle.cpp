@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -72,29 +73,78 @@ OpParams op_params(Op op, const OracleArgs& a, bool has_alpha, bool has_k, bool 
   return p;
 }
 
-// What --dtype names: an IEEE-style storage format (f64, f32, f16, bf16) or
+// What --dtype names: an IEEE-style storage format (f64, f32, f16, bf16),
 // one of the OCP element formats (FP8 E4M3 / E5M2, FP6 E2M3 / E3M2, FP4
 // E2M1; softcheck/minifloat.hpp), non-saturating: past the largest finite
 // value E5M2 gives inf, E4M3 NaN, and the FP6 / FP4 formats (no NaN or inf)
-// their largest value. Inputs and outputs are both rounded to it, once each.
+// their largest value; or a block format, whose scale a whole block decides:
+// OCP MX (blocks of 32 with an E8M0 scale, elements in `mini`) or NVFP4
+// (E2M1 in blocks of 16, an E4M3 block scale and an f32 tensor scale; the
+// row is the tensor). Inputs and outputs are both rounded to it, once each;
+// a block format's row (and each output operand) is one tensor.
+enum class Blocks { none, mx, nvfp4 };
 struct Dtype {
   std::string name;
   std::optional<Format> ieee;  // else mini
   MiniFloat mini{};
+  Blocks blocks = Blocks::none;
 
+  // A block format reads each value rounded to odd as a double (no rounding
+  // to nearest before the block's own: minifloat_oracle.hpp, to_double_odd).
   std::optional<double> parse(const std::string& text) const {
+    if (blocks != Blocks::none) return oracle::parse_to_odd(text);
     return ieee ? oracle::parse_rounded(text, *ieee) : oracle::parse_rounded(text, mini, Overflow::to_special);
   }
-  double round(const oracle::Real& v) const {
-    return ieee ? oracle::round_to(v, *ieee) : oracle::round_to(v, mini, Overflow::to_special);
+  // The values rounded as one tensor of the dtype (elementwise, but for the
+  // block formats). Throws std::invalid_argument naming `what` where a block
+  // format cannot hold them.
+  std::vector<double> round(std::span<const oracle::Real> v, std::string_view what) const {
+    std::vector<double> out;
+    switch (blocks) {
+      case Blocks::none:
+        for (const oracle::Real& r : v)
+          out.push_back(ieee ? oracle::round_to(r, *ieee) : oracle::round_to(r, mini, Overflow::to_special));
+        return out;
+      case Blocks::mx:
+        out = oracle::mx_round(v, mini);
+        for (std::size_t i = 0; i < out.size(); ++i)
+          if (std::isnan(out[i])) {
+            const std::size_t first = i / mx_block_size * mx_block_size;
+            throw std::invalid_argument(fmt::format(
+                "{}: the MX block of entries {} to {} has a NaN scale (an infinity in it, or its largest magnitude "
+                "past 2^127 times {}'s largest binade): OCP MX makes every value of such a block NaN, so {} cannot "
+                "hold it (a -inf mask included)",
+                what, first, std::min(first + mx_block_size, out.size()) - 1, mini.name, name));
+          }
+        return out;
+      case Blocks::nvfp4:
+        try {
+          return oracle::nvfp4_round(v);
+        } catch (const std::domain_error&) {
+          throw std::invalid_argument(fmt::format("{}: NVFP4 holds finite values within f32's range only (no -inf "
+                                                  "mask)",
+                                                  what));
+        }
+    }
+    return out;
   }
-  double largest() const { return ieee ? max_finite(*ieee) : max_finite(mini); }
+  double largest() const {
+    switch (blocks) {
+      case Blocks::mx: return std::ldexp(max_finite(mini), e8m0_max_exponent);
+      case Blocks::nvfp4: return FLT_MAX;
+      case Blocks::none: break;
+    }
+    return ieee ? max_finite(*ieee) : max_finite(mini);
+  }
 };
 
 std::vector<Dtype> dtypes() {
   std::vector<Dtype> d;
   for (Format f : {Format::f64, Format::f32, Format::f16, Format::bf16}) d.push_back({std::string(name(f)), f, {}});
   for (const MiniFloat& m : mini_formats) d.push_back({std::string(m.name), std::nullopt, m});
+  for (const MiniFloat& m : mini_formats)
+    d.push_back({fmt::format("mxfp{}_{}", m.bits(), m.name), std::nullopt, m, Blocks::mx});
+  d.push_back({"nvfp4", std::nullopt, fp4_e2m1, Blocks::nvfp4});
   return d;
 }
 
@@ -229,8 +279,9 @@ std::string exact_lines(Op op, const OpParams& params, const std::vector<double>
                                                  : is_gradient(o.kind) ? std::span<const oracle::Real>(backward->value)
                                                                         : oracle::exact_values(exact, o.kind);
     const std::string prefix = row_prefix + (spec(op).several_outputs() ? std::string(o.name) + " " : "");
-    for (const oracle::Real& v : values)
-      out += fmt::format("{}{} {}\n", prefix, oracle::to_string(v, a.digits), shortest(f.round(v), f));
+    const std::vector<double> rounded = f.round(values, "output " + std::string(o.name));
+    for (std::size_t i = 0; i < values.size(); ++i)
+      out += fmt::format("{}{} {}\n", prefix, oracle::to_string(values[i], a.digits), shortest(rounded[i], f));
   }
   return out;
 }
@@ -257,10 +308,14 @@ Command add_oracle(CLI::App& app) {
       "then the gradient given g (`dx` lines).\n"
       "--dtype: f64, f32, f16, bf16, or the OCP element formats e4m3, e5m2 (FP8), e2m3, e3m2\n"
       "(FP6), e2m1 (FP4), non-saturating (past the largest finite value e5m2 prints inf,\n"
-      "e4m3 nan, FP6 and FP4 their largest value). --rows FILE (- for standard input)\n"
-      "reads one row per line (values separated by spaces or commas; # comments) and\n"
-      "prefixes each output line with the row's index, from 0; every row is checked\n"
-      "before anything is printed.");
+      "e4m3 nan, FP6 and FP4 their largest value), or a block format: mxfp8_e4m3, mxfp8_e5m2,\n"
+      "mxfp6_e2m3, mxfp6_e3m2, mxfp4_e2m1 (OCP MX: blocks of 32 from the row's first entry,\n"
+      "an E8M0 scale each) and nvfp4 (E2M1 in blocks of 16, E4M3 block scales, an f32 tensor\n"
+      "scale); the row, and each output, is one tensor, its values read and rounded to odd\n"
+      "as doubles before the block conversion (no -inf masks: a block cannot hold them).\n"
+      "--rows FILE (- for standard input) reads one row per line (values separated by\n"
+      "spaces or commas; # comments) and prefixes each output line with the row's index,\n"
+      "from 0; every row is checked before anything is printed.");
   auto a = std::make_shared<OracleArgs>();
   std::vector<std::string> op_names;
   for (const OpSpec& o : op_table) op_names.emplace_back(o.name);
@@ -325,6 +380,10 @@ Command add_oracle(CLI::App& app) {
       try {
         std::vector<double> x;
         for (const std::string& t : row) x.push_back(parse_value(t, f));
+        if (f.blocks != Blocks::none) {  // the row is one tensor of the block format
+          const std::vector<oracle::Real> read(x.begin(), x.end());
+          x = f.round(read, "the row");
+        }
         out += exact_lines(op, params, x, *a, f, target_opt->count() > 0, upstream_opt->count() > 0,
                            rows_opt->count() > 0 ? fmt::format("{} ", r) : std::string());
       } catch (const std::invalid_argument& e) {

@@ -37,6 +37,16 @@ check oracle_e4m3 0 '^7\.3106e-01 0\.75$' -- "$bin" oracle --dtype e4m3 --digits
 check oracle_e4m3_overflow 2 "'500' overflows e4m3 \(largest finite 448\)" -- "$bin" oracle --dtype e4m3 1 500
 check oracle_e4m3_lse_nan 0 '^8\.9669e\+02 nan$' -- "$bin" oracle --dtype e4m3 --op lse --temperature 0.5 --digits 5 448 448
 check oracle_e2m1_saturates 0 '^1\.2693e\+01 6$' -- "$bin" oracle --dtype e2m1 --op lse --temperature 0.5 --digits 5 6 6
+# Block formats: the row, and each output, is one tensor. Just below 2 the
+# MX block keeps the scale 2^-8 and clamps to 1.75 (e4m3 alone rounds to 2);
+# MXFP4's block of [0.9975, 0.0025] has the scale 2^-3, so 7.98 clamps to 6
+# and the small entry goes to 0; a -inf makes its MX block NaN (refused).
+check_all oracle_mxfp8_clamps 0 "8.5195e-01 0.875" "1.4805e-01 0.140625" -- \
+  "$bin" oracle --dtype mxfp8_e4m3 --digits 5 1.99999999999999999999 0
+check_all oracle_mxfp4 0 "9.9753e-01 0.75" "2.4726e-03 0" -- "$bin" oracle --dtype mxfp4_e2m1 --digits 5 0 -6
+check oracle_mxfp8_mask 2 'the MX block of entries 0 to 2 has a NaN scale' -- "$bin" oracle --dtype mxfp8_e4m3 -- 1 -inf 2
+check oracle_nvfp4_mask 2 'NVFP4 holds finite values within f32' -- "$bin" oracle --dtype nvfp4 -- 1 -inf
+check oracle_nvfp4_lse 0 '^3\.4076e\+00 [0-9.]+$' -- "$bin" oracle --dtype nvfp4 --op lse --digits 5 1 2 3
 # --rows: one row per line from a file or standard input, each output line
 # prefixed with the row's index; a bad row names its line and prints nothing.
 rows_file="$tmp/rows.txt"

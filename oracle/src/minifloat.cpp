@@ -1,8 +1,11 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "mpfr_util.hpp"
 #include "softcheck/minifloat_oracle.hpp"
@@ -139,6 +142,63 @@ Nvfp4Reference nvfp4_reference(std::span<const double> values) {
       out.elements[start + i] = sb == 0 ? std::copysign(0.0, block[i])
                                         : round_to(quotient(exact(block[i]), scale), fp4_e2m1, Overflow::saturate);
   }
+  return out;
+}
+
+namespace {
+
+// d, the toward-zero double of v, made odd when it was inexact.
+double made_odd(double d, bool inexact) {
+  if (!inexact || (bits_of_double(d) & 1) != 0) return d;
+  return std::nextafter(d, std::copysign(INFINITY, d));  // away from zero; from +-0 to +-denorm_min
+}
+
+}  // namespace
+
+double to_double_odd(const Real& v) {
+  detail::prepare_mpfr_thread();
+  const double d = mpfr_get_d(raw(v), MPFR_RNDZ);
+  if (!std::isfinite(d)) return d;  // NaN, +-inf (a finite v never rounds toward zero to inf)
+  return made_odd(d, mpfr_cmp_d(raw(v), d) != 0);
+}
+
+std::optional<double> parse_to_odd(std::string_view text) {
+  detail::prepare_mpfr_thread();
+  const std::string s(text);  // mpfr_strtofr reads a NUL-terminated string
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s.front()))) return std::nullopt;
+  char* end = nullptr;
+  // Toward zero at 64 bits, and the text's remainder as a sticky bit: the
+  // double's rounding to odd from there is the text's own (rounding to odd
+  // at 64 bits, then at 53 or fewer, is rounding to odd at the latter).
+  Scratch t(64);
+  const int inexact = mpfr_strtofr(t.v, s.c_str(), &end, 0, MPFR_RNDZ);
+  if (end != s.c_str() + s.size()) return std::nullopt;
+  const double d = mpfr_get_d(t.v, MPFR_RNDZ);
+  if (!std::isfinite(d)) return d;
+  return made_odd(d, inexact != 0 || mpfr_cmp_d(t.v, d) != 0);
+}
+
+std::vector<double> mx_round(std::span<const Real> v, const MiniFloat& element) {
+  std::vector<double> out;
+  out.reserve(v.size());
+  for (std::size_t start = 0; start < v.size(); start += mx_block_size) {
+    std::vector<double> block;
+    for (std::size_t i = start; i < std::min(v.size(), start + mx_block_size); ++i) block.push_back(to_double_odd(v[i]));
+    const MxReference q = mx_reference(block, element);
+    const double scale = e8m0_decode(q.scale);  // NaN for the NaN scale
+    for (double p : q.elements) out.push_back(scale * p);  // exact: at most 4 bits, within a double's range
+  }
+  return out;
+}
+
+std::vector<double> nvfp4_round(std::span<const Real> v) {
+  std::vector<double> odd;
+  odd.reserve(v.size());
+  for (const Real& r : v) odd.push_back(to_double_odd(r));
+  const Nvfp4Reference q = nvfp4_reference(odd);
+  std::vector<double> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out[i] = q.tensor_scale * q.block_scales[i / nvfp4_block_size] * q.elements[i];  // exact: at most 31 bits
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "softcheck/metrics.hpp"
@@ -737,6 +738,109 @@ TEST(Nvfp4, QuantizeIsTheOraclesRounding) {
   }
   EXPECT_EQ(mismatches, 0u);
   EXPECT_GT(values, 20000u);
+}
+
+// ---- Rounding exact values to the block formats (oracle --dtype mxfp8_e4m3, nvfp4) ----
+
+// exact(d) + k 2^e with 256 bits: a value no double holds.
+oracle::Real nudged(double d, int k, int e) {
+  const oracle::PrecisionScope bits(256);
+  return oracle::Real(d) + oracle::Real(std::ldexp(static_cast<double>(k), e));
+}
+
+// A double stays itself; anything else goes toward zero and then to the
+// neighbour whose last bit is 1 (never up across a power of two).
+TEST(RoundToOdd, DoublesStayTheRestGoesToTheOddNeighbour) {
+  for (double d : {1.0, -3.5, 0.0, -0.0, DBL_MAX, -DBL_MAX, std::numeric_limits<double>::denorm_min(), 0x1.fffffffffffffp-1,
+                   0x1p-1022, 1e300})
+    EXPECT_TRUE(same(oracle::to_double_odd(oracle::Real(d)), d)) << d;
+  EXPECT_TRUE(same(oracle::to_double_odd(nudged(1.0, 1, -60)), 1 + 0x1p-52));
+  EXPECT_TRUE(same(oracle::to_double_odd(nudged(1.0, -1, -60)), 1 - 0x1p-53));  // all ones below 1: odd already
+  EXPECT_TRUE(same(oracle::to_double_odd(nudged(-1.0, -1, -60)), -1 - 0x1p-52));
+  EXPECT_TRUE(same(oracle::to_double_odd(nudged(2.0, -1, -80)), 2 - 0x1p-52));  // stays below 2
+  EXPECT_TRUE(same(oracle::to_double_odd(nudged(0.0, 1, -1100)), std::numeric_limits<double>::denorm_min()));
+  EXPECT_TRUE(same(oracle::to_double_odd(nudged(0.0, -1, -1100)), -std::numeric_limits<double>::denorm_min()));
+  EXPECT_TRUE(same(oracle::to_double_odd(nudged(0x1p-1074, 1, -1100)), 0x1p-1074));  // odd already
+  EXPECT_TRUE(same(oracle::to_double_odd(nudged(0x1p-1073, 1, -1100)), 0x3p-1074));
+  // From text, with no rounding to nearest first: the nearest double of this
+  // text is 1, which would tie to even in a 4-bit format; its odd double
+  // keeps it above.
+  EXPECT_TRUE(same(*oracle::parse_to_odd("1.00000000000000000001"), 1 + 0x1p-52));
+  EXPECT_TRUE(same(*oracle::parse_to_odd("0.99999999999999999999"), 1 - 0x1p-53));
+  EXPECT_TRUE(same(*oracle::parse_to_odd("1"), 1.0));
+  EXPECT_TRUE(same(*oracle::parse_to_odd("-0x1.8p+1"), -3.0));
+  EXPECT_TRUE(same(*oracle::parse_to_odd("1e-400"), std::numeric_limits<double>::denorm_min()));
+  EXPECT_TRUE(same(*oracle::parse_to_odd("1e400"), DBL_MAX));  // the block conversions refuse it
+  EXPECT_TRUE(same(*oracle::parse_to_odd("-inf"), -INFINITY));
+  EXPECT_FALSE(oracle::parse_to_odd("1x").has_value());
+  EXPECT_FALSE(oracle::parse_to_odd(" 1").has_value());
+  EXPECT_FALSE(oracle::parse_to_odd("").has_value());
+}
+
+// mx_round decides from the exact values where rounding them to the
+// nearest double first would not: the E4M3 tie 272 2^-8 (to 256, even) a
+// hair above goes up to 288 2^-8; a hair below 2 keeps the scale 2^-8 and
+// clamps to 448 2^-8 = 1.75 (OCP MX 6.3), where the nearest double, 2,
+// would take the scale 2^-7 and give 2. On doubles it is mx_reference
+// block by block, dequantised; a -inf makes its block NaN, no other.
+TEST(Mx, RoundOfExactValuesDecidesFromTheExactValue) {
+  const auto one = [](const oracle::Real& v, const MiniFloat& m) { return oracle::mx_round({&v, 1}, m).front(); };
+  EXPECT_EQ(one(nudged(1.0625, 1, -80), fp8_e4m3), 1.125);
+  EXPECT_EQ(one(nudged(1.0625, -1, -80), fp8_e4m3), 1.0);
+  EXPECT_EQ(one(oracle::Real(1.0625), fp8_e4m3), 1.0);
+  EXPECT_EQ(one(nudged(2.0, -1, -80), fp8_e4m3), 1.75);
+  EXPECT_EQ(one(oracle::Real(2.0), fp8_e4m3), 2.0);
+  EXPECT_EQ(one(nudged(2.0, -1, -80), fp4_e2m1), 1.5);  // scale 2^-2, 8 - tiny clamped to 6
+
+  std::mt19937_64 rng(25);
+  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+  std::uniform_int_distribution<int> exponent(-30, 30), length(1, 70);
+  for (int trial = 0; trial < 300; ++trial) {
+    const MiniFloat& m = mini_formats[static_cast<std::size_t>(trial) % mini_formats.size()];
+    std::vector<double> x(static_cast<std::size_t>(length(rng)));
+    for (double& v : x) v = std::ldexp(mantissa(rng), exponent(rng));
+    const std::vector<oracle::Real> exact(x.begin(), x.end());
+    const std::vector<double> got = oracle::mx_round(exact, m);
+    ASSERT_EQ(got.size(), x.size());
+    for (std::size_t start = 0; start < x.size(); start += mx_block_size) {
+      const std::size_t len = std::min(mx_block_size, x.size() - start);
+      const oracle::MxReference want = oracle::mx_reference({x.data() + start, len}, m);
+      for (std::size_t i = 0; i < len; ++i)
+        ASSERT_TRUE(same(got[start + i], e8m0_decode(want.scale) * want.elements[i])) << m.name << " " << start + i;
+    }
+  }
+  std::vector<oracle::Real> masked(40, oracle::Real(1.0));
+  masked[35] = oracle::Real(-INFINITY);
+  const std::vector<double> q = oracle::mx_round(masked, fp8_e4m3);
+  for (std::size_t i = 0; i < 40; ++i) EXPECT_EQ(std::isnan(q[i]), i >= 32) << i;
+}
+
+// nvfp4_round: the E2M1 tie 2.5 s_t s_b (to 2, even) decided by the exact
+// value a hair off it (s_t = 1 from the tensor's 2688, s_b = 448); on
+// doubles nvfp4_reference, dequantised; -inf refused as the recipe does.
+TEST(Nvfp4, RoundOfExactValuesDecidesFromTheExactValue) {
+  std::vector<oracle::Real> t = {oracle::Real(2688.0), oracle::Real(1120.0)};
+  EXPECT_EQ(oracle::nvfp4_round(t)[1], 896.0);
+  t[1] = nudged(1120.0, 1, -40);
+  EXPECT_EQ(oracle::nvfp4_round(t)[1], 1344.0);
+  t[1] = nudged(1120.0, -1, -40);
+  EXPECT_EQ(oracle::nvfp4_round(t)[1], 896.0);
+  EXPECT_EQ(oracle::nvfp4_round(t)[0], 2688.0);
+
+  std::mt19937_64 rng(26);
+  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+  std::uniform_int_distribution<int> exponent(-20, 20), length(1, 50);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<double> x(static_cast<std::size_t>(length(rng)));
+    for (double& v : x) v = std::ldexp(mantissa(rng), exponent(rng));
+    const std::vector<oracle::Real> exact(x.begin(), x.end());
+    const std::vector<double> got = oracle::nvfp4_round(exact);
+    const oracle::Nvfp4Reference want = oracle::nvfp4_reference(x);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      ASSERT_TRUE(same(got[i], want.tensor_scale * want.block_scales[i / nvfp4_block_size] * want.elements[i])) << i;
+  }
+  const std::vector<oracle::Real> masked = {oracle::Real(1.0), oracle::Real(-INFINITY)};
+  EXPECT_THROW(oracle::nvfp4_round(masked), std::domain_error);
 }
 
 }  // namespace

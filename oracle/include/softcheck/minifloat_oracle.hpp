@@ -59,4 +59,31 @@ struct Nvfp4Reference {
 };
 Nvfp4Reference nvfp4_reference(std::span<const double> values);
 
+// v rounded to a double by rounding to odd: toward zero, then, when that was
+// inexact, to the neighbour whose last bit is 1 (oracle.cpp's round_to_odd,
+// at the double's own precision, subnormals included). It keeps v's side of
+// every double with fewer than 53 significant bits, and a double v itself.
+// Every boundary an MX or NVFP4 conversion decides against is such a double
+// (a power of two for the scale's binade; a rounding boundary of at most 5
+// bits times a power of two; 2688 times an f32 midpoint; an E4M3 or E2M1
+// boundary times f32 and E4M3 scales: at most 31 bits), so the conversions
+// of these doubles are those of the exact values.
+double to_double_odd(const Real& v);
+// The number a decimal (or hex-float) text stands for, rounded to odd as a
+// double the same way, from the text (no rounding to nearest first); "inf"
+// and "-inf" read as +-inf. std::nullopt unless the whole text is a number.
+std::optional<double> parse_to_odd(std::string_view text);
+
+// The values v quantised as one tensor in a block format and dequantised
+// (each element's value in the tensor), v rounded to odd first:
+//   mx_round: MX blocks of 32 consecutive values from the first (the last
+//     one partial), each X P_i (mx_reference); every value of a block whose
+//     scale is NaN (an infinity or NaN in it, or its maximum past the
+//     scale's range) is NaN;
+//   nvfp4_round: the NVFP4 recipe over the whole span, s_t s_b P_i
+//     (nvfp4_reference; std::domain_error where it refuses: a value that is
+//     not finite or beyond f32's range).
+std::vector<double> mx_round(std::span<const Real> v, const MiniFloat& element);
+std::vector<double> nvfp4_round(std::span<const Real> v);
+
 }  // namespace softcheck::oracle
