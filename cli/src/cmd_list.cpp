@@ -40,16 +40,18 @@ nlohmann::ordered_json kernel_json(const Kernel& k) {
       if (c.head != 0) entry["contract"]["head"] = c.head;  // relu and linear attention's h
       ops.push_back(std::move(entry));
     }
-  return {{"name", k.name},
-          {"algorithm", k.algorithm},
-          {"format", name(k.format)},
-          {"output_format", name(k.output_format())},
-          {"masked_row_policy", name(k.masked_policy)},
-          {"available", k.available},
-          {"unavailable_reason", k.unavailable_reason},
-          {"test_only", k.test_only},
-          {"description", k.description},
-          {"ops", ops}};
+  nlohmann::ordered_json j = {{"name", k.name},
+                               {"algorithm", k.algorithm},
+                               {"format", name(k.format)},
+                               {"output_format", name(k.output_format())},
+                               {"masked_row_policy", name(k.masked_policy)},
+                               {"available", k.available},
+                               {"unavailable_reason", k.unavailable_reason},
+                               {"test_only", k.test_only},
+                               {"description", k.description},
+                               {"ops", ops}};
+  if (k.mx_inputs) j["input_format"] = mx_format_name(*k.mx_inputs);  // rows read as MX blocks
+  return j;
 }
 
 std::string status_text(const Kernel& k) {

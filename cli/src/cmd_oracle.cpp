@@ -143,7 +143,7 @@ std::vector<Dtype> dtypes() {
   for (Format f : {Format::f64, Format::f32, Format::f16, Format::bf16}) d.push_back({std::string(name(f)), f, {}});
   for (const MiniFloat& m : mini_formats) d.push_back({std::string(m.name), std::nullopt, m});
   for (const MiniFloat& m : mini_formats)
-    d.push_back({fmt::format("mxfp{}_{}", m.bits(), m.name), std::nullopt, m, Blocks::mx});
+    d.push_back({mx_format_name(m), std::nullopt, m, Blocks::mx});
   d.push_back({"nvfp4", std::nullopt, fp4_e2m1, Blocks::nvfp4});
   return d;
 }

@@ -7,10 +7,14 @@
 #  - the truncating cast fails accuracy and sum_to_one, and its repro line
 #    replays the failure naming the format `f32->e4m3`;
 #  - the commands that measure in the storage format refuse these kernels
-#    with one message and exit 2.
+#    with one message and exit 2;
+#  - a kernel reading MXFP8 blocks runs on MX rows in `run`, and is refused
+#    or claims nothing elsewhere.
 #   quantised_outputs.sh SOFTCHECK
 set -u
 bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 check pe4m3_holds 0 'softmax_pe4m3_f32 +softmax +sum_to_one +passed +60 +worst .* u of e4m3' \
@@ -25,5 +29,20 @@ read -r -a words <<<"${line#softcheck }"
 check truncated_replays 1 'kernel: +mutant_pe4m3_truncated_f32 \(f32->e4m3\)' -- "$bin" "${words[@]}"
 check sweep_refuses 2 "'softmax_pe4m3_f32' quantises its outputs to e4m3 .*this command measures in the storage format" \
   -- "$bin" sweep --impl softmax_pe4m3_f32 --dtype f32
+
+# Rows read as MXFP8 blocks: `run` gives the kernel MX rows (held; the scale
+# decoded with the wrong bias violated); check claims nothing for it (its
+# generators make f32 rows) and sweep refuses it.
+check mx_run_holds 0 'softmax_mxfp8_e4m3_f32 +softmax .* held' \
+  -- "$bin" run --impl softmax_mxfp8_e4m3_f32 --family normal_s10 --family mask_neg_inf --size 100 \
+  --property-tests 0 --out "$tmp/mx"
+check_all mx_report_names_the_format 0 '"input_format": "mxfp8_e4m3"' '| mxfp8_e4m3-&gt;f32 |' \
+  -- cat "$tmp/mx/report.json" "$tmp/mx/report.md"
+check mx_mutant_violated 1 'mutant_mxfp8_scale_low_f32 +softmax .* VIOLATED' \
+  -- "$bin" run --impl mutant_mxfp8_scale_low_f32 --family normal_s10 --size 100 --property-tests 0 --out "$tmp/low"
+check mx_check_claims_nothing 0 'softmax_mxfp8_e4m3_f32 +softmax +accuracy +not_claimed .*read as mxfp8_e4m3 blocks' \
+  -- "$bin" check --impl softmax_mxfp8_e4m3_f32 --tests 5
+check mx_sweep_refuses 2 "'softmax_mxfp8_e4m3_f32' reads its rows as mxfp8_e4m3 blocks" \
+  -- "$bin" sweep --impl softmax_mxfp8_e4m3_f32 --dtype f32
 
 finish "quantised outputs"

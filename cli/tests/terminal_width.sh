@@ -109,7 +109,7 @@ fits list_sparse "$tmp/sparse.txt"
 fits list_mutants "$tmp/mutants.txt"
 fits list_families "$tmp/families.txt"
 # --sparse has the longest names (bf16_threshold_softmax_t0p01_f32acc).
-aligned list_sparse_fmt "$tmp/sparse.txt" fmt '(f16|bf16|f32|f64)(->e4m3)?'  # a storage format, and a quantised kernel's output format
+aligned list_sparse_fmt "$tmp/sparse.txt" fmt '(mxfp8_e4m3->)?(f16|bf16|f32|f64)(->e4m3(_div256)?)?'  # a storage format, MX inputs before it, a quantised output's format after it
 # The op names from the op table, as `oracle --help` lists them ({softmax,log_softmax,...}).
 # An op name, or "op:output" for one output of an op with several (softmax_lse:lse).
 ops="(($("$bin" oracle --help | sed -n 's/.*--op TEXT:{\([^}]*\)}.*/\1/p' | tr ',' '|'))(:[a-zA-Z]+)?|-)"

@@ -42,6 +42,10 @@ std::string not_run_in_fp_env(const Kernel& k, FpEnv e) {
 }
 
 std::string quantised_outputs_refusal(const Kernel& k, std::string_view command) {
+  if (k.mx_inputs)
+    return "'" + k.name + "' reads its rows as " + mx_format_name(*k.mx_inputs) +
+           " blocks (docs/low-precision.md): " + std::string(command) + " gives it rows of " +
+           std::string(name(k.format)) + " values; `softcheck run` gives it MX rows";
   if (!k.quantised_outputs) return {};
   const std::string to(name(k.output_format()));
   return "'" + k.name + "' quantises its outputs to " + to + " (docs/low-precision.md): " + std::string(command) +

@@ -164,6 +164,22 @@ std::vector<double> mx_dequantize(const MxBlock& block, const MiniFloat& element
   return out;
 }
 
+std::vector<double> mx_row(std::span<const double> row, const MiniFloat& element) {
+  std::vector<double> out(row.begin(), row.end());
+  std::vector<double> block;
+  for (std::size_t start = 0; start < row.size(); start += mx_block_size) {
+    const std::size_t len = std::min(mx_block_size, row.size() - start);
+    block.assign(row.begin() + static_cast<std::ptrdiff_t>(start),
+                 row.begin() + static_cast<std::ptrdiff_t>(start + len));
+    for (double& v : block)
+      if (v == -INFINITY) v = 0;
+    const std::vector<double> held = mx_dequantize(mx_quantize(block, element), element);
+    for (std::size_t i = 0; i < len; ++i)
+      if (row[start + i] != -INFINITY) out[start + i] = held[i];
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------
 // NVFP4
 

@@ -120,7 +120,11 @@ const std::vector<Kernel>& attention_kernels() {
 }
 
 const std::vector<Kernel>& quantised_kernels() {
-  static const std::vector<Kernel> registry = kernels::quantised_softmax_kernels();
+  static const std::vector<Kernel> registry = [] {
+    std::vector<Kernel> k = kernels::quantised_softmax_kernels();
+    for (Kernel& m : kernels::mx_input_softmax_kernels()) k.push_back(std::move(m));
+    return k;
+  }();
   return registry;
 }
 

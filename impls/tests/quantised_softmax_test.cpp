@@ -210,5 +210,70 @@ TEST(QuantisedSoftmax, LosesTheMassOfTheKeysThatRoundToZero) {
     }
 }
 
+// softmax_mxfp8_e4m3_f32 (mx_input_softmax.cpp): on rows of MX blocks
+// (mx_row, masks kept) it is shifted_log1p_f32 bit for bit, both ops, every
+// input family; the mutant decoding the scale with bias 128 is not; the
+// kernel is registered with its MX inputs, f32 storage, and no quantised
+// outputs.
+TEST(MxInputSoftmax, IsShiftedLog1pOnRowsOfMxBlocks) {
+  const Kernel& mx = quantised("softmax_mxfp8_e4m3_f32");
+  const Kernel& low = quantised("mutant_mxfp8_scale_low_f32");
+  const Kernel* f32 = find_kernel("shifted_log1p_f32");
+  ASSERT_NE(f32, nullptr);
+  ASSERT_TRUE(mx.mx_inputs.has_value());
+  EXPECT_EQ(mx.mx_inputs->name, "e4m3");
+  EXPECT_EQ(mx.format, Format::f32);
+  EXPECT_FALSE(mx.quantised_outputs.has_value());
+  EXPECT_EQ(mx.format_label(), "mxfp8_e4m3->f32");
+  EXPECT_FALSE(mx.test_only);
+  EXPECT_TRUE(low.test_only);
+  std::size_t rows_seen = 0, low_differs = 0;
+  for (const InputFamily& fam : input_families()) {
+    const std::int64_t n = fam.fixed_cols > 0 ? fam.fixed_cols : 77;
+    const std::vector<double> x = mx_row(fill_rows(fam, Format::f32, 1, n, 5), fp8_e4m3);
+    for (double v : x) ASSERT_TRUE(v == -INFINITY || static_cast<double>(static_cast<float>(v)) == v) << fam.name;
+    for (Op op : {Op::softmax, Op::log_softmax}) {
+      std::vector<float> xf(x.begin(), x.end()), want(x.size()), got(x.size()), bad(x.size());
+      f32->run(op, xf.data(), want.data(), 1, n, 1.5);
+      mx.run(op, xf.data(), got.data(), 1, n, 1.5);
+      low.run(op, xf.data(), bad.data(), 1, n, 1.5);
+      for (std::size_t j = 0; j < x.size(); ++j)
+        ASSERT_TRUE(same_bits(got[j], want[j]) || (std::isnan(got[j]) && std::isnan(want[j])))
+            << fam.name << " " << name(op) << " " << j;
+      bool differs = false;
+      for (std::size_t j = 0; j < x.size(); ++j) differs = differs || !same_bits(bad[j], want[j]);
+      low_differs += differs ? 1 : 0;
+      ++rows_seen;
+    }
+  }
+  EXPECT_GT(rows_seen, 10u);
+  EXPECT_GT(low_differs, rows_seen / 2);
+}
+
+// mx_row: each block of 32 converted as mx_quantize / mx_dequantize do,
+// -inf masks kept (standing as 0 in their block, outside its maximum), and
+// a converted row converts to itself.
+TEST(MxInputSoftmax, MxRowKeepsMasksAndIsItsOwnConversion) {
+  std::vector<double> x(40);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::ldexp(1.0 + 0.37 * static_cast<double>(i), -3);
+  x[3] = -INFINITY;
+  x[35] = -INFINITY;
+  const std::vector<double> y = mx_row(x, fp8_e4m3);
+  for (std::size_t start : {std::size_t{0}, std::size_t{32}}) {
+    std::vector<double> block(x.begin() + static_cast<std::ptrdiff_t>(start),
+                              x.begin() + static_cast<std::ptrdiff_t>(std::min(start + 32, x.size())));
+    for (double& v : block)
+      if (v == -INFINITY) v = 0;
+    const std::vector<double> want = mx_dequantize(mx_quantize(block, fp8_e4m3), fp8_e4m3);
+    for (std::size_t i = 0; i < block.size(); ++i)
+      if (x[start + i] == -INFINITY)
+        EXPECT_EQ(y[start + i], -INFINITY) << start + i;
+      else
+        EXPECT_EQ(y[start + i], want[i]) << start + i;
+  }
+  EXPECT_EQ(mx_row(y, fp8_e4m3), y);
+  EXPECT_NE(y, x);  // 0.37 steps are not all E4M3 values
+}
+
 }  // namespace
 }  // namespace softcheck

@@ -621,6 +621,10 @@ CaseInputs case_inputs(Op op) {
 }
 
 std::optional<Claim> cannot_claim(const PropertyDef& def, const Kernel& kernel, Op op) {
+  if (kernel.mx_inputs)
+    return Claim{false, "the rows are read as " + mx_format_name(*kernel.mx_inputs) +
+                            " blocks: the property generators make rows of " + std::string(name(kernel.format)) +
+                            " values; `run` gives it MX rows (docs/low-precision.md)"};
   if (kernel.quantised_outputs &&
       std::find(std::begin(stated_in_output_format), std::end(stated_in_output_format), def.info.name) ==
           std::end(stated_in_output_format))

@@ -52,7 +52,9 @@ inline constexpr std::string_view stated_in_output_format[] = {
 // says: when the property's statement and the op take different inputs
 // (PropertyDef::inputs against case_inputs(op)), or when the kernel's
 // outputs are quantised to a narrower format (Kernel::quantised_outputs)
-// and the property is not stated_in_output_format.
+// and the property is not stated_in_output_format, or when it reads its rows
+// as MX blocks (Kernel::mx_inputs: the generators make rows of its storage
+// format's values).
 std::optional<Claim> cannot_claim(const PropertyDef& def, const Kernel& kernel, Op op);
 
 // How the reason of a property claimed by the floor (no contract needed)

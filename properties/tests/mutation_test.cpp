@@ -50,7 +50,9 @@ TEST(MutationSelfTest, EveryMutantIsKilled) {
   const std::vector<const Kernel*> attention_mutants = test_only(attention_kernels());
   EXPECT_GE(attention_mutants.size(), 2u);
   for (const Kernel* m : attention_mutants) expect_killed(*m, "attention_", all);
-  const std::vector<const Kernel*> quantised_mutants = test_only(quantised_kernels());
+  // (The MX-input mutant claims no property: `run` catches it, RunSuite.MxInputKernelsReadRowsOfMxBlocks.)
+  std::vector<const Kernel*> quantised_mutants = test_only(quantised_kernels());
+  std::erase_if(quantised_mutants, [](const Kernel* k) { return !k->quantised_outputs; });
   EXPECT_GE(quantised_mutants.size(), 1u);
   for (const Kernel* m : quantised_mutants) expect_killed(*m, "", all);
   std::cout << "\nKill table (mutant x property: KILLED / survived / n/c = not claimed)\n";

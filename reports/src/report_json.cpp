@@ -165,6 +165,7 @@ Json kernel_json(const KernelSummary& k) {
   // Ops with several outputs only: which output the entry judges.
   if (!k.output.empty()) j["output"] = k.output;
   if (!k.output_format.empty()) j["output_format"] = k.output_format;
+  if (!k.input_format.empty()) j["input_format"] = k.input_format;
   // Entries without a declared contract: the floor's checks.
   if (k.floor_checked) {
     Json check = Json::object();

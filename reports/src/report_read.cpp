@@ -453,6 +453,13 @@ KernelSummary read_kernel(const Node& k) {
     if (!parse_result_format(s.output_format))
       k.fail("output_format", "'" + s.output_format + "' is not a result format (e4m3, e4m3_div256)");
   }
+  if (k.has("input_format")) {
+    s.input_format = k.str("input_format");
+    if (std::none_of(mini_formats.begin(), mini_formats.end(),
+                     [&](const MiniFloat& m) { return mx_format_name(m) == s.input_format; }))
+      k.fail("input_format", "'" + s.input_format + "' is not an MX format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, "
+                             "mxfp6_e3m2, mxfp4_e2m1)");
+  }
   // The floor's checks: entries without a declared contract only.
   if (k.has("floor")) {
     if (s.contract_declared) k.fail("floor", "an entry with a declared contract has no floor checks");

@@ -459,9 +459,35 @@ std::string_view row_verdict(const Target& t, const oracle::RowVerdict& v, doubl
 // by one RowJudge shared by the targets: the fast tiers, MPFR's exact_row once
 // for the dense targets they could not decide, one exact_sparse per sparse
 // (op, parameters).
-CaseResult run_case(const SuiteCase& c, Format f, const std::vector<Target>& targets, const RunOptions& opt) {
+// The rows a kernel reads: its format's values, or (Kernel::mx_inputs) those
+// values as MX blocks of an element format, whose values every kernel of
+// the kind is given and judged on.
+struct RowsKind {
+  Format format;
+  std::optional<MiniFloat> mx_inputs;
+  bool operator==(const RowsKind& o) const {
+    return format == o.format && mx_inputs.has_value() == o.mx_inputs.has_value() &&
+           (!mx_inputs || mx_inputs->name == o.mx_inputs->name);
+  }
+  std::string label() const { return format_label(name(format), {}, mx_inputs ? mx_format_name(*mx_inputs) : ""); }
+};
+
+// x (rows of `cols`) as rows of `kind`: each row through mx_row for MX inputs.
+std::vector<double> rows_of_kind(std::vector<double> x, std::int64_t cols, const RowsKind& kind) {
+  if (!kind.mx_inputs) return x;
+  const auto n = static_cast<std::size_t>(cols);
+  for (std::size_t start = 0; start < x.size(); start += n) {
+    const std::vector<double> held = mx_row({x.data() + start, n}, *kind.mx_inputs);
+    std::copy(held.begin(), held.end(), x.begin() + static_cast<std::ptrdiff_t>(start));
+  }
+  return x;
+}
+
+CaseResult run_case(const SuiteCase& c, const RowsKind& kind, const std::vector<Target>& targets,
+                    const RunOptions& opt) {
+  const Format f = kind.format;
   const std::uint64_t seed = case_seed(opt.seed, c, f);
-  const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, seed);
+  const std::vector<double> x = rows_of_kind(fill_rows(*c.family, f, c.rows, c.cols, seed), c.cols, kind);
   const std::vector<unsigned char> xin = pack(x, f);
   // The other inputs, filled when an op of the case takes them.
   std::vector<std::int64_t> class_targets;
@@ -736,6 +762,7 @@ KernelSummary describe(const Target& t) {
   s.algorithm = k.algorithm;
   s.format = std::string(name(k.format));
   if (k.quantised_outputs) s.output_format = std::string(name(*k.quantised_outputs));
+  if (k.mx_inputs) s.input_format = mx_format_name(*k.mx_inputs);
   s.op = std::string(name(t.decl->op));
   if (spec(t.decl->op).several_outputs()) s.output = std::string(t.operand().name);
   s.masked_policy = std::string(name(k.masked_policy));
@@ -911,26 +938,29 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
       std::any_of(targets.begin(), targets.end(), [](const Target& t) { return !has_head_dim(t.decl->op); });
   const std::vector<SuiteCase> cases = build_suite(opt.selection, softmax_ops, attention_ops);
 
-  // Work items: (format, case) for every format that has an available kernel.
-  std::vector<Format> formats;
+  // Work items: (rows, case) for every kind of rows an available kernel
+  // reads: its format's values, or those values as MX blocks of an element
+  // format (Kernel::mx_inputs), each kind's rows made once per case.
+  std::vector<RowsKind> kinds;
+  const auto kind_of = [](const Kernel& k) { return RowsKind{k.format, k.mx_inputs}; };
   for (const Target& t : targets)
-    if (t.kernel->available && std::find(formats.begin(), formats.end(), t.kernel->format) == formats.end())
-      formats.push_back(t.kernel->format);
+    if (t.kernel->available && std::find(kinds.begin(), kinds.end(), kind_of(*t.kernel)) == kinds.end())
+      kinds.push_back(kind_of(*t.kernel));
   struct Item {
-    Format format;
+    RowsKind rows;
     std::size_t case_index;
     std::vector<std::size_t> target_index;
   };
   std::vector<Item> items;
-  for (Format f : formats) {
+  for (const RowsKind& kind : kinds) {
     std::vector<std::size_t> ti;
     for (std::size_t i = 0; i < targets.size(); ++i)
-      if (targets[i].kernel->available && targets[i].kernel->format == f) ti.push_back(i);
+      if (targets[i].kernel->available && kind_of(*targets[i].kernel) == kind) ti.push_back(i);
     for (std::size_t c = 0; c < cases.size(); ++c) {
       std::vector<std::size_t> tc;
       for (std::size_t i : ti)
         if (runs_case(*targets[i].decl, cases[c])) tc.push_back(i);
-      if (!tc.empty()) items.push_back({f, c, std::move(tc)});
+      if (!tc.empty()) items.push_back({kind, c, std::move(tc)});
     }
   }
 
@@ -945,7 +975,7 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
       w.sparse_outputs += is_sparse(targets[t].decl->op) ? 1 : 0;
       w.mpfr_rows = w.mpfr_rows || !oracle::RowJudge::has_fast_tier(*targets[t].decl, targets[t].output);
     }
-    seconds.push_back(modelled_case_seconds(cases[items[i].case_index], items[i].format, w));
+    seconds.push_back(modelled_case_seconds(cases[items[i].case_index], items[i].rows.format, w));
   }
   // This shard's items (all of them for the whole run), split by their modelled seconds (docs/scaling.md).
   std::vector<std::size_t> to_run;
@@ -992,7 +1022,7 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
         continue;
       }
       const SuiteCase& c = cases[items[i].case_index];
-      budget.skipped.push_back({c.family->name, std::string(name(items[i].format)), c.cols, c.temperature});
+      budget.skipped.push_back({c.family->name, items[i].rows.label(), c.cols, c.temperature});
     }
     budget.cases_run = to_run.size();
   }
@@ -1051,7 +1081,7 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
         std::vector<Target> sel;
         for (std::size_t t : items[i].target_index) sel.push_back(targets[t]);
         const double cpu_before = opt.case_times != nullptr ? thread_cpu_seconds() : 0;
-        results[i] = run_case(cases[items[i].case_index], items[i].format, sel, opt);
+        results[i] = run_case(cases[items[i].case_index], items[i].rows, sel, opt);
         if (opt.case_times != nullptr) cpu_seconds[i] = thread_cpu_seconds() - cpu_before;
         state.ran[i] = 1;
         std::lock_guard lock(sketch_mutex);
@@ -1088,7 +1118,7 @@ Report run_suite(const std::vector<const Kernel*>& given, const RunOptions& opt)
   if (opt.case_times != nullptr) {
     for (std::size_t i : to_run) {
       const SuiteCase& c = cases[items[i].case_index];
-      *opt.case_times << fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f}\n", name(items[i].format),
+      *opt.case_times << fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f}\n", name(items[i].rows.format),
                                      c.family->name, c.cols, c.temperature, c.rows,
                                      std::max<std::int64_t>(1, c.family->head_dim), work[i].outputs,
                                      work[i].sparse_outputs, work[i].mpfr_rows ? 1 : 0, seconds[i], cpu_seconds[i]);

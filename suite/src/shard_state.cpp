@@ -411,6 +411,7 @@ KernelSummary described(const KernelSummary& e) {
   s.algorithm = e.algorithm;
   s.format = e.format;
   s.output_format = e.output_format;
+  s.input_format = e.input_format;
   s.op = e.op;
   s.output = e.output;
   s.masked_policy = e.masked_policy;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -269,6 +270,39 @@ TEST(RunSuite, QuantisedOutputsAreJudgedInTheirOwnFormat) {
   EXPECT_EQ(cut.worst.repro.rfind("softcheck run ", 0), 0u) << cut.worst.repro;  // `repro` judges in f32
   expect_same_report_with_two_jobs(
       kernels({"shifted_f32", "softmax_pe4m3_f32", "softmax_pe4m3_x256_f32", "mutant_pe4m3_truncated_f32"}), opt, r);
+}
+
+// A kernel reading MXFP8 E4M3 blocks (Kernel::mx_inputs) gets rows of its
+// own: the f32 family rows converted block by block (masks kept), on which
+// it is exactly shifted_log1p_f32 and holds that contract; the mutant that
+// decodes the E8M0 scale with bias 128 (every value halved) is violated.
+// The entry names the MX format; the report is the same for any --jobs.
+TEST(RunSuite, MxInputKernelsReadRowsOfMxBlocks) {
+  RunOptions opt = small_run({"normal_s10", "one_dominant", "mask_neg_inf", "fully_masked", "ties"}, {1, 7, 100, 1000});
+  const std::vector<const Kernel*> ks = kernels({"shifted_f32", "softmax_mxfp8_e4m3_f32", "mutant_mxfp8_scale_low_f32"});
+  const Report r = run_suite(ks, opt);
+  const KernelSummary& f32 = summary(r, "shifted_f32", "softmax");
+  const KernelSummary& mx = summary(r, "softmax_mxfp8_e4m3_f32", "softmax");
+  const KernelSummary& mx_log = summary(r, "softmax_mxfp8_e4m3_f32", "log_softmax");
+  const KernelSummary& low = summary(r, "mutant_mxfp8_scale_low_f32", "softmax");
+  EXPECT_EQ(f32.input_format, "");
+  EXPECT_EQ(mx.input_format, "mxfp8_e4m3");
+  EXPECT_EQ(mx.format_label(), "mxfp8_e4m3->f32");
+  EXPECT_EQ(mx.status, "held");
+  EXPECT_EQ(mx_log.status, "held");
+  EXPECT_EQ(mx.rows, f32.rows);
+  EXPECT_EQ(low.status, "violated");
+  ASSERT_TRUE(low.worst.present);
+  // Its worst row (up to 64 entries: one with its text) is an MX row: each
+  // block unchanged by another conversion.
+  if (!low.worst.input.empty()) {
+    std::vector<double> row;
+    std::stringstream text(low.worst.input);
+    for (std::string v; std::getline(text, v, ',');) row.push_back(std::strtod(v.c_str(), nullptr));
+    EXPECT_EQ(mx_row(row, fp8_e4m3), row) << low.worst.input;
+  }
+  EXPECT_EQ(low.worst.repro.rfind("softcheck run ", 0), 0u) << low.worst.repro;
+  expect_same_report_with_two_jobs(ks, opt, r);
 }
 
 TEST(RunSuite, FullyMaskedRowsAreCheckedAgainstThePolicy) {

@@ -57,10 +57,14 @@ constexpr FormatInfo info(Format f) {
 
 constexpr std::string_view name(Format f) { return info(f).name; }
 
-// The format column of the tables: the storage format's name, "f32", or
-// "f32->e4m3" for outputs quantised to a result format (empty: none).
-inline std::string format_label(std::string_view storage, std::string_view quantised_to) {
-  std::string s(storage);
+// The format column of the tables: the storage format's name, "f32";
+// "f32->e4m3" for outputs quantised to a result format; "mxfp8_e4m3->f32"
+// for rows read as MX blocks (empty strings: none).
+inline std::string format_label(std::string_view storage, std::string_view quantised_to,
+                                std::string_view mx_inputs = {}) {
+  std::string s(mx_inputs);
+  if (!s.empty()) s.append("->");
+  s.append(storage);
   if (!quantised_to.empty()) s.append("->").append(quantised_to);
   return s;
 }

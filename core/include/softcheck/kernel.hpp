@@ -14,6 +14,7 @@
 
 #include "softcheck/format.hpp"
 #include "softcheck/fp_env.hpp"
+#include "softcheck/minifloat.hpp"
 #include "softcheck/op.hpp"
 
 namespace softcheck {
@@ -231,6 +232,15 @@ struct Kernel {
   // kernel; sweep, compare and the fuzzers, whose tolerances are in the
   // storage format, do not (docs/low-precision.md).
   std::optional<Format> quantised_outputs;
+  // Set when the kernel reads its rows as OCP MX blocks of this element
+  // format (MXFP8 E4M3 ...): blocks of 32 consecutive entries, an E8M0
+  // scale each, -inf masks kept beside them (minifloat.hpp, mx_row). Its
+  // input buffer, in `format`, holds the values the blocks hold (each exact
+  // in f32), and `run` gives it rows converted so and judges it against
+  // the exact op of those values, as every kernel is judged on values exact
+  // in its input. The paths that make rows of `format`'s values (the
+  // property suite, sweep, compare, the fuzzers) do not take it.
+  std::optional<MiniFloat> mx_inputs;
   std::vector<OpDecl> ops;  // the ops it provides, each with its contract
   MaskedRowPolicy masked_policy = MaskedRowPolicy::nan;
   std::string description;
@@ -249,10 +259,12 @@ struct Kernel {
 
   // The format its outputs are measured in: quantised_outputs, else format.
   Format output_format() const { return quantised_outputs.value_or(format); }
-  // "f32", or "f32->e4m3" for quantised outputs (format.hpp).
+  // "f32", "f32->e4m3" for quantised outputs, "mxfp8_e4m3->f32" for MX
+  // inputs (format.hpp).
   std::string format_label() const {
     return softcheck::format_label(softcheck::name(format),
-                                   quantised_outputs ? softcheck::name(*quantised_outputs) : std::string_view{});
+                                   quantised_outputs ? softcheck::name(*quantised_outputs) : std::string_view{},
+                                   mx_inputs ? mx_format_name(*mx_inputs) : std::string{});
   }
 
   const OpDecl* find(Op op) const;
@@ -320,14 +332,17 @@ StableReference stable_attention_reference(Op op, Format f, std::size_t output);
 const std::vector<Kernel>& sparse_kernels();
 const Kernel* find_sparse_kernel(std::string_view name);
 // The kernels whose outputs are quantised to a narrower format
-// (Kernel::quantised_outputs: softmax with P cast to E4M3), in registration
-// order, the test-only ones included. Kept out of builtin_kernels(): `run`
-// and `check` take them, the paths that judge in the storage format do not.
+// (Kernel::quantised_outputs: softmax with P cast to E4M3) or whose inputs
+// are MX blocks (Kernel::mx_inputs), in registration order, the test-only
+// ones included. Kept out of builtin_kernels(): `run` and `check` take them
+// (check claims for MX inputs no property: its rows are f32 values), the
+// paths that judge in the storage format do not.
 const std::vector<Kernel>& quantised_kernels();
 // Why `command` (e.g. "`softcheck compare`") does not take k: empty unless
 // k's outputs are quantised, whose errors are in the result format's ULPs
-// while command's tolerances are in the storage format's. One text for
-// every command that refuses them.
+// while command's tolerances are in the storage format's, or k reads MX
+// blocks (Kernel::mx_inputs) while command gives rows of the storage
+// format's values. One text for every command that refuses them.
 std::string quantised_outputs_refusal(const Kernel& k, std::string_view command);
 
 // Why kernel k is not run in environment e: empty when it can be (e is the

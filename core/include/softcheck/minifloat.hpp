@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -94,6 +95,12 @@ std::uint8_t e8m0_encode(double v);
 // E2M3), MXFP4 (E2M1); MXINT8 is not covered here.
 inline constexpr std::size_t mx_block_size = 32;
 
+// The MX format of an element format by the OCP MX spec's names:
+// "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e2m3", "mxfp6_e3m2", "mxfp4_e2m1".
+inline std::string mx_format_name(const MiniFloat& element) {
+  return "mxfp" + std::to_string(element.bits()) + "_" + std::string(element.name);
+}
+
 struct MxBlock {
   std::uint8_t scale = e8m0_nan;        // E8M0 code of X
   std::vector<std::uint8_t> elements;  // bit patterns of P_i in the element format
@@ -118,6 +125,14 @@ MxBlock mx_quantize(std::span<const double> block, const MiniFloat& element);
 // element's own NaN or infinity (FP8) stays one. std::invalid_argument for
 // 0 or more than 32 elements or a pattern wider than the element format.
 std::vector<double> mx_dequantize(const MxBlock& block, const MiniFloat& element);
+
+// A row as a kernel with MX inputs holds it (Kernel::mx_inputs): blocks of
+// 32 consecutive entries from the first (the last one partial), each
+// converted by mx_quantize and dequantised, with -inf masks kept beside the
+// blocks: a masked entry stays -inf and stands as 0 in its block (it takes
+// no part in the block's maximum). A block with a NaN or +inf gives NaN, as
+// mx_quantize's NaN scale does.
+std::vector<double> mx_row(std::span<const double> row, const MiniFloat& element);
 
 // ---------------------------------------------------------------------------
 // NVFP4 (NVIDIA; docs/low-precision.md has the sources): E2M1 elements in

@@ -228,9 +228,12 @@ struct KernelSummary {
   // The narrower format the outputs are quantised to and measured in
   // (Kernel::quantised_outputs: "e4m3"); empty when they are in `format`.
   std::string output_format;
-  // "f32", or "f32->e4m3" for quantised outputs: the format column of the
-  // tables.
-  std::string format_label() const { return softcheck::format_label(format, output_format); }
+  // The MX format the rows are read as (Kernel::mx_inputs: "mxfp8_e4m3");
+  // empty when they are `format`'s values.
+  std::string input_format;
+  // "f32", "f32->e4m3" for quantised outputs, "mxfp8_e4m3->f32" for MX
+  // inputs: the format column of the tables.
+  std::string format_label() const { return softcheck::format_label(format, output_format, input_format); }
   // The output this entry judges, for an op with several (softmax_lse: "y"
   // or "lse"; op table names); empty for an op with one.
   std::string output;
