@@ -393,6 +393,19 @@ void record_failure(Accum& a, const Target& t, const SuiteCase& c, const double*
   keep_if_worse(a, std::numeric_limits<double>::infinity(), std::move(w), t, c, 0, x, opt);
 }
 
+// Why outputs quantised to result format `of` are not all values of it (a
+// kernel that stores something else, as a cast that passes subnormals
+// through under DAZ does), naming the first; empty when they are. Such a
+// call fails its case, as a KernelFailure does: the judge measures values
+// of `of` only.
+std::string off_the_grid(std::span<const double> y, Format of, std::int64_t cols) {
+  for (std::size_t j = 0; j < y.size(); ++j)
+    if (!std::isnan(y[j]) && round_to_format(y[j], of) != y[j])
+      return fmt::format("output {} of row {} is {:a}, not a value of {} (the format its outputs are quantised to)",
+                         static_cast<std::int64_t>(j) % cols, static_cast<std::int64_t>(j) / cols, y[j], name(of));
+  return {};
+}
+
 // The head dimension of op's operands on case c: its attention family's, 0
 // for an op without one.
 std::int64_t head_dim(Op op, const SuiteCase& c) { return has_head_dim(op) ? c.family->head_dim : 0; }
@@ -571,6 +584,8 @@ CaseResult run_case(const SuiteCase& c, const RowsKind& kind, const std::vector<
     call_seconds[i] = last_call;
     out_cols.push_back(output_cols(t.operand(), c.cols, head_dim(t.decl->op, c)));
     outputs.push_back(unpack(call_out[t.output], f, static_cast<std::size_t>(c.rows * out_cols.back())));
+    if (failures[i].empty() && t.kernel->quantised_outputs)
+      failures[i] = off_the_grid(outputs.back(), *t.kernel->quantised_outputs, out_cols.back());
     // A backward's dx is also judged given the call's own forward output y
     // (its output 0: the conditional mode).
     forward_of.emplace_back();

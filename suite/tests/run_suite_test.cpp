@@ -305,6 +305,26 @@ TEST(RunSuite, MxInputKernelsReadRowsOfMxBlocks) {
   expect_same_report_with_two_jobs(ks, opt, r);
 }
 
+// A kernel with quantised outputs that stores a value off its result
+// format's grid fails that case (as a KernelFailure does), naming the value;
+// the run goes on and the verdict is a violation, not a harness error.
+TEST(RunSuite, QuantisedOutputsOffTheGridFailTheirCase) {
+  Kernel off = *find_kernel("softmax_pe4m3_f32");
+  off.name = "pe4m3_off_grid_f32";
+  off.compute = [inner = off.compute](const OpCall& c) {
+    inner(c);
+    if (c.cols >= 7) static_cast<float*>(c.out[0])[3] = 0.3f;  // between the E4M3 values 0.28125 and 0.3125
+  };
+  const Report r = run_suite({&off}, small_run({"normal_s1"}, {1, 7}));
+  const KernelSummary& k = summary(r, "pe4m3_off_grid_f32", "softmax");
+  EXPECT_EQ(k.status, "violated");
+  EXPECT_GT(k.contract_violations, 0u);
+  EXPECT_LT(k.contract_violations, k.rows);  // the n = 1 rows held
+  ASSERT_TRUE(k.worst.present);
+  EXPECT_NE(k.worst.exact.find("output 3 of row 0 is 0x1.333334p-2, not a value of e4m3"), std::string::npos)
+      << k.worst.exact;
+}
+
 TEST(RunSuite, FullyMaskedRowsAreCheckedAgainstThePolicy) {
   const Report r = run_suite(kernels({"shifted_f32", "shifted_log1p_f32", "mutant_masked_nan"}),
                              small_run({"fully_masked"}, {5}));

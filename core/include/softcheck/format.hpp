@@ -126,7 +126,11 @@ inline double lowest(Format f) { return -max_finite(f); }
 // inputs that are exact values of a format (the oracle rounds exact results
 // with oracle::round_to instead).
 inline double round_to_format(double v, Format f) {
-  if (!std::isfinite(v) || v == 0) return v;
+  if (!std::isfinite(v)) return v;
+  // +-0 as the sign's zero, not v: under DAZ (denormals-are-zero) a
+  // subnormal v compares equal to 0 and must become 0, as every operation
+  // there reads it (returned as v, a kernel's cast passed it through).
+  if (v == 0) return std::copysign(0.0, v);
   if (f == Format::f64) return v;
   const FormatInfo fi = info(f);
   // v's binade from its exponent field (a subnormal double, field 0, is far
