@@ -31,8 +31,9 @@ check sweep_refuses 2 "'softmax_pe4m3_f32' quantises its outputs to e4m3 .*this 
   -- "$bin" sweep --impl softmax_pe4m3_f32 --dtype f32
 
 # Rows read as MXFP8 blocks: `run` gives the kernel MX rows (held; the scale
-# decoded with the wrong bias violated); check claims nothing for it (its
-# generators make f32 rows) and sweep refuses it.
+# decoded with the wrong bias violated); check gives it MX rows too, for the
+# properties stated on the row as given (the others not claimed), and
+# catches the mutant; sweep refuses it.
 check mx_run_holds 0 'softmax_mxfp8_e4m3_f32 +softmax .* held' \
   -- "$bin" run --impl softmax_mxfp8_e4m3_f32 --family normal_s10 --family mask_neg_inf --size 100 \
   --property-tests 0 --out "$tmp/mx"
@@ -40,8 +41,13 @@ check_all mx_report_names_the_format 0 '"input_format": "mxfp8_e4m3"' '| mxfp8_e
   -- cat "$tmp/mx/report.json" "$tmp/mx/report.md"
 check mx_mutant_violated 1 'mutant_mxfp8_scale_low_f32 +softmax .* VIOLATED' \
   -- "$bin" run --impl mutant_mxfp8_scale_low_f32 --family normal_s10 --size 100 --property-tests 0 --out "$tmp/low"
-check mx_check_claims_nothing 0 'softmax_mxfp8_e4m3_f32 +softmax +accuracy +not_claimed .*read as mxfp8_e4m3 blocks' \
-  -- "$bin" check --impl softmax_mxfp8_e4m3_f32 --tests 5
+check_all mx_check_on_mx_rows 0 "accuracy                       passed" \
+  "shift_invariance               not_claimed 0      the rows are read as mxfp8_e4m3 blocks" \
+  -- "$bin" check --impl softmax_mxfp8_e4m3_f32 --tests 30
+check mx_mutant_caught 1 'mutant_mxfp8_scale_low_f32 +softmax +accuracy +failed' \
+  -- "$bin" check --impl mutant_mxfp8_scale_low_f32 --property accuracy --tests 30
+check mx_repro_needs_an_mx_row 2 'row entry 2 \(0x1.19999ap\+0\) is not what its mxfp8_e4m3 block holds \(0x1.2p\+0\)' \
+  -- "$bin" repro --impl softmax_mxfp8_e4m3_f32 --op softmax --property accuracy --temperature=1 --row=0,0x1.19999ap+0
 check mx_sweep_refuses 2 "'softmax_mxfp8_e4m3_f32' reads its rows as mxfp8_e4m3 blocks" \
   -- "$bin" sweep --impl softmax_mxfp8_e4m3_f32 --dtype f32
 

@@ -238,7 +238,14 @@ PropertyVerdict check_property(const Kernel& kernel, Op op, std::string_view pro
   st.kernel = &kernel;
   st.op = op;
   st.max_shrink_evals = o.max_shrink_evals;
-  const rc::Gen<Case> cases = def->cases(kernel.format, gen::RowOptions{o.max_cols, o.long_row_probability});
+  rc::Gen<Case> cases = def->cases(kernel.format, gen::RowOptions{o.max_cols, o.long_row_probability});
+  // A kernel reading MX blocks is given MX rows: each generated (and
+  // shrunk) row converted block by block, masks kept (minifloat.hpp).
+  if (kernel.mx_inputs)
+    cases = rc::gen::map(std::move(cases), [element = *kernel.mx_inputs](Case c) {
+      c.row = mx_row(c.row, element);
+      return c;
+    });
   const auto prop = rc::detail::toProperty([&st, cases] { return callback(st, *cases); });
   rc::detail::TestMetadata meta;
   meta.id = kernel.name + "/" + std::string(name(op)) + "/" + v.property;

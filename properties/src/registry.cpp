@@ -621,10 +621,11 @@ CaseInputs case_inputs(Op op) {
 }
 
 std::optional<Claim> cannot_claim(const PropertyDef& def, const Kernel& kernel, Op op) {
-  if (kernel.mx_inputs)
+  if (kernel.mx_inputs && std::find(std::begin(stated_on_the_row_as_given), std::end(stated_on_the_row_as_given),
+                                    def.info.name) == std::end(stated_on_the_row_as_given))
     return Claim{false, "the rows are read as " + mx_format_name(*kernel.mx_inputs) +
-                            " blocks: the property generators make rows of " + std::string(name(kernel.format)) +
-                            " values; `run` gives it MX rows (docs/low-precision.md)"};
+                            " blocks: this property runs the kernel on rows made from the case's row, which are "
+                            "no MX rows (docs/low-precision.md)"};
   if (kernel.quantised_outputs &&
       std::find(std::begin(stated_in_output_format), std::end(stated_in_output_format), def.info.name) ==
           std::end(stated_in_output_format))

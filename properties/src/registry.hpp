@@ -48,13 +48,22 @@ inline constexpr std::string_view stated_in_output_format[] = {
     "sum_to_one",   "accuracy", "shift_invariance", "ordering",          "permutation",
     "no_nonfinite", "range",    "fully_masked",     "batch_independence"};
 
+// The properties whose check runs the kernel on the case's row as given
+// (at any temperature), never on a row it makes from it (shifted, permuted,
+// compacted, or beside other rows): the ones a kernel reading MX blocks
+// (Kernel::mx_inputs) claims, on rows the driver converts with mx_row,
+// since a row made from an MX row is in general no MX row.
+inline constexpr std::string_view stated_on_the_row_as_given[] = {
+    "sum_to_one", "accuracy",     "ordering",    "range",      "no_nonfinite",
+    "underflow",  "fully_masked", "temperature", "log_softmax"};
+
 // Not claimed, with the reason, whatever the kernel declares or --force
 // says: when the property's statement and the op take different inputs
 // (PropertyDef::inputs against case_inputs(op)), or when the kernel's
 // outputs are quantised to a narrower format (Kernel::quantised_outputs)
 // and the property is not stated_in_output_format, or when it reads its rows
-// as MX blocks (Kernel::mx_inputs: the generators make rows of its storage
-// format's values).
+// as MX blocks (Kernel::mx_inputs) and the property is not
+// stated_on_the_row_as_given.
 std::optional<Claim> cannot_claim(const PropertyDef& def, const Kernel& kernel, Op op);
 
 // How the reason of a property claimed by the floor (no contract needed)

@@ -218,6 +218,13 @@ Expected<Replay> replay(const Kernel& kernel, Op op, std::string_view property, 
       return R::failure("row entry " + std::to_string(i + 1) + " (" + format_value(v) + ") is not exactly representable in " +
                         std::string(name(kernel.format)) + " (nearest " + format_value(round_to_format(v, kernel.format)) + ")");
   }
+  if (kernel.mx_inputs) {  // the row as its MX blocks hold it, entry for entry
+    const std::vector<double> held = mx_row(c.row, *kernel.mx_inputs);
+    for (std::size_t i = 0; i < c.row.size(); ++i)
+      if (!(held[i] == c.row[i] || (std::isnan(held[i]) && std::isnan(c.row[i]))))
+        return R::failure("row entry " + std::to_string(i + 1) + " (" + format_value(c.row[i]) + ") is not what its " +
+                          mx_format_name(*kernel.mx_inputs) + " block holds (" + format_value(held[i]) + ")");
+  }
   if (const std::string bad = detail::extra_inputs_error(kernel, op, c); !bad.empty()) return R::failure(bad);
   Replay r;
   r.claim = claim(kernel, op, property);

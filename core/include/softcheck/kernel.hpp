@@ -238,8 +238,9 @@ struct Kernel {
   // input buffer, in `format`, holds the values the blocks hold (each exact
   // in f32), and `run` gives it rows converted so and judges it against
   // the exact op of those values, as every kernel is judged on values exact
-  // in its input. The paths that make rows of `format`'s values (the
-  // property suite, sweep, compare, the fuzzers) do not take it.
+  // in its input; so does `check`, for the properties stated on the row as
+  // given. sweep, compare and the fuzzers, which make rows of `format`'s
+  // values, do not take it.
   std::optional<MiniFloat> mx_inputs;
   std::vector<OpDecl> ops;  // the ops it provides, each with its contract
   MaskedRowPolicy masked_policy = MaskedRowPolicy::nan;
@@ -334,9 +335,8 @@ const Kernel* find_sparse_kernel(std::string_view name);
 // The kernels whose outputs are quantised to a narrower format
 // (Kernel::quantised_outputs: softmax with P cast to E4M3) or whose inputs
 // are MX blocks (Kernel::mx_inputs), in registration order, the test-only
-// ones included. Kept out of builtin_kernels(): `run` and `check` take them
-// (check claims for MX inputs no property: its rows are f32 values), the
-// paths that judge in the storage format do not.
+// ones included. Kept out of builtin_kernels(): `run` and `check` take them,
+// the paths that judge in the storage format do not.
 const std::vector<Kernel>& quantised_kernels();
 // Why `command` (e.g. "`softcheck compare`") does not take k: empty unless
 // k's outputs are quantised, whose errors are in the result format's ULPs
