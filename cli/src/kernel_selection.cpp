@@ -82,9 +82,11 @@ std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& nam
     if (with_attention)
       for (const Kernel& k : attention_kernels())
         if (!k.test_only) ks.push_back(&k);
+    // The MX-input kernels only when named: rows of their own double the
+    // oracle's work on every case (0.24 s of the quick suite's 5).
     if (with_quantised)
       for (const Kernel& k : quantised_kernels())
-        if (!k.test_only) ks.push_back(&k);
+        if (!k.test_only && !k.mx_inputs) ks.push_back(&k);
     return ks;
   }
   std::vector<const Kernel*> ks;

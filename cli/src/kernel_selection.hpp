@@ -46,8 +46,9 @@ class KernelSet {
   // the test-only one left out) are added; they can always be named.
   // with_attention: the same for the attention kernels (attention_kernels()).
   // with_quantised: the kernels whose outputs are quantised to a narrower
-  // format (quantised_kernels(): `run` and `check`) may be named, and with
-  // no names are added (the test-only ones left out); without it naming one
+  // format or whose inputs are MX blocks (quantised_kernels(): `run` and
+  // `check`) may be named, and with no names the quantised-output ones are
+  // added (the test-only and MX-input ones left out); without it naming one
   // is an error (quantised_outputs_refusal).
   std::vector<const Kernel*> select(const std::vector<std::string>& names, bool with_peers = false,
                                     bool with_sparse = false, bool with_gradients = false,
