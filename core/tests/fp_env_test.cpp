@@ -81,6 +81,29 @@ TEST(FpEnv, EachEnvironmentChangesWhatItSaysAndIsRestored) {
 // in_fp_env: the kernel's call, and only the call, runs in the environment;
 // its repro options name it; a kernel that requires the default environment
 // comes back unavailable with the reason run gives; the default changes nothing.
+// round_to_format under DAZ: a subnormal operand, which every operation
+// there reads as 0 (its v == 0 test included), rounds to the sign's zero in
+// every narrower format. Returning v there, it once handed the subnormal
+// back: softmax_pe4m3_f32 stored a value off the E4M3 grid.
+volatile double subnormal_double = 0x1p-1070;
+
+TEST(FpEnv, RoundToFormatUnderDazGivesZeroForASubnormal) {
+  if (!fp_env_unsupported(FpEnv::daz).empty()) GTEST_SKIP() << fp_env_unsupported(FpEnv::daz);
+  for (Format f : {Format::f32, Format::f16, Format::bf16, Format::e4m3, Format::e4m3_div256}) {
+    EXPECT_EQ(round_to_format(subnormal_double, f), 0.0) << name(f);  // far below every quantum
+    double up = 1, down = 1;
+    {
+      const FpEnvScope env(FpEnv::daz);
+      up = round_to_format(subnormal_double, f);
+      down = round_to_format(-subnormal_double, f);
+    }
+    EXPECT_EQ(up, 0.0) << name(f);
+    EXPECT_FALSE(std::signbit(up)) << name(f);
+    EXPECT_EQ(down, 0.0) << name(f);
+    EXPECT_TRUE(std::signbit(down)) << name(f);
+  }
+}
+
 TEST(FpEnv, KernelInAnEnvironmentRunsOnlyItsCallsThere) {
   if (!fp_env_unsupported(FpEnv::ftz).empty()) GTEST_SKIP() << fp_env_unsupported(FpEnv::ftz);
   float seen = -1;
