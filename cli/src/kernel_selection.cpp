@@ -99,7 +99,7 @@ std::vector<const Kernel*> KernelSet::select(const std::vector<std::string>& nam
     }
     if (!k) throw std::invalid_argument("unknown kernel '" + n + "' (see `softcheck list`)");
     if (!with_quantised)
-      if (const std::string why = quantised_outputs_refusal(*k, "this command"); !why.empty())
+      if (const std::string why = quantised_refusal(*k, "this command"); !why.empty())
         throw std::invalid_argument(why);
     if (std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
   }

@@ -49,7 +49,7 @@ class KernelSet {
   // format or whose inputs are MX blocks (quantised_kernels(): `run` and
   // `check`) may be named, and with no names the quantised-output ones are
   // added (the test-only and MX-input ones left out); without it naming one
-  // is an error (quantised_outputs_refusal).
+  // is an error (quantised_refusal).
   std::vector<const Kernel*> select(const std::vector<std::string>& names, bool with_peers = false,
                                     bool with_sparse = false, bool with_gradients = false,
                                     bool with_attention = false, bool with_quantised = false) const;

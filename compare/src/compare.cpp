@@ -53,7 +53,7 @@ Contract kernel_contract(std::string_view kernel, Op op, Format f) {
     throw std::invalid_argument(fmt::format("kernel {} computes in {}, the outputs are {}: its contract is in ULPs "
                                             "of {}",
                                             kernel, name(k->format), name(f), name(k->format)));
-  if (const std::string why = quantised_outputs_refusal(*k, "`softcheck compare`"); !why.empty())
+  if (const std::string why = quantised_refusal(*k, "`softcheck compare`"); !why.empty())
     throw std::invalid_argument(why);
   const OpDecl* d = k->find(op);
   if (d == nullptr) throw std::invalid_argument(fmt::format("kernel {} does not compute {}", kernel, name(op)));

@@ -41,7 +41,7 @@ std::string not_run_in_fp_env(const Kernel& k, FpEnv e) {
          k.requires_default_fp_env + ")";
 }
 
-std::string quantised_outputs_refusal(const Kernel& k, std::string_view command) {
+std::string quantised_refusal(const Kernel& k, std::string_view command) {
   if (k.mx_inputs)
     return "'" + k.name + "' reads its rows as " + mx_format_name(*k.mx_inputs) +
            " blocks (docs/low-precision.md): " + std::string(command) + " gives it rows of " +

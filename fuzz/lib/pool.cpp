@@ -91,7 +91,7 @@ PoolChoice choose_pool(const char* planted, const char* plugins, const char* iso
       c.error = "unknown or unavailable kernel '" + std::string(n) + "' in " + planted_variable;
       return c;
     }
-    if (const std::string why = quantised_outputs_refusal(*k, "the fuzzers"); !why.empty()) {
+    if (const std::string why = quantised_refusal(*k, "the fuzzers"); !why.empty()) {
       c.error = std::string(planted_variable) + ": " + why;
       return c;
     }

@@ -343,7 +343,7 @@ const std::vector<Kernel>& quantised_kernels();
 // while command's tolerances are in the storage format's, or k reads MX
 // blocks (Kernel::mx_inputs) while command gives rows of the storage
 // format's values. One text for every command that refuses them.
-std::string quantised_outputs_refusal(const Kernel& k, std::string_view command);
+std::string quantised_refusal(const Kernel& k, std::string_view command);
 
 // Why kernel k is not run in environment e: empty when it can be (e is the
 // default, or k does not require it), else the unavailable reason `run` and
