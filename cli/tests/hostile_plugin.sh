@@ -48,29 +48,39 @@ check inprocess_stop_killed 2 "stopped itself with SIGSTOP" -- \
 check call_timeout_nan 2 "not a number" -- "$bin" run --plugin "$plugin" --call-timeout nan
 
 # ---- No orphan: killing softcheck ends its --isolate children and check workers.
-still_running() { pgrep -f "$tmp/orphan" >/dev/null; }
+# wait_for_processes N PATTERN: until N processes match (60 s at most), so that
+# a slow machine delays the kill but never changes what it tests.
+wait_for_processes() {
+  local i
+  for ((i = 0; i < 600; ++i)); do (($(pgrep -fc -- "$2") >= $1)) && return 0; sleep 0.1; done
+  return 1
+}
+# gone PATTERN: no process matches within 20 s (dying children take a moment).
+gone() {
+  local i
+  for ((i = 0; i < 200; ++i)); do pgrep -f -- "$1" >/dev/null || return 0; sleep 0.1; done
+  return 1
+}
 SOFTCHECK_HOSTILE=loop "$bin" run --plugin "$plugin" "${few[@]}" --isolate --call-timeout 0 --out "$tmp/orphan" \
   >/dev/null 2>&1 &
 victim=$!
-sleep 2
+wait_for_processes 3 "$tmp/orphan"
 # softcheck, the command's process and the isolated call: the test means nothing without them.
 running=$(pgrep -fc "$tmp/orphan")
 kill -KILL "$victim"
 wait "$victim" 2>/dev/null
-sleep 1
 if ((running < 3)); then echo "FAIL orphan_isolate_setup: $running processes before the kill, wanted 3"; failures=$((failures + 1))
-elif still_running; then echo "FAIL orphan_isolate: a child outlived SIGKILL of softcheck"; pgrep -af "$tmp/orphan"
+elif ! gone "$tmp/orphan"; then echo "FAIL orphan_isolate: a child outlived SIGKILL of softcheck"; pgrep -af "$tmp/orphan"
   pkill -KILL -f "$tmp/orphan"; failures=$((failures + 1)); else pass=$((pass + 1)); fi
 SOFTCHECK_HOSTILE=loop "$bin" check --plugin "$plugin" --impl hostile_f32 --impl shifted_f32 --jobs 2 --tests 5 \
   --call-timeout 0 --seed 4242 >/dev/null 2>&1 &
 victim=$!
-sleep 2
+wait_for_processes 3 "--seed 4242"
 running=$(pgrep -fc -- "--seed 4242")  # softcheck, the command's process, the worker on hostile_f32
 kill -KILL "$victim"
 wait "$victim" 2>/dev/null
-sleep 1
 if ((running < 3)); then echo "FAIL orphan_workers_setup: $running processes before the kill, wanted 3"; failures=$((failures + 1))
-elif pgrep -f -- "--seed 4242" >/dev/null; then echo "FAIL orphan_workers: a check worker outlived softcheck"
+elif ! gone "--seed 4242"; then echo "FAIL orphan_workers: a check worker outlived softcheck"
   pkill -KILL -f -- "--seed 4242"; failures=$((failures + 1)); else pass=$((pass + 1)); fi
 
 # ---- SIGTERM / SIGINT: exit 2, no report and no temporary left.
@@ -78,7 +88,7 @@ for sig in TERM INT; do
   SOFTCHECK_HOSTILE=loop "$bin" run --plugin "$plugin" "${few[@]}" --isolate --call-timeout 0 \
     --out "$tmp/sig$sig" >"$tmp/sig$sig.log" 2>&1 &
   victim=$!
-  sleep 2
+  wait_for_processes 3 "$tmp/sig$sig"  # the isolated call is running: the handlers are in place
   kill -$sig "$victim"
   wait "$victim"; rc=$?
   if [[ $rc -ne 2 ]] || ! grep -q "interrupted by signal" "$tmp/sig$sig.log"; then

@@ -229,13 +229,20 @@ TEST(TemporariesInFlight, RegisteredWhileTheyLive) {
 }
 
 // A SIGTERM whose handler calls remove_temporaries_in_flight(), arriving at
-// any moment of a stream of writes: what is left is one whole set, with no
-// temporary and no lock file (signals wait until the renames are done).
+// any moment of a stream of writes: what is left is one whole set (the first
+// is written before the signal), with no temporary and no lock file (signals
+// wait until the renames are done).
+// The child says through a pipe when its handler is in place and its first
+// set is written; only the moment of the signal after that varies, so a slow
+// machine changes which moment is tested, never the verdict.
 TEST(TemporariesInFlight, SignalMidWriteLeavesAWholeSetOrNothing) {
   for (int attempt = 0; attempt < 24; ++attempt) {
     const fs::path d = fresh_dir("signal");
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
     const pid_t pid = ::fork();
     if (pid == 0) {
+      ::close(ready[0]);
       struct sigaction sa {};
       sa.sa_handler = [](int) {
         softcheck::remove_temporaries_in_flight();
@@ -247,20 +254,29 @@ TEST(TemporariesInFlight, SignalMidWriteLeavesAWholeSetOrNothing) {
       for (int i = 0;; ++i) {
         const std::string tag = std::to_string(i) + ":";
         softcheck::write_files_atomically({{d / "a", tag + "a"}, {d / "b", tag + "b"}, {d / "c", tag}});
+        if (i == 0) {
+          const char byte = 1;
+          if (::write(ready[1], &byte, 1) != 1) ::_exit(4);
+          ::close(ready[1]);
+        }
       }
     }
-    ::usleep(5000 + 1000 * attempt);
+    ::close(ready[1]);
+    char byte = 0;
+    const ssize_t got = ::read(ready[0], &byte, 1);
+    ::close(ready[0]);
+    if (got == 1) ::usleep(200 * static_cast<useconds_t>(attempt));
     ::kill(pid, SIGTERM);
     int status = 0;
     ::waitpid(pid, &status, 0);
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3);
-    const std::vector<std::string> left = entries(d);
-    if (!left.empty()) {
-      ASSERT_EQ(left, (std::vector<std::string>{"a", "b", "c"})) << "attempt " << attempt;
-      const std::string c = slurp(d / "c");
-      EXPECT_EQ(slurp(d / "a").substr(0, c.size()), c);
-      EXPECT_EQ(slurp(d / "b").substr(0, c.size()), c);
-    }
+    ASSERT_EQ(got, 1) << "the child ended before its first write (status " << status << ")";
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3)
+        << "attempt " << attempt << ": exited " << WIFEXITED(status) << " with " << WEXITSTATUS(status)
+        << ", signalled " << WIFSIGNALED(status) << " by " << WTERMSIG(status);
+    ASSERT_EQ(entries(d), (std::vector<std::string>{"a", "b", "c"})) << "attempt " << attempt;
+    const std::string c = slurp(d / "c");
+    EXPECT_EQ(slurp(d / "a").substr(0, c.size()), c);
+    EXPECT_EQ(slurp(d / "b").substr(0, c.size()), c);
     fs::remove_all(d);
   }
 }
