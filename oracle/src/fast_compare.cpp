@@ -728,14 +728,25 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
                       d_exact, ref_L, fi, out.ulp.data(),
                       out.ulp_err.data(), out.finite.data(), bits.data()},
                      lanes);
+      // The sums in locals (row's would go through memory on every element:
+      // the stores to out's vectors may alias it), handed to element() and
+      // back around the elements the lanes left: the same additions in the
+      // same order.
+      const double* ulp = out.ulp.data();
+      const unsigned char* finite = out.finite.data();
+      const double* bit = bits.data();
+      double sum_ulp = row.sum_ulp, sum_bits = row.sum_bits;
       for (std::size_t i = 0; i < n; ++i) {
-        if (out.finite[i]) {
-          row.sum_ulp += out.ulp[i];
-          row.sum_bits += bits[i];
-        } else if (!element(i)) {
-          return false;
+        if (finite[i]) {
+          sum_ulp += ulp[i];
+          sum_bits += bit[i];
+        } else {
+          row.sum_ulp = sum_ulp, row.sum_bits = sum_bits;
+          if (!element(i)) return false;
+          sum_ulp = row.sum_ulp, sum_bits = row.sum_bits;
         }
       }
+      row.sum_ulp = sum_ulp, row.sum_bits = sum_bits;
       row.measured += lanes.measured;
       row.max_ulp = std::max(row.max_ulp, lanes.max_ulp);
       row.max_bits = std::max(row.max_bits, lanes.max_bits);
