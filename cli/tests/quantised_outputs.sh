@@ -50,5 +50,13 @@ check mx_repro_needs_an_mx_row 2 'row entry 2 \(0x1.19999ap\+0\) is not what its
   -- "$bin" repro --impl softmax_mxfp8_e4m3_f32 --op softmax --property accuracy --temperature=1 --row=0,0x1.19999ap+0
 check mx_sweep_refuses 2 "'softmax_mxfp8_e4m3_f32' reads its rows as mxfp8_e4m3 blocks" \
   -- "$bin" sweep --impl softmax_mxfp8_e4m3_f32 --dtype f32
+# The other element formats: MXFP4 rows, and a repro row entry that is an
+# E4M3 block's value but not an E2M1 block's.
+check mx4_run_holds 0 'softmax_mxfp4_e2m1_f32 +log_softmax .* held' \
+  -- "$bin" run --impl softmax_mxfp4_e2m1_f32 --family normal_s10 --family mask_neg_inf --size 100 \
+  --property-tests 0 --out "$tmp/mx4"
+check mx4_report_names_the_format 0 '"input_format": "mxfp4_e2m1"' -- cat "$tmp/mx4/report.json"
+check mx4_repro_needs_an_mx4_row 2 'is not what its mxfp4_e2m1 block holds' \
+  -- "$bin" repro --impl softmax_mxfp4_e2m1_f32 --op softmax --property accuracy --temperature=1 --row=0,0x1.2p+0
 
 finish "quantised outputs"

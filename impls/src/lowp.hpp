@@ -134,8 +134,9 @@ std::vector<Kernel> lowp_kernels();
 // softmax_pe4m3_x256_f32 (pre-scaled by 2^8) and the test-only
 // mutant_pe4m3_truncated_f32.
 std::vector<Kernel> quantised_softmax_kernels();
-// Softmax and log-softmax of rows read as MXFP8 E4M3 blocks
-// (mx_input_softmax.cpp): softmax_mxfp8_e4m3_f32 and the test-only
+// Softmax and log-softmax of rows read as MX blocks (mx_input_softmax.cpp):
+// softmax_<mx format>_f32 for each OCP element format (mxfp8_e4m3,
+// mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4_e2m1) and the test-only
 // mutant_mxfp8_scale_low_f32.
 std::vector<Kernel> mx_input_softmax_kernels();
 

@@ -19,10 +19,10 @@
 namespace softcheck {
 namespace {
 
-const Kernel& quantised(const char* kernel_name) {
+const Kernel& quantised(const std::string& kernel_name) {
   for (const Kernel& k : quantised_kernels())
     if (k.name == kernel_name) return k;
-  throw std::logic_error(std::string("no quantised kernel ") + kernel_name);
+  throw std::logic_error("no quantised kernel " + kernel_name);
 }
 
 // Runs an f32 kernel's softmax on `rows` rows of x (exact f32 values).
@@ -210,44 +210,56 @@ TEST(QuantisedSoftmax, LosesTheMassOfTheKeysThatRoundToZero) {
     }
 }
 
-// softmax_mxfp8_e4m3_f32 (mx_input_softmax.cpp): on rows of MX blocks
-// (mx_row, masks kept) it is shifted_log1p_f32 bit for bit, both ops, every
-// input family; the mutant decoding the scale with bias 128 is not; the
-// kernel is registered with its MX inputs, f32 storage, and no quantised
-// outputs.
+// The MX-input kernels (mx_input_softmax.cpp), one per element format: on
+// rows of MX blocks (mx_row, masks kept) each is shifted_log1p_f32 bit for
+// bit, both ops, every input family; the mutant decoding the scale with
+// bias 128 is not; each is registered with its MX inputs, f32 storage, and
+// no quantised outputs.
 TEST(MxInputSoftmax, IsShiftedLog1pOnRowsOfMxBlocks) {
-  const Kernel& mx = quantised("softmax_mxfp8_e4m3_f32");
   const Kernel& low = quantised("mutant_mxfp8_scale_low_f32");
   const Kernel* f32 = find_kernel("shifted_log1p_f32");
   ASSERT_NE(f32, nullptr);
-  ASSERT_TRUE(mx.mx_inputs.has_value());
-  EXPECT_EQ(mx.mx_inputs->name, "e4m3");
-  EXPECT_EQ(mx.format, Format::f32);
-  EXPECT_FALSE(mx.quantised_outputs.has_value());
-  EXPECT_EQ(mx.format_label(), "mxfp8_e4m3->f32");
-  EXPECT_FALSE(mx.test_only);
   EXPECT_TRUE(low.test_only);
-  std::size_t rows_seen = 0, low_differs = 0;
-  for (const InputFamily& fam : input_families()) {
-    const std::int64_t n = fam.fixed_cols > 0 ? fam.fixed_cols : 77;
-    const std::vector<double> x = mx_row(fill_rows(fam, Format::f32, 1, n, 5), fp8_e4m3);
-    for (double v : x) ASSERT_TRUE(v == -INFINITY || static_cast<double>(static_cast<float>(v)) == v) << fam.name;
-    for (Op op : {Op::softmax, Op::log_softmax}) {
-      std::vector<float> xf(x.begin(), x.end()), want(x.size()), got(x.size()), bad(x.size());
-      f32->run(op, xf.data(), want.data(), 1, n, 1.5);
-      mx.run(op, xf.data(), got.data(), 1, n, 1.5);
-      low.run(op, xf.data(), bad.data(), 1, n, 1.5);
-      for (std::size_t j = 0; j < x.size(); ++j)
-        ASSERT_TRUE(same_bits(got[j], want[j]) || (std::isnan(got[j]) && std::isnan(want[j])))
-            << fam.name << " " << name(op) << " " << j;
-      bool differs = false;
-      for (std::size_t j = 0; j < x.size(); ++j) differs = differs || !same_bits(bad[j], want[j]);
-      low_differs += differs ? 1 : 0;
-      ++rows_seen;
+  ASSERT_TRUE(low.mx_inputs.has_value());
+  EXPECT_EQ(low.mx_inputs->name, "e4m3");
+  for (const MiniFloat& element : mini_formats) {
+    const std::string format = mx_format_name(element);
+    const Kernel& mx = quantised("softmax_" + format + "_f32");
+    ASSERT_TRUE(mx.mx_inputs.has_value());
+    EXPECT_EQ(mx.mx_inputs->name, element.name);
+    EXPECT_EQ(mx.format, Format::f32);
+    EXPECT_FALSE(mx.quantised_outputs.has_value());
+    EXPECT_EQ(mx.format_label(), format + "->f32");
+    EXPECT_FALSE(mx.test_only);
+    std::size_t rows_seen = 0, low_differs = 0, not_f32 = 0;
+    for (const InputFamily& fam : input_families()) {
+      const std::int64_t n = fam.fixed_cols > 0 ? fam.fixed_cols : 77;
+      const std::vector<double> f32_row = fill_rows(fam, Format::f32, 1, n, 5);
+      const std::vector<double> x = mx_row(f32_row, element);
+      for (double v : x) ASSERT_TRUE(v == -INFINITY || static_cast<double>(static_cast<float>(v)) == v) << fam.name;
+      for (std::size_t j = 0; j < x.size(); ++j) not_f32 += x[j] != f32_row[j] ? 1 : 0;
+      for (Op op : {Op::softmax, Op::log_softmax}) {
+        std::vector<float> xf(x.begin(), x.end()), want(x.size()), got(x.size()), bad(x.size());
+        f32->run(op, xf.data(), want.data(), 1, n, 1.5);
+        mx.run(op, xf.data(), got.data(), 1, n, 1.5);
+        for (std::size_t j = 0; j < x.size(); ++j)
+          ASSERT_TRUE(same_bits(got[j], want[j]) || (std::isnan(got[j]) && std::isnan(want[j])))
+              << format << " " << fam.name << " " << name(op) << " " << j;
+        if (element.name == fp8_e4m3.name) {
+          low.run(op, xf.data(), bad.data(), 1, n, 1.5);
+          bool differs = false;
+          for (std::size_t j = 0; j < x.size(); ++j) differs = differs || !same_bits(bad[j], want[j]);
+          low_differs += differs ? 1 : 0;
+        }
+        ++rows_seen;
+      }
+    }
+    EXPECT_GT(rows_seen, 10u) << format;
+    EXPECT_GT(not_f32, rows_seen) << format << ": the MX rows should differ from the f32 rows they came from";
+    if (element.name == fp8_e4m3.name) {
+      EXPECT_GT(low_differs, rows_seen / 2);
     }
   }
-  EXPECT_GT(rows_seen, 10u);
-  EXPECT_GT(low_differs, rows_seen / 2);
 }
 
 // mx_row: each block of 32 converted as mx_quantize / mx_dequantize do,

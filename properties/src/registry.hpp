@@ -63,7 +63,7 @@ inline constexpr std::string_view stated_on_the_row_as_given[] = {
 // outputs are quantised to a narrower format (Kernel::quantised_outputs)
 // and the property is not stated_in_output_format, or when it reads its rows
 // as MX blocks (Kernel::mx_inputs) and the property is not
-// stated_on_the_row_as_given.
+// stated_on_the_row_as_given. The inputs' reason comes first.
 std::optional<Claim> cannot_claim(const PropertyDef& def, const Kernel& kernel, Op op);
 
 // How the reason of a property claimed by the floor (no contract needed)
