@@ -37,7 +37,7 @@ check sweep_refuses 2 "'softmax_pe4m3_f32' quantises its outputs to e4m3 .*this 
 check mx_run_holds 0 'softmax_mxfp8_e4m3_f32 +softmax .* held' \
   -- "$bin" run --impl softmax_mxfp8_e4m3_f32 --family normal_s10 --family mask_neg_inf --size 100 \
   --property-tests 0 --out "$tmp/mx"
-check_all mx_report_names_the_format 0 '"input_format": "mxfp8_e4m3"' '| mxfp8_e4m3-&gt;f32 |' \
+check_all mx_report_names_the_format 0 '"input_format": "mxfp8_e4m3"' '| mxfp8_e4m3->f32 |' \
   -- cat "$tmp/mx/report.json" "$tmp/mx/report.md"
 check mx_mutant_violated 1 'mutant_mxfp8_scale_low_f32 +softmax .* VIOLATED' \
   -- "$bin" run --impl mutant_mxfp8_scale_low_f32 --family normal_s10 --size 100 --property-tests 0 --out "$tmp/low"

@@ -145,7 +145,7 @@ sed -e '0,/"description": "[^"]*"/s//"description": "evil | cell\\n# heading <sc
 check inject_render 0 '' -- sc report "$tmp/inject.json" --md "$tmp/inject.md" --quiet
 check inject_no_script 1 '' -- grep -q '<script' "$tmp/inject.md"
 check inject_no_heading 1 '' -- grep -q '^# heading' "$tmp/inject.md"
-check_all inject_escaped 0 'evil \| cell # heading &lt;script&gt;alert(1)&lt;/script&gt; \`x\` \*b\* \[l\](http://e)' -- \
+check_all inject_escaped 0 'evil \| cell # heading &lt;script>alert(1)&lt;/script> \`x\` \*b\* \[l\](http://e)' -- \
   cat "$tmp/inject.md"
 
 # --- --rows-csv: one line per judged row and report entry -----------------------

@@ -33,7 +33,10 @@ std::string one_line(std::string_view s) {
 // descriptions, reasons, "why" texts), as literal inline Markdown, the way
 // the HTML report escapes it for HTML: no markup, links, raw HTML or table
 // cells of its own, on one line (one_line). '_' between two letters or digits
-// cannot open or close emphasis, so `shifted_f32` stays as it reads.
+// cannot open or close emphasis, so `shifted_f32` stays as it reads; '>' is
+// markup only at the start of a block (md_paragraph escapes it there) or
+// closing an HTML tag or autolink, which '<' escaped cannot open, so
+// `mxfp8_e4m3->f32` stays as it reads too.
 std::string md(std::string_view text) {
   const std::string s = one_line(text);
   std::string out;
@@ -44,8 +47,6 @@ std::string md(std::string_view text) {
       out += "&amp;";
     } else if (c == '<') {
       out += "&lt;";
-    } else if (c == '>') {
-      out += "&gt;";
     } else if (c == '_') {
       const bool intraword = i > 0 && i + 1 < s.size() && ascii_alnum(s[i - 1]) && ascii_alnum(s[i + 1]);
       out += intraword ? "_" : "\\_";
