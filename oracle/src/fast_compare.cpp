@@ -304,6 +304,7 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
            w_safe = splat(1 + 16 * u), w_tiny = splat(0x1p-1070), p52 = splat(0x1p-52), p20 = splat(0x1p-20),
            four = splat(4), min_normal = splat(std::numeric_limits<double>::min()), ref_L = splat(in.ref_L);
   const DistanceBits& table = distance_bits();
+  const vd table_end = splat(static_cast<double>(table.size()));
   vd max_ulp = zero, max_bits = zero, max_rel = zero, max_abs = zero, max_abs_lo = zero, max_abs_hi = zero, max_ulp_err = zero,
      g_lo = zero, g_hi = zero, largest = splat(-1);
   vl largest_index{}, measured{}, idx{0, 1, 2, 3};
@@ -370,8 +371,15 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
     store(in.ulp + i, ok ? ulp_d : zero);
     store(in.ulp_err + i, ok ? ulp_e_d : zero);
     const vd dist_ok = ok ? dist : zero;
+    // bits_of_distance: below the table's end (as good kernels' distances
+    // are) the entries by an int32 index, which converts in one instruction
+    // where size_t's takes several.
     vd bits;
-    for (std::size_t l = 0; l < L; ++l) bits[l] = bits_of_distance(dist_ok[l], table);
+    if (any_lane(dist_ok >= table_end)) {
+      for (std::size_t l = 0; l < L; ++l) bits[l] = bits_of_distance(dist_ok[l], table);
+    } else {
+      for (std::size_t l = 0; l < L; ++l) bits[l] = table[static_cast<std::size_t>(static_cast<std::int32_t>(dist_ok[l]))];
+    }
     store(in.bits + i, bits);
     max_bits = vmax(max_bits, bits);
     for (std::size_t l = 0; l < L; ++l) in.finite[i + l] = static_cast<unsigned char>(ok[l] & 1);
