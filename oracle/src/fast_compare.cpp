@@ -375,7 +375,7 @@ SOFTCHECK_VINLINE void f32_lanes_body(const F32In& in, F32Out& o) {
     // are) the entries by an int32 index, which converts in one instruction
     // where size_t's takes several.
     vd bits;
-    if (any_lane(dist_ok >= table_end)) {
+    if (!all_lanes(dist_ok < table_end)) {  // (a NaN, never here, would take the scalar rule too)
       for (std::size_t l = 0; l < L; ++l) bits[l] = bits_of_distance(dist_ok[l], table);
     } else {
       for (std::size_t l = 0; l < L; ++l) bits[l] = table[static_cast<std::size_t>(static_cast<std::int32_t>(dist_ok[l]))];
