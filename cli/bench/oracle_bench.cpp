@@ -13,6 +13,11 @@
 //                        tier, then exact_row + compare_row for the rows
 //                        neither can decide (what `softcheck run --oracle
 //                        tiered` does per row)
+//   oracle/double-double-f64, decide/double-double-f64
+//                        the f64 results' path on the quick suite's f64 rows
+//                        (shifted_f64's softmax): dd_fast_row alone, and
+//                        dd_fast_row + compare_row_fast, then exact_row +
+//                        compare_row for the rows it leaves
 //
 // items = rows; the counter `elements` is elements per second. The ratio of
 // the two items_per_second is the speed-up; nothing here asserts it.
@@ -38,34 +43,47 @@ struct Row {
   double temperature;
 };
 
-const std::vector<Row>& quick_f32_rows() {
-  static const std::vector<Row> rows = [] {
-    std::vector<Row> out;
-    const Kernel* k = find_kernel("shifted_f32");
-    for (const SuiteCase& c : build_suite({"quick", {}, {}, {}, {}})) {
-      const std::vector<double> x = fill_rows(*c.family, Format::f32, c.rows, c.cols, case_seed(1, c, Format::f32));
+// The quick suite's rows of format f with kernel's softmax of them.
+std::vector<Row> quick_rows(Format f, const char* kernel) {
+  std::vector<Row> out;
+  const Kernel* k = find_kernel(kernel);
+  for (const SuiteCase& c : build_suite({"quick", {}, {}, {}, {}})) {
+    const std::vector<double> x = fill_rows(*c.family, f, c.rows, c.cols, case_seed(1, c, f));
+    std::vector<double> y(x.size());
+    if (f == Format::f64) {
+      k->run(Op::softmax, x.data(), y.data(), c.rows, c.cols, c.temperature);
+    } else {
       std::vector<float> xf(x.begin(), x.end()), yf(x.size());
       k->run(Op::softmax, xf.data(), yf.data(), c.rows, c.cols, c.temperature);
-      for (std::int64_t r = 0; r < c.rows; ++r) {
-        const auto b = static_cast<std::size_t>(r * c.cols), e = b + static_cast<std::size_t>(c.cols);
-        out.push_back({{x.begin() + b, x.begin() + e}, {yf.begin() + b, yf.begin() + e}, c.temperature});
-      }
+      y.assign(yf.begin(), yf.end());
     }
-    return out;
-  }();
+    for (std::int64_t r = 0; r < c.rows; ++r) {
+      const auto b = static_cast<std::size_t>(r * c.cols), e = b + static_cast<std::size_t>(c.cols);
+      out.push_back({{x.begin() + b, x.begin() + e}, {y.begin() + b, y.begin() + e}, c.temperature});
+    }
+  }
+  return out;
+}
+
+const std::vector<Row>& quick_f32_rows() {
+  static const std::vector<Row> rows = quick_rows(Format::f32, "shifted_f32");
+  return rows;
+}
+const std::vector<Row>& quick_f64_rows() {
+  static const std::vector<Row> rows = quick_rows(Format::f64, "shifted_f64");
   return rows;
 }
 
-std::int64_t total_elements() {
+std::int64_t total_elements(const std::vector<Row>& rows) {
   std::int64_t n = 0;
-  for (const Row& r : quick_f32_rows()) n += static_cast<std::int64_t>(r.x.size());
+  for (const Row& r : rows) n += static_cast<std::int64_t>(r.x.size());
   return n;
 }
 
-void finish(benchmark::State& state, std::int64_t fallbacks = -1) {
-  const auto rows = static_cast<std::int64_t>(quick_f32_rows().size());
+void finish(benchmark::State& state, std::int64_t fallbacks = -1, const std::vector<Row>& all = quick_f32_rows()) {
+  const auto rows = static_cast<std::int64_t>(all.size());
   state.SetItemsProcessed(state.iterations() * rows);
-  state.counters["elements"] = benchmark::Counter(static_cast<double>(state.iterations() * total_elements()),
+  state.counters["elements"] = benchmark::Counter(static_cast<double>(state.iterations() * total_elements(all)),
                                                   benchmark::Counter::kIsRate);
   state.counters["rows"] = static_cast<double>(rows);
   if (fallbacks >= 0) state.counters["mpfr_rows"] = static_cast<double>(fallbacks);
@@ -135,6 +153,41 @@ void BM_DecideTiered(benchmark::State& state) {
   state.counters["extended_rows"] = static_cast<double>(extended);
 }
 
+// The f64 results' tier on the f64 rows, alone and deciding shifted_f64's
+// softmax (MPFR for the rows it leaves).
+void BM_OracleDDf64(benchmark::State& state) {
+  oracle::DDFastRow f;
+  for (auto _ : state)
+    for (const Row& r : quick_f64_rows()) {
+      oracle::dd_fast_row(r.x, r.temperature, f);
+      benchmark::DoNotOptimize(f);
+    }
+  finish(state, -1, quick_f64_rows());
+}
+
+void BM_DecideDDf64(benchmark::State& state) {
+  std::int64_t fallbacks = 0;
+  oracle::DDFastRow f;
+  oracle::FastRowError decision;
+  for (auto _ : state) {
+    fallbacks = 0;
+    for (const Row& r : quick_f64_rows()) {
+      oracle::dd_fast_row(r.x, r.temperature, f);
+      if (f.status == oracle::RowStatus::ok && f.usable &&
+          oracle::compare_row_fast(r.y, f, Format::f64, OutputKind::probabilities, decision)) {
+        benchmark::DoNotOptimize(decision);
+        continue;
+      }
+      if (f.status != oracle::RowStatus::ok && f.status != oracle::RowStatus::undefined) continue;  // all masked
+      const oracle::ExactRow e = oracle::exact_row(r.x, r.temperature);
+      if (e.status != oracle::RowStatus::ok) continue;
+      ++fallbacks;
+      benchmark::DoNotOptimize(compare_row(r.y, e.softmax, Format::f64, Op::softmax));
+    }
+  }
+  finish(state, fallbacks, quick_f64_rows());
+}
+
 BENCHMARK(BM_OracleMpfr)->Name("oracle/mpfr")->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_OracleTier<oracle::FastRow, oracle::fast_row>)->Name("oracle/extended")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_OracleTier<oracle::DoubleFastRow, oracle::double_fast_row>)
@@ -145,6 +198,8 @@ BENCHMARK(BM_OracleTier<oracle::DDFastRow, oracle::dd_fast_row>)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecideMpfr)->Name("decide/mpfr")->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_DecideTiered)->Name("decide/tiered")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OracleDDf64)->Name("oracle/double-double-f64")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecideDDf64)->Name("decide/double-double-f64")->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
@@ -152,6 +207,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   (void)quick_f32_rows();  // the rows are made before any timing starts
+  (void)quick_f64_rows();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
