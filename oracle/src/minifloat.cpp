@@ -163,19 +163,15 @@ double to_double_odd(const Real& v) {
 }
 
 std::optional<double> parse_to_odd(std::string_view text) {
-  detail::prepare_mpfr_thread();
-  const std::string s(text);  // mpfr_strtofr reads a NUL-terminated string
-  if (s.empty() || std::isspace(static_cast<unsigned char>(s.front()))) return std::nullopt;
-  char* end = nullptr;
   // Toward zero at 64 bits, and the text's remainder as a sticky bit: the
   // double's rounding to odd from there is the text's own (rounding to odd
   // at 64 bits, then at 53 or fewer, is rounding to odd at the latter).
   Scratch t(64);
-  const int inexact = mpfr_strtofr(t.v, s.c_str(), &end, 0, MPFR_RNDZ);
-  if (end != s.c_str() + s.size()) return std::nullopt;
+  const std::optional<int> inexact = detail::read_toward_zero(std::string(text), t.v);
+  if (!inexact) return std::nullopt;
   const double d = mpfr_get_d(t.v, MPFR_RNDZ);
   if (!std::isfinite(d)) return d;
-  return made_odd(d, inexact != 0 || mpfr_cmp_d(t.v, d) != 0);
+  return made_odd(d, *inexact != 0 || mpfr_cmp_d(t.v, d) != 0);
 }
 
 std::vector<double> mx_round(std::span<const Real> v, const MiniFloat& element) {

@@ -5,7 +5,10 @@
 
 #include <mpfr.h>
 
+#include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "softcheck/oracle.hpp"
 
@@ -27,6 +30,13 @@ RowStatus classify(std::span<const double> x);
 // exponent unbounded above (callers apply their overflow rule); the sign of
 // zero kept. std::nullopt unless the whole text is one number (oracle.cpp).
 std::optional<double> parse_to_precision(std::string_view text, int precision, long emin);
+
+// `text` read whole (mpfr_strtofr, base 0) into `into` at its precision,
+// toward zero: the ternary value (0 when exact), or std::nullopt unless the
+// whole text is one number (no leading space, nothing after it). The one
+// reading of number texts that parse_to_precision and parse_to_odd share
+// (oracle.cpp).
+std::optional<int> read_toward_zero(const std::string& text, mpfr_ptr into);
 
 inline mpfr_ptr raw(Real& r) { return r.backend().data(); }
 inline mpfr_srcptr raw(const Real& r) { return r.backend().data(); }

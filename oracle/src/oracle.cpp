@@ -620,16 +620,23 @@ double round_to(const Real& v, Format f) {
   return detail::round_to_format(raw(v), f);
 }
 
+std::optional<int> detail::read_toward_zero(const std::string& text, mpfr_ptr into) {
+  prepare_mpfr_thread();
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
+  char* end = nullptr;
+  const int inexact = mpfr_strtofr(into, text.c_str(), &end, 0, MPFR_RNDZ);
+  if (end != text.c_str() + text.size()) return std::nullopt;
+  return inexact;
+}
+
 std::optional<double> detail::parse_to_precision(std::string_view text, int precision, long emin) {
   prepare_mpfr_thread();
   const std::string s(text);  // mpfr_strtofr reads a NUL-terminated string
-  if (s.empty() || std::isspace(static_cast<unsigned char>(s.front()))) return std::nullopt;
-  char* end = nullptr;
   // The value's binade first: rounded toward zero, the exponent cannot carry
   // up a binade, so E is the text's own (MPFR: |v| = 0.1xxx_2 * 2^exp).
   Scratch probe(64);
-  const int probe_inexact = mpfr_strtofr(probe.v, s.c_str(), &end, 0, MPFR_RNDZ);
-  if (end != s.c_str() + s.size()) return std::nullopt;
+  const std::optional<int> probe_inexact = read_toward_zero(s, probe.v);
+  if (!probe_inexact) return std::nullopt;
   if (!mpfr_regular_p(probe.v)) return mpfr_get_d(probe.v, MPFR_RNDN);  // NaN, +-inf, signed zero
   const int sign = mpfr_signbit(probe.v) ? -1 : 1;
   const mpfr_exp_t E = mpfr_get_exp(probe.v) - 1;
@@ -640,14 +647,14 @@ std::optional<double> detail::parse_to_precision(std::string_view text, int prec
   double out = 0;
   if (kept >= 1) {
     Scratch t(static_cast<mpfr_prec_t>(kept));
-    mpfr_strtofr(t.v, s.c_str(), &end, 0, MPFR_RNDN);  // the single rounding, from the text
+    mpfr_strtofr(t.v, s.c_str(), nullptr, 0, MPFR_RNDN);  // the single rounding, from the text
     out = mpfr_get_d(t.v, MPFR_RNDN);                   // <= 53 bits: exact (inf past 2^1024)
   } else {
     // |v| < 2^q: to 2^q above the midpoint 2^(q-1), to 0 at it (0 is even)
     // or below. The probe (toward zero, 64 bits) is above the midpoint, or
     // equal to it with a discarded remainder, exactly when the text is.
     const int c = mpfr_cmp_si_2exp(probe.v, sign, q - 1);
-    const bool above_half = kept == 0 && (c * sign > 0 || (c == 0 && probe_inexact != 0));
+    const bool above_half = kept == 0 && (c * sign > 0 || (c == 0 && *probe_inexact != 0));
     out = above_half ? std::ldexp(1.0, static_cast<int>(q)) : 0.0;
   }
   return std::copysign(std::fabs(out), static_cast<double>(sign));

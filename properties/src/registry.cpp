@@ -648,14 +648,12 @@ std::optional<Claim> other_inputs(const PropertyDef& def, Op op) {
 
 std::optional<Claim> cannot_claim(const PropertyDef& def, const Kernel& kernel, Op op) {
   if (std::optional<Claim> c = other_inputs(def, op)) return c;
-  if (kernel.mx_inputs && std::find(std::begin(stated_on_the_row_as_given), std::end(stated_on_the_row_as_given),
-                                    def.info.name) == std::end(stated_on_the_row_as_given))
+  const auto listed = [&](const auto& names) { return std::ranges::find(names, def.info.name) != std::end(names); };
+  if (kernel.mx_inputs && !listed(stated_on_the_row_as_given))
     return Claim{false, "the rows are read as " + mx_format_name(*kernel.mx_inputs) +
                             " blocks: this property runs the kernel on rows made from the case's row, which are "
                             "no MX rows (docs/low-precision.md)"};
-  if (kernel.quantised_outputs &&
-      std::find(std::begin(stated_in_output_format), std::end(stated_in_output_format), def.info.name) ==
-          std::end(stated_in_output_format))
+  if (kernel.quantised_outputs && !listed(stated_in_output_format))
     return Claim{false, "the outputs are quantised to " + std::string(name(kernel.output_format())) +
                             ": this property's tolerance is stated in the storage format (docs/low-precision.md)"};
   return std::nullopt;
