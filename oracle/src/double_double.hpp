@@ -129,7 +129,10 @@ constexpr bool operator>=(DD x, DD y) { return y <= x; }
 // The <cmath> functions the tier calls, found by argument-dependent lookup.
 constexpr DD fabs(DD x) { return x.hi < 0 || (x.hi == 0 && x.lo < 0) ? -x : x; }
 inline bool isinf(DD x) { return std::isinf(x.hi); }
-inline bool isfinite(DD x) { return std::isfinite(x.hi); }
+// Both words: TwoSum's s - a can overflow beside DBL_MAX while the sum does
+// not (x_i - x_k for x_k = DBL_MAX), leaving a finite high word over a NaN
+// low one, which is no number.
+inline bool isfinite(DD x) { return std::isfinite(x.hi) && std::isfinite(x.lo); }
 inline bool signbit(DD x) { return std::signbit(x.hi); }
 // x = f 2^e with |f| in [0.5, 1) up to lo (a power-of-two hi with a negative
 // lo gives |f| a hair below 0.5; callers allow for that).

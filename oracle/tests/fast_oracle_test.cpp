@@ -592,6 +592,23 @@ TEST(FastOracle, LogSoftmaxHalfAnUlpFromAMidpointIsKnownExactly) {
 // formed with words up to DBL_MAX (exact_product), or rounds to -inf. Every
 // output is decided as MPFR measures it; a finite result where f64
 // overflows is left to MPFR.
+// x_i - x_k beside DBL_MAX: TwoSum's s - a overflows while the difference
+// does not, and the DD tier held a finite high word over a NaN low one as a
+// number, its log-softmax NaN +- NaN on a usable row (found by
+// FastOracleSound.FiniteRows). Such a difference leaves the row to MPFR, or
+// the enclosures hold.
+TEST(FastOracle, DoubleDoubleTierHoldsNoNaNWordBesideDblMax) {
+  const std::vector<double> x{0x1.fffffffffffffp+1023, 0x1.3b0de6a1e5b2cp+1020};
+  const oracle::ExactRow exact = oracle::exact_row(x, 1.0);
+  const oracle::DDFastRow row = oracle::dd_fast_row(x, 1.0);
+  ASSERT_EQ(row.status, exact.status);
+  if (!row.usable) return;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_TRUE(inside<oracle::DD>(exact.softmax[i], row.softmax[i], row.softmax_err[i])) << i;
+    EXPECT_TRUE(inside<oracle::DD>(exact.log_softmax[i], row.log_softmax[i], row.log_softmax_err[i])) << i;
+  }
+}
+
 TEST(FastOracle, DoubleDoubleTierDecidesRowsAtTheF64Lowest) {
   const double lowest = std::numeric_limits<double>::lowest();
   const std::vector<double> x{lowest, 89.0, lowest, 88.0, lowest};
