@@ -125,7 +125,11 @@ inline double lowest(Format f) { return -max_finite(f); }
 // scaling by a power of two is exact and nearbyint rounds once. Used to build
 // inputs that are exact values of a format (the oracle rounds exact results
 // with oracle::round_to instead).
-inline double round_to_format(double v, Format f) {
+//
+// Inlined, with the integer rounding done by an addition (the 16-bit
+// kernels round every operation through here: libm's nearbyint, which saves
+// and restores the floating-point environment, was most of its cost).
+[[gnu::always_inline]] inline double round_to_format(double v, Format f) {
   if (!std::isfinite(v)) return v;
   // +-0 as the sign's zero, not v: under DAZ (denormals-are-zero) a
   // subnormal v compares equal to 0 and must become 0, as every operation
@@ -137,8 +141,15 @@ inline double round_to_format(double v, Format f) {
   // below every format's emin here: f64 returned above), clamped to the
   // subnormal quantum.
   const int e = std::max(static_cast<int>((bits_of_double(v) >> 52) & 0x7ff) - 1023, fi.emin);
-  const double quantum = exact_pow2(e - fi.precision + 1);
-  const double r = std::nearbyint(v / quantum) * quantum;
+  const int q = e - fi.precision + 1;
+  // t = v / 2^q, exactly (|t| < 2^p <= 2^24, normal). nearbyint(t): adding
+  // and subtracting 1.5 2^52 with t's sign rounds t to an integer once, in
+  // the current rounding mode as nearbyint does (|t| < 2^51; the sum has t's
+  // sign, so toward zero is toward zero for t too); a zero takes t's sign.
+  const double t = v * exact_pow2(-q);
+  constexpr double shift = 0x1.8p52;
+  const double n = std::copysign(t >= 0 ? (t + shift) - shift : (t - shift) + shift, t);
+  const double r = n * exact_pow2(q);
   if (std::fabs(r) > max_finite(f)) return std::copysign(INFINITY, v);
   return r;
 }
