@@ -220,7 +220,7 @@ rc::Seq<Case> shrink_case(const Case& c, Format f, AttentionDomain domain) {
                      return out;
                    }),
       [](const std::optional<Case>& o) { return o.has_value(); });
-  auto whole_cases = rc::seq::map(std::move(whole), [](std::optional<Case> o) { return std::move(*o); });
+  auto whole_cases = rc::seq::map(std::move(whole), [](std::optional<Case> o) { return std::move(o).value(); });
 
   // Each bias entry (a mask may turn into a finite entry where the domain allows).
   std::vector<std::pair<std::size_t, double>> entries;
