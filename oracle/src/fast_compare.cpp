@@ -27,6 +27,13 @@
 
 namespace softcheck::oracle {
 
+namespace detail {
+bool& fast_tier_keeps_preparations() {
+  thread_local bool keep = true;
+  return keep;
+}
+}  // namespace detail
+
 namespace {
 
 // Correct rounding of an R to format f (ties to even), as round_to_format in
@@ -572,6 +579,85 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     (special ? row.special_mismatch : row.nonfinite)++;
     first_broken = std::min(first_broken, i);
   };
+  // What an element's rule needs of the exact row alone, not of the result:
+  // its radius, the range of ulp exponents over its enclosure, and round_T
+  // decided over the ball (computed before the result's checks that may give
+  // the row up: a pure function, only its cost moves).
+  struct Prepared {
+    R E{}, alo{};
+    int qlo = 0, qhi = 0, qv = 0;
+    std::optional<double> rounded;
+    bool tiny = false;     // an f64 softmax below the DD tier's exp floor, compared as 0
+    bool give_up = false;  // undecidable whatever the result
+  };
+  const auto prepare = [&](std::size_t i, R& lo, R& hi) -> Prepared {
+    Prepared p;
+    const R v = val[i];
+    // Below the DD tier's exp floor a softmax entry is kept as 0 +- 2^-865,
+    // far wider than f64's subnormal ulp. Its log-softmax enclosure bounds it
+    // better (softmax = exp(log-softmax)): below e^-760 < 2^-1096 it is
+    // (0, 2^-1096), which rounds to 0 and is under 2^-22 ulp of f64 from 0.
+    // Such an entry is compared as exactly 0 with that much added to its ULP
+    // uncertainty (and 2^-1074 to its absolute one); its relative error
+    // follows from the zero state as for any 0.
+    if constexpr (is_dd<R>)
+      if (sm && v == 0 && err[i] != 0) {
+        if (!(exact.log_softmax[i] + exact.log_softmax_err[i] < R(-760))) {
+          p.give_up = true;
+          return p;
+        }
+        p.tiny = true;
+      }
+    p.E = err[i] == 0 || p.tiny ? R(0) : (err[i] + 2 * u * fabs(v)) * kS + Arith<R>::slack;
+    lo = v - p.E, hi = v + p.E;
+    if (isinf(v)) return p;  // a masked log-softmax entry: exact
+    p.alo = lo <= 0 && hi >= 0 ? 0 : std::min(fabs(lo), fabs(hi));
+    const R ahi = std::max(fabs(lo), fabs(hi));
+    // ulp_T(v) = 2^q, q non-decreasing in |v|: between q(alo) and q(ahi).
+    // When they differ (v at a power of two, e.g. a softmax of exactly 1) the
+    // error is still decided if it is tiny in either binade.
+    p.qlo = ulp_exp(p.alo, fi), p.qhi = ulp_exp(ahi, fi);
+    p.qv = p.qlo == p.qhi ? p.qlo : ulp_exp(fabs(v), fi);
+    // The radius of the value round_T is decided for: softmax's enclosure, or
+    // log-softmax's tight one around value + residual, widened to cover
+    // MPFR's value (see ref_rel).
+    const R rad = sm ? p.E : exact.log_softmax_tight[i] + (d_exact ? ref_L : ref_rel * fabs(v)) + Arith<R>::slack;
+    const R res = sm ? R(0) : exact.log_softmax_res[i];
+    p.rounded = decided_round(v, res, rad, f32_fast, fi, maxf);
+    return p;
+  };
+  // f64 results: the DD row's preparations, formed once per filling of the
+  // row and output and kept for the next result judged against it (the
+  // quick suite judges 6 f64 probability rows and 3 log-probability rows on
+  // each exact row), with the row's g_lo and g_hi.
+  const std::vector<Prepared>* prepared = nullptr;
+  if constexpr (is_dd<R>) {
+    struct Kept {
+      std::uint64_t serial = 0;
+      unsigned reference_bits = 0;
+      std::vector<Prepared> elements;
+      R g_lo{}, g_hi{};
+    };
+    thread_local std::array<Kept, 2> kept;  // probabilities, log-probabilities
+    Kept& k = kept[sm ? 0 : 1];
+    if (exact.serial != 0 && detail::fast_tier_keeps_preparations()) {
+      if (k.serial != exact.serial || k.reference_bits != reference_bits || k.elements.size() != n) {
+        k.serial = 0;
+        k.elements.resize(n);
+        k.g_lo = k.g_hi = R(0);
+        for (std::size_t i = 0; i < n; ++i) {
+          R lo, hi;
+          k.elements[i] = prepare(i, lo, hi);
+          if (k.elements[i].give_up) break;  // the row is given up at i or before
+          if (sm) k.g_lo = std::max(k.g_lo, lo), k.g_hi = std::max(k.g_hi, hi);
+        }
+        k.serial = exact.serial;
+        k.reference_bits = reference_bits;
+      }
+      prepared = &k.elements;
+      if (sm) g_lo = k.g_lo, g_hi = k.g_hi;
+    }
+  }
   // One element, in index order: false when it cannot be decided (the row
   // is then given up).
   const auto element = [&](std::size_t i) -> bool {
@@ -586,22 +672,16 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       (void)fast_ordinal(r, fi, maxf);
     }
     const R v = val[i];
-    // Below the DD tier's exp floor a softmax entry is kept as 0 +- 2^-865,
-    // far wider than f64's subnormal ulp. Its log-softmax enclosure bounds it
-    // better (softmax = exp(log-softmax)): below e^-760 < 2^-1096 it is
-    // (0, 2^-1096), which rounds to 0 and is under 2^-22 ulp of f64 from 0.
-    // Such an entry is compared as exactly 0 with that much added to its ULP
-    // uncertainty (and 2^-1074 to its absolute one); its relative error
-    // follows from the zero state as for any 0.
-    bool tiny = false;
-    if constexpr (is_dd<R>)
-      if (sm && v == 0 && err[i] != 0) {
-        if (!(exact.log_softmax[i] + exact.log_softmax_err[i] < R(-760))) return false;
-        tiny = true;
-      }
-    const R E = err[i] == 0 || tiny ? R(0) : (err[i] + 2 * u * fabs(v)) * kS + Arith<R>::slack;
-    const R lo = v - E, hi = v + E;
-    if (sm) g_lo = std::max(g_lo, lo), g_hi = std::max(g_hi, hi);
+    R lo{}, hi{};
+    Prepared fresh;
+    if (prepared == nullptr) {
+      fresh = prepare(i, lo, hi);
+      if (sm && !fresh.give_up) g_lo = std::max(g_lo, lo), g_hi = std::max(g_hi, hi);
+    }
+    const Prepared& p = prepared != nullptr ? (*prepared)[i] : fresh;
+    if (p.give_up) return false;
+    const bool tiny = p.tiny;
+    const R E = p.E;
     if (isinf(v)) {  // masked log-softmax entry, exact; radius inf: f64 overflows there (fast_rows.cpp)
       if (isinf(r) && signbit(r) == signbit(v)) {
         out.finite[i] = 1;
@@ -619,6 +699,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       return true;
     }
     if (isinf(r)) {
+      if (prepared != nullptr) lo = v - E, hi = v + E;
       const R rlo = round_ld(lo, f), rhi = round_ld(hi, f);  // rare path
       if (rlo == r && rhi == r) {
         out.finite[i] = 1;
@@ -632,15 +713,10 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       return true;
     }
     // Both finite.
-    const R alo = lo <= 0 && hi >= 0 ? 0 : std::min(fabs(lo), fabs(hi));
-    const R ahi = std::max(fabs(lo), fabs(hi));
-    // ulp_T(v) = 2^q, q non-decreasing in |v|: between q(alo) and q(ahi).
-    // When they differ (v at a power of two, e.g. a softmax of exactly 1) the
-    // error is still decided if it is tiny in either binade.
-    const int qlo = ulp_exp(alo, fi), qhi = ulp_exp(ahi, fi);
+    const R alo = p.alo;
+    const int qlo = p.qlo, qhi = p.qhi, qv = p.qv;
     const R D = fabs(static_cast<R>(r) - v);
     const R ED = E + u * D;
-    const int qv = qlo == qhi ? qlo : ulp_exp(fabs(v), fi);
     // The figure's estimate. In the extended tier a log-softmax entry is
     // v + res to within its tight radius (and MPFR's ref_rel), so
     // |r - v - res| is known to that and its own two roundings, without E's
@@ -670,12 +746,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
     // more: a result 2^50 ulp off (a log-softmax of 0 for -1e-30) is known
     // to 2^-52 relative, not to 1/1000 ulp, and needs no more.
     if (!(ulp_e <= tolerance * std::max<R>(1, ulp * R(0x1p-20)))) return false;
-    // The radius of the value round_T is decided for: softmax's enclosure, or
-    // log-softmax's tight one around value + residual, widened to cover
-    // MPFR's value (see ref_rel).
-    const R rad = sm ? E : exact.log_softmax_tight[i] + (d_exact ? ref_L : ref_rel * fabs(v)) + Arith<R>::slack;
-    const R res = sm ? R(0) : exact.log_softmax_res[i];
-    const std::optional<double> rounded = decided_round(v, res, rad, f32_fast, fi, maxf);
+    const std::optional<double> rounded = p.rounded;
     if (!rounded) return false;
     const ZeroState z = sm ? exact.softmax_zero[i] : exact.log_softmax_zero[i];
     const std::optional<double> rel_d = decided_rel(r, v, D, E, ED, alo, z, tolerance, uT);

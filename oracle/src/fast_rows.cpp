@@ -11,6 +11,7 @@
 #include <bit>
 #include <cmath>
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -241,6 +242,8 @@ void fast_row_in(std::span<const double> x, double temperature, BasicFastRow<R>&
   if (!isfinite(temperature) || !(temperature > 0))
     throw std::invalid_argument("fast_row: temperature must be finite and > 0");
   if (x.empty()) throw std::invalid_argument("fast_row: empty row");
+  static std::atomic<std::uint64_t> fillings{0};
+  row.serial = ++fillings;
   row.status = RowStatus::ok;
   row.usable = true;
   row.lse_usable = false;

@@ -43,6 +43,10 @@ namespace detail {
 // alone, 3 AVX2 vectors at most. For the tests, which compare the paths bit
 // for bit; not in any public header.
 int& fast_tier_vectors();  // fast_rows.cpp
+// Whether compare_row_fast keeps a DD row's per-element preparations for
+// the next result judged against it (this thread; default true). For the
+// tests, which compare both ways bit for bit.
+bool& fast_tier_keeps_preparations();  // fast_compare.cpp
 }  // namespace detail
 
 namespace {

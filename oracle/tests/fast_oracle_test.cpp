@@ -31,6 +31,7 @@
 
 namespace softcheck::oracle::detail {
 int& fast_tier_vectors();  // fast_rows.cpp: 0 best vectors, 1 baseline, 2 scalar code, 3 AVX2 at most
+bool& fast_tier_keeps_preparations();  // fast_compare.cpp: a DD row's preparations kept row to row
 }
 
 using namespace softcheck;
@@ -210,6 +211,29 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 }
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
+// Two lists of compare_row_fast's answers, the same bit for bit.
+void assert_same_decisions(const std::vector<std::optional<oracle::FastRowError>>& got,
+                           const std::vector<std::optional<oracle::FastRowError>>& want) {
+  RC_ASSERT(got.size() == want.size());
+  for (std::size_t j = 0; j < want.size(); ++j) {
+    RC_ASSERT(got[j].has_value() == want[j].has_value());
+    if (!want[j]) continue;
+    const oracle::FastRowError &g = *got[j], &w = *want[j];
+    RC_ASSERT(g.error.elements == w.error.elements);
+    RC_ASSERT(g.error.measured == w.error.measured);
+    RC_ASSERT(g.error.nonfinite == w.error.nonfinite);
+    RC_ASSERT(g.error.special_mismatch == w.error.special_mismatch);
+    RC_ASSERT(g.error.worst_index == w.error.worst_index);
+    for (auto m : {&RowError::max_ulp, &RowError::sum_ulp, &RowError::max_bits, &RowError::sum_bits,
+                   &RowError::max_rel, &RowError::max_abs, &RowError::normwise})
+      RC_ASSERT(same_bits(g.error.*m, w.error.*m));
+    RC_ASSERT(same_bits(g.max_ulp_err, w.max_ulp_err));
+    RC_ASSERT(same_bits(g.ulp, w.ulp));
+    RC_ASSERT(same_bits(g.ulp_err, w.ulp_err));
+    RC_ASSERT(same_bits(g.finite, w.finite));
+  }
+}
+
 // The double tier's vectors (baseline x86-64, AVX2 and AVX-512 where the CPU
 // has them) give the scalar code's rows and decisions bit for bit
 // (fast_vectors.hpp, fast_compare.cpp "4 lanes").
@@ -256,30 +280,55 @@ void check_vector_paths(const std::vector<double>& x, double temperature, Format
     RC_ASSERT(same_bits(got.row.log_softmax_tight, want.row.log_softmax_tight));
     RC_ASSERT(same_bits(got.row.softmax_zero, want.row.softmax_zero));
     RC_ASSERT(same_bits(got.row.log_softmax_zero, want.row.log_softmax_zero));
-    RC_ASSERT(got.decided.size() == want.decided.size());
-    for (std::size_t j = 0; j < want.decided.size(); ++j) {
-      RC_ASSERT(got.decided[j].has_value() == want.decided[j].has_value());
-      if (!want.decided[j]) continue;
-      const oracle::FastRowError &g = *got.decided[j], &w = *want.decided[j];
-      RC_ASSERT(g.error.elements == w.error.elements);
-      RC_ASSERT(g.error.measured == w.error.measured);
-      RC_ASSERT(g.error.nonfinite == w.error.nonfinite);
-      RC_ASSERT(g.error.special_mismatch == w.error.special_mismatch);
-      RC_ASSERT(g.error.worst_index == w.error.worst_index);
-      for (auto m : {&RowError::max_ulp, &RowError::sum_ulp, &RowError::max_bits, &RowError::sum_bits,
-                     &RowError::max_rel, &RowError::max_abs, &RowError::normwise})
-        RC_ASSERT(same_bits(g.error.*m, w.error.*m));
-      RC_ASSERT(same_bits(g.max_ulp_err, w.max_ulp_err));
-      RC_ASSERT(same_bits(g.ulp, w.ulp));
-      RC_ASSERT(same_bits(g.ulp_err, w.ulp_err));
-      RC_ASSERT(same_bits(g.finite, w.finite));
-    }
+    assert_same_decisions(got.decided, want.decided);
   }
+}
+
+// A DD row's per-element preparations, kept by compare_row_fast for the next
+// result judged against the same filling of the row, or formed for each
+// result: the same decisions bit for bit, for several results on both
+// outputs interleaved, after the row object held another row of the same
+// length (whose preparations must not be reused).
+void check_dd_preparations(const std::vector<double>& x, double temperature, const std::vector<int>& steps,
+                           const oracle::ExactRow& exact) {
+  if (exact.status != oracle::RowStatus::ok) return;
+  bool& keep = oracle::detail::fast_tier_keeps_preparations();
+  struct Restore {
+    bool& k;
+    ~Restore() { k = true; }
+  } restore{keep};
+  const auto decide_all = [&](const oracle::DDFastRow& row) {
+    std::vector<std::optional<oracle::FastRowError>> decided;
+    if (row.status != oracle::RowStatus::ok || !row.usable) return decided;
+    for (int shift = 0; shift < 3; ++shift)
+      for (Op op : {Op::softmax, Op::log_softmax}) {
+        const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
+        std::vector<double> y(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const int s = steps[(i + static_cast<std::size_t>(shift)) % steps.size()];
+          const double rounded = oracle::round_to(ref[i], Format::f64);
+          y[i] = s == 99 ? NAN : s == 98 ? INFINITY : s == 97 ? 0.0 : std::isfinite(rounded) ? nudge(rounded, s, Format::f64) : rounded;
+        }
+        decided.push_back(oracle::compare_row_fast(y, row, Format::f64, spec(op).out[0].kind));
+      }
+    return decided;
+  };
+  keep = false;
+  const auto want = decide_all(oracle::dd_fast_row(x, temperature));
+  keep = true;
+  std::vector<double> other(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) other[i] = static_cast<double>(i % 7) - 2.5;
+  oracle::DDFastRow row;
+  oracle::dd_fast_row(other, 1.0, row);
+  (void)decide_all(row);
+  oracle::dd_fast_row(x, temperature, row);
+  assert_same_decisions(decide_all(row), want);
 }
 
 void check_row(const std::vector<double>& x, double temperature, Format f, const std::vector<int>& steps) {
   const oracle::ExactRow exact = oracle::exact_row(x, temperature);
   check_vector_paths(x, temperature, f, steps, exact);
+  if (f == Format::f64) check_dd_preparations(x, temperature, steps, exact);
   check_tier(oracle::double_fast_row(x, temperature), exact, x, f, steps);
   check_tier(oracle::dd_fast_row(x, temperature), exact, x, f, steps);
   check_tier(oracle::fast_row(x, temperature), exact, x, f, steps);

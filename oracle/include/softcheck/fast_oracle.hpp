@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <vector>
@@ -78,6 +79,11 @@ struct BasicFastRow {
   // d_i on a midpoint of the format with a log1p(r) far below it.
   bool d_exact = false;
   R log1p_r_hi = 0;
+  // Which filling of the object this is: fast_row_in numbers each one (from
+  // 1, across threads), and compare_row_fast keeps what it derives from a
+  // DD row for the next result judged against the same filling. 0, a row
+  // built or changed by hand, is never kept.
+  std::uint64_t serial = 0;
 };
 
 using FastRow = BasicFastRow<long double>;  // the extended tier
