@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,65 @@ TEST(RowJudge, TheVerdictFlipsWhereTheBoundIsCrossed) {
   EXPECT_TRUE(broken.broken);
   EXPECT_FALSE(broken.holds());
   EXPECT_NE(explain(broken, with_contract(Op::softmax, 1e9), y, judge).find("NaN/inf"), std::string::npos);
+}
+
+// A judge takes the figures it decided for a result row again when the same
+// row, bit for bit, comes for an output of the same kind on the same input
+// row (kernels that share code hand it identical rows), and only then: every
+// verdict equals a fresh judge's, after a different kind, a nudged element
+// and a new input row of the same length.
+std::size_t three_bins(double e) { return e < 0.5 ? 0 : e < 4 ? 1 : 2; }
+
+void expect_same_verdict(const RowVerdict& a, const RowVerdict& b, const std::string& what) {
+  const auto same_bits = [](const std::vector<double>& p, const std::vector<double>& q) {
+    return p.size() == q.size() && (p.empty() || std::memcmp(p.data(), q.data(), p.size() * sizeof(double)) == 0);
+  };
+  EXPECT_EQ(a.tier, b.tier) << what;
+  EXPECT_EQ(a.within, b.within) << what;
+  EXPECT_EQ(a.broken, b.broken) << what;
+  EXPECT_EQ(a.bound, b.bound) << what;
+  EXPECT_EQ(a.uncertainty, b.uncertainty) << what;
+  EXPECT_EQ(a.error.max_ulp, b.error.max_ulp) << what;
+  EXPECT_EQ(a.error.sum_ulp, b.error.sum_ulp) << what;
+  EXPECT_EQ(a.error.worst_index, b.error.worst_index) << what;
+  EXPECT_EQ(a.error.nonfinite, b.error.nonfinite) << what;
+  EXPECT_TRUE(same_bits(a.element_error, b.element_error)) << what;
+  EXPECT_TRUE(same_bits(a.element_signed, b.element_signed)) << what;
+  EXPECT_TRUE(same_bits(a.element_signed_rel, b.element_signed_rel)) << what;
+}
+
+TEST(RowJudge, AResultRowJudgedAgainTakesItsFiguresOnlyWhenAllMatches) {
+  JudgeOptions opt;
+  opt.element_bin = three_bins;
+  opt.signed_errors = true;
+  const std::vector<double> x1 = {0.25, -1.5, 2, 7, -3}, x2 = {1, 2, 3, 4, 5.5};
+  for (Format f : {Format::f32, Format::f64}) {
+    std::vector<double> sm, ls;
+    const ExactRow e = exact_row(x1);
+    for (const Real& v : e.softmax) sm.push_back(round_to(v, f));
+    for (const Real& v : e.log_softmax) ls.push_back(round_to(v, f));
+    std::vector<double> nudged = sm;
+    nudged[2] = f == Format::f32 ? std::nextafter(static_cast<float>(nudged[2]), 1.0f) : std::nextafter(nudged[2], 1.0);
+    const OpDecl softmax = with_contract(Op::softmax, 1), loose = with_contract(Op::softmax, 50),
+                 log_softmax = with_contract(Op::log_softmax, 1);
+    RowJudge judge(f, opt);
+    const auto check = [&](const std::vector<double>& x, const OpDecl& d, const std::vector<double>& y,
+                           const std::string& what) {
+      RowJudge fresh(x, 1.0, f, opt);
+      expect_same_verdict(judge.judge(d, MaskedRowPolicy::zeros, y), fresh.judge(d, MaskedRowPolicy::zeros, y),
+                          std::string(name(f)) + ": " + what);
+    };
+    judge.set_row(x1, 1.0);
+    check(x1, softmax, sm, "softmax");
+    check(x1, loose, sm, "the same row, another contract");
+    check(x1, log_softmax, sm, "the same numbers as log-softmax outputs");
+    check(x1, log_softmax, ls, "log-softmax");
+    check(x1, softmax, nudged, "one element a step up");
+    check(x1, softmax, sm, "softmax again");
+    judge.set_row(x2, 1.0);
+    check(x2, softmax, sm, "the first row's softmax on another row");
+    check(x2, log_softmax, ls, "the first row's log-softmax on another row");
+  }
 }
 
 TEST(RowJudge, FullyMaskedRowsFollowThePolicy) {

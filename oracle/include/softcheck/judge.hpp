@@ -11,6 +11,7 @@
 // those computations.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -165,6 +166,26 @@ class RowJudge {
                        RowVerdict& v);
   // The status from whatever is computed, else from the tier the output starts with.
   RowStatus status_for(const OpDecl& d, std::size_t output);
+  // What decide_fast found of one result row before the contract's bound:
+  // whether the tier decided it, the row's figures and each element's. Kept
+  // for the filling of the tier's row (BasicFastRow::serial), the tier and
+  // the output kind: a later result row the same bit for bit takes them
+  // (kernels that share code hand the judge identical rows).
+  struct FastFigures {
+    std::uint64_t serial = 0;
+    Tier tier = Tier::none;
+    OutputKind kind = OutputKind::probabilities;
+    bool scalar = false;
+    std::vector<double> y;
+    bool decided = false;
+    RowError error;
+    double uncertainty = 0;
+    std::vector<double> element_error, element_signed, element_signed_rel;
+  };
+  std::array<FastFigures, 16> fast_figures_;
+  std::size_t next_fast_figures_ = 0;  // the slot the next new row takes
+  template <class Row>
+  bool fast_figures(const Operand& out, std::span<const double> y, const Row& fast, FastFigures& k);
 
   std::span<const double> x_;
   double temperature_;
