@@ -219,6 +219,23 @@ TEST(RowJudge, AResultRowJudgedAgainTakesItsFiguresOnlyWhenAllMatches) {
     check(x2, softmax, sm, "the first row's softmax on another row");
     check(x2, log_softmax, ls, "the first row's log-softmax on another row");
   }
+  // Rows beyond 65,536 values keep fewer (here 7): 9 different result rows,
+  // then the first again, each as a fresh judge has it.
+  std::vector<double> x(131073);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 11) * 0.5;
+  const DoubleFastRow tier = double_fast_row(x, 1.0);
+  std::vector<double> y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = static_cast<float>(tier.softmax[i]);
+  const OpDecl softmax = with_contract(Op::softmax, 2);
+  RowJudge judge(x, 1.0, Format::f32, opt);
+  for (std::size_t k = 0; k <= 9; ++k) {
+    std::vector<double> yk = y;
+    const std::size_t at = (k % 9) * 1000;  // the 10th row is the first again
+    yk[at] = std::nextafter(static_cast<float>(yk[at]), 1.0f);
+    RowJudge fresh(x, 1.0, Format::f32, opt);
+    expect_same_verdict(judge.judge(softmax, MaskedRowPolicy::zeros, yk),
+                        fresh.judge(softmax, MaskedRowPolicy::zeros, yk), "long row " + std::to_string(k));
+  }
 }
 
 TEST(RowJudge, FullyMaskedRowsFollowThePolicy) {

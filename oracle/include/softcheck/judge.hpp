@@ -170,7 +170,8 @@ class RowJudge {
   // whether the tier decided it, the row's figures and each element's. Kept
   // for the filling of the tier's row (BasicFastRow::serial), the tier and
   // the output kind: a later result row the same bit for bit takes them
-  // (kernels that share code hand the judge identical rows).
+  // (kernels that share code hand the judge identical rows). Fewer than 16
+  // for rows beyond 65,536 values: 32 MB of rows at most.
   struct FastFigures {
     std::uint64_t serial = 0;
     Tier tier = Tier::none;
