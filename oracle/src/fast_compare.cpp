@@ -672,9 +672,9 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       (void)fast_ordinal(r, fi, maxf);
     }
     const R v = val[i];
-    R lo{}, hi{};
     Prepared fresh;
     if (prepared == nullptr) {
+      R lo, hi;
       fresh = prepare(i, lo, hi);
       if (sm && !fresh.give_up) g_lo = std::max(g_lo, lo), g_hi = std::max(g_hi, hi);
     }
@@ -699,8 +699,7 @@ bool compare_row_fast(std::span<const double> result, const BasicFastRow<R>& exa
       return true;
     }
     if (isinf(r)) {
-      if (prepared != nullptr) lo = v - E, hi = v + E;
-      const R rlo = round_ld(lo, f), rhi = round_ld(hi, f);  // rare path
+      const R rlo = round_ld(v - E, f), rhi = round_ld(v + E, f);  // rare path: the enclosure's ends
       if (rlo == r && rhi == r) {
         out.finite[i] = 1;
         ++row.measured;

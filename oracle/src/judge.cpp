@@ -305,17 +305,18 @@ bool RowJudge::decide_fast(const OpDecl& d, std::size_t output, std::span<const 
   // An entry holds 4 rows of doubles: at most 32 MB of them for long rows.
   const std::size_t slots =
       std::clamp<std::size_t>((std::size_t{1} << 20) / std::max<std::size_t>(y.size(), 1), 1, fast_figures_.size());
-  auto kept = std::find_if(fast_figures_.begin(), fast_figures_.begin() + static_cast<std::ptrdiff_t>(slots), same);
-  if (kept == fast_figures_.begin() + static_cast<std::ptrdiff_t>(slots)) {
+  const auto end = fast_figures_.begin() + static_cast<std::ptrdiff_t>(slots);
+  const auto found = std::find_if(fast_figures_.begin(), end, same);
+  FastFigures* kept = found != end ? &*found : nullptr;
+  if (kept == nullptr) {
     if (next_fast_figures_ >= slots) next_fast_figures_ = 0;
-    FastFigures& k = fast_figures_[next_fast_figures_];
+    kept = &fast_figures_[next_fast_figures_];
     next_fast_figures_ = (next_fast_figures_ + 1) % slots;
-    k.serial = 0;  // until complete (compare_row_fast throws on a result that is not a value of the format)
-    k.decided = fast_figures(out, y, fast, k);
-    k.tier = tier, k.kind = out.kind, k.scalar = is_scalar;
-    k.y.assign(y.begin(), y.end());
-    k.serial = fast.serial;
-    kept = fast_figures_.begin() + (&k - fast_figures_.data());
+    kept->serial = 0;  // until complete (compare_row_fast throws on a result that is not a value of the format)
+    kept->decided = fast_figures(out, y, fast, *kept);
+    kept->tier = tier, kept->kind = out.kind, kept->scalar = is_scalar;
+    kept->y.assign(y.begin(), y.end());
+    kept->serial = fast.serial;
   }
   if (!kept->decided) return false;
   if (opt_.element_bin) v.element_error = kept->element_error;

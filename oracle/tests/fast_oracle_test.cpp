@@ -110,6 +110,20 @@ double nudge(double r, int steps, Format f) {
   return r;
 }
 
+// A kernel's result row for exact values ref: each correctly rounded value
+// nudged by steps[(i + shift) % steps.size()] quanta of f, or replaced by a
+// NaN (99), +inf (98) or 0 (97).
+std::vector<double> result_row(const std::vector<Real>& ref, Format f, const std::vector<int>& steps,
+                               std::size_t shift = 0) {
+  std::vector<double> y(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const int s = steps[(i + shift) % steps.size()];
+    const double rounded = oracle::round_to(ref[i], f);
+    y[i] = s == 99 ? NAN : s == 98 ? INFINITY : s == 97 ? 0.0 : std::isfinite(rounded) ? nudge(rounded, s, f) : rounded;
+  }
+  return y;
+}
+
 // Each tier's numbers as the test compares them: long double holds double's.
 template <class R>
 using Held = std::conditional_t<std::is_same_v<R, oracle::DD>, oracle::DD, long double>;
@@ -135,12 +149,7 @@ void check_tier(const oracle::BasicFastRow<R>& fast, const oracle::ExactRow& exa
   // Metrics decided from the enclosures agree with MPFR's.
   for (Op op : {Op::softmax, Op::log_softmax}) {
     const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
-    std::vector<double> y(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const int s = steps[i % steps.size()];
-      const double rounded = oracle::round_to(ref[i], f);
-      y[i] = s == 99 ? NAN : s == 98 ? INFINITY : s == 97 ? 0.0 : std::isfinite(rounded) ? nudge(rounded, s, f) : rounded;
-    }
+    const std::vector<double> y = result_row(ref, f, steps);
     const RowError want = compare_row(y, ref, f, op);
     const auto got = oracle::compare_row_fast(y, fast, f, spec(op).out[0].kind);
     if (!got) continue;  // undecided: the run falls back to MPFR
@@ -256,13 +265,7 @@ void check_vector_paths(const std::vector<double>& x, double temperature, Format
     if (out.row.status == oracle::RowStatus::ok && out.row.usable && exact.status == oracle::RowStatus::ok)
       for (Op op : {Op::softmax, Op::log_softmax}) {
         const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
-        std::vector<double> y(x.size());
-        for (std::size_t i = 0; i < x.size(); ++i) {
-          const int s = steps[i % steps.size()];
-          const double rounded = oracle::round_to(ref[i], f);
-          y[i] = s == 99 ? NAN : s == 98 ? INFINITY : s == 97 ? 0.0 : std::isfinite(rounded) ? nudge(rounded, s, f) : rounded;
-        }
-        out.decided.push_back(oracle::compare_row_fast(y, out.row, f, spec(op).out[0].kind));
+        out.decided.push_back(oracle::compare_row_fast(result_row(ref, f, steps), out.row, f, spec(op).out[0].kind));
       }
     paths.push_back(std::move(out));
   }
@@ -300,16 +303,11 @@ void check_dd_preparations(const std::vector<double>& x, double temperature, con
   const auto decide_all = [&](const oracle::DDFastRow& row) {
     std::vector<std::optional<oracle::FastRowError>> decided;
     if (row.status != oracle::RowStatus::ok || !row.usable) return decided;
-    for (int shift = 0; shift < 3; ++shift)
+    for (std::size_t shift = 0; shift < 3; ++shift)
       for (Op op : {Op::softmax, Op::log_softmax}) {
         const auto& ref = op == Op::softmax ? exact.softmax : exact.log_softmax;
-        std::vector<double> y(x.size());
-        for (std::size_t i = 0; i < x.size(); ++i) {
-          const int s = steps[(i + static_cast<std::size_t>(shift)) % steps.size()];
-          const double rounded = oracle::round_to(ref[i], Format::f64);
-          y[i] = s == 99 ? NAN : s == 98 ? INFINITY : s == 97 ? 0.0 : std::isfinite(rounded) ? nudge(rounded, s, Format::f64) : rounded;
-        }
-        decided.push_back(oracle::compare_row_fast(y, row, Format::f64, spec(op).out[0].kind));
+        decided.push_back(
+            oracle::compare_row_fast(result_row(ref, Format::f64, steps, shift), row, Format::f64, spec(op).out[0].kind));
       }
     return decided;
   };
