@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <numbers>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -875,5 +876,94 @@ template bool compare_row_fast(std::span<const double>, const DDFastRow&, Format
                                unsigned);
 template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DDFastRow&, Format, OutputKind, double,
                                                       unsigned);
+
+bool ulp_exponents(const DDFastRow& row, OutputKind kind, Format f, bool at_one, std::vector<long>& out,
+                   unsigned bits) {
+  if (row.status != RowStatus::ok || !row.usable) return false;
+  if (kind != OutputKind::probabilities && kind != OutputKind::log_probabilities) return false;
+  const bool probabilities = kind == OutputKind::probabilities;
+  const std::vector<DD>& value = probabilities ? row.softmax : row.log_softmax;
+  const std::vector<DD>& err = probabilities ? row.softmax_err : row.log_softmax_err;
+  const FormatInfo fi = info(f);
+  const double smallest_normal = exact_pow2(fi.emin);
+  // floor(log2 m) clamped to [emin, emax] (0 and subnormals: emin), of
+  // max(1, m) with at_one: non-decreasing in m, so equal at an interval's
+  // ends means constant over it.
+  const auto binade = [&](double m) -> long {
+    if (at_one) m = std::max(1.0, m);
+    if (!(m >= smallest_normal)) return fi.emin;
+    return std::clamp<long>(std::ilogb(m), fi.emin, fi.emax);
+  };
+  // An upper bound of |hi + lo| + |e|.
+  constexpr double up = 1 + 0x1p-50, down = 1 - 0x1p-50, floor_abs = 0x1p-1070;
+  const auto magnitude_above = [&](DD v, DD e) {
+    return (std::fabs(v.hi) + std::fabs(v.lo) + std::fabs(e.hi) + std::fabs(e.lo)) * up + floor_abs;
+  };
+  // A lower bound of |hi + lo| - |e| (0 at worst).
+  const auto magnitude_below = [&](DD v, DD e) {
+    return std::max(0.0, (std::fabs(v.hi) - std::fabs(v.lo) - std::fabs(e.hi) - std::fabs(e.lo)) * down - floor_abs);
+  };
+  // A softmax entry near 1 (the row's maximum holds most of the mass): its
+  // enclosure reaches past 1, its log-softmax l = -log1p(r) decides. |l|
+  // below 2^-(bits+3) leaves MPFR's entry exactly 1 (its sum s = 1 + r
+  // rounds to within 2r of 1, and e_i / s to 1 at `bits` bits); |l| in
+  // (2^-(bits-4), 1/2) leaves it in [0.6, 1 - 2^-bits], binade -1.
+  const int b_bits = static_cast<int>(std::min(bits, 1000u));
+  const double one_in_mpfr = std::ldexp(1.0, -b_bits - 3), below_one_in_mpfr = std::ldexp(1.0, -b_bits + 4);
+  out.resize(value.size());
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const DD v = value[i], e = err[i];
+    if (std::isinf(v.hi)) {  // a masked entry's -inf (radius 0), or d_i past f64's range (radius inf)
+      if (v.hi > 0 || probabilities || e.hi != 0) return false;
+      out[i] = ulp_exponent_infinite;
+      continue;
+    }
+    if (!std::isfinite(v.hi) || !std::isfinite(v.lo) || !std::isfinite(e.hi) || !std::isfinite(e.lo)) return false;
+    // l_i = 0 exactly (d_i = 0, r = 0): p_i = 1 and l_i = 0 in MPFR too; or
+    // l_i so close to 0 that MPFR's p_i is 1.
+    const bool log_zero = row.log_softmax_zero[i] == ZeroState::zero;
+    const double l_above = magnitude_above(row.log_softmax[i], row.log_softmax_err[i]);
+    if (log_zero || (probabilities && l_above < one_in_mpfr)) {
+      out[i] = binade(probabilities ? 1.0 : 0.0) - fi.precision + 1;
+      continue;
+    }
+    if (probabilities && l_above < 0.5 &&
+        magnitude_below(row.log_softmax[i], row.log_softmax_err[i]) > below_one_in_mpfr) {
+      out[i] = binade(0.75) - fi.precision + 1;
+      continue;
+    }
+    if (e.hi == 0 && e.lo == 0 && v.lo == 0) {  // exact: a double, MPFR's value too
+      out[i] = binade(std::fabs(v.hi)) - fi.precision + 1;
+      continue;
+    }
+    // A softmax entry whose enclosure is coarse (0 +- the tier's exp floor):
+    // p = exp(l) is in binade floor(l / ln 2), which l's enclosure may decide
+    // (a margin of 2^-20 in log2 p, far beyond every rounding here and MPFR's).
+    if (probabilities) {
+      const double t_lo = -l_above / std::numbers::ln2, t_hi = -magnitude_below(row.log_softmax[i], row.log_softmax_err[i]) / std::numbers::ln2;
+      const double margin = 0x1p-20 + std::fabs(t_lo) * 0x1p-40;
+      const auto clamped = [&](double t) {
+        const long b = std::clamp<long>(static_cast<long>(std::max(std::floor(t), -1e9)), fi.emin, fi.emax);
+        return at_one ? std::max(0L, b) : b;
+      };
+      const long b = clamped(t_lo - margin);
+      if (std::isfinite(t_lo) && b == clamped(t_hi + margin)) {
+        out[i] = b - fi.precision + 1;
+        continue;
+      }
+    }
+    // |v| within m_c -+ r, the low word folded into r; outward margins of a
+    // relative 2^-50 (the few roundings here are 2^-53 each, MPFR's of v at
+    // its working precision far less) and 2^-1070 for the subnormal range.
+    const double m_c = std::fabs(v.hi);
+    const double r = (std::fabs(v.lo) + std::fabs(e.hi) + std::fabs(e.lo)) * up + floor_abs;
+    const double lo = std::max(0.0, (m_c - r) * down - floor_abs), hi = (m_c + r) * up + floor_abs;
+    if (!std::isfinite(hi)) return false;
+    const long b = binade(lo);
+    if (b != binade(hi)) return false;
+    out[i] = b - fi.precision + 1;
+  }
+  return true;
+}
 
 }  // namespace softcheck::oracle

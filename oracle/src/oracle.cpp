@@ -667,6 +667,11 @@ std::optional<double> parse_rounded(std::string_view text, Format f) {
   return v;
 }
 
+long ulp_exponent(const Real& v, Format f) {
+  if (mpfr_nan_p(raw(v))) throw std::invalid_argument("ulp_exponent: NaN has no ulp");
+  return detail::ulp_exponent(raw(v), f);
+}
+
 Real ulp(const Real& v, Format f) {
   prepare_mpfr_thread();
   Real u = real_with_bits(mpfr_get_prec(raw(v)));  // a power of two: any precision holds it

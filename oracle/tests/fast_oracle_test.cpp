@@ -323,8 +323,29 @@ void check_dd_preparations(const std::vector<double>& x, double temperature, con
   assert_same_decisions(decide_all(row), want);
 }
 
+// ulp_exponents, wherever it decides, gives MPFR's exponents: of exact_row's
+// values (of max(1, |v|) at_one), the marker for -inf, in every format.
+void check_ulp_exponents(const oracle::DDFastRow& row, const oracle::ExactRow& exact) {
+  if (exact.status != oracle::RowStatus::ok) return;
+  std::vector<long> got;
+  for (Format f : kFormats)
+    for (OutputKind kind : {OutputKind::probabilities, OutputKind::log_probabilities})
+      for (bool at_one : {false, true}) {
+        if (!oracle::ulp_exponents(row, kind, f, at_one, got)) continue;
+        const auto& ref = kind == OutputKind::probabilities ? exact.softmax : exact.log_softmax;
+        RC_ASSERT(got.size() == ref.size());
+        for (std::size_t i = 0; i < ref.size(); ++i) {
+          const long want = isinf(ref[i])                   ? oracle::ulp_exponent_infinite
+                            : at_one && abs(ref[i]) < 1 ? oracle::ulp_exponent(oracle::Real(1), f)
+                                                          : oracle::ulp_exponent(ref[i], f);
+          RC_ASSERT(got[i] == want);
+        }
+      }
+}
+
 void check_row(const std::vector<double>& x, double temperature, Format f, const std::vector<int>& steps) {
   const oracle::ExactRow exact = oracle::exact_row(x, temperature);
+  check_ulp_exponents(oracle::dd_fast_row(x, temperature), exact);
   check_vector_paths(x, temperature, f, steps, exact);
   if (f == Format::f64) check_dd_preparations(x, temperature, steps, exact);
   check_tier(oracle::double_fast_row(x, temperature), exact, x, f, steps);
@@ -644,6 +665,36 @@ TEST(FastOracle, LogSoftmaxHalfAnUlpFromAMidpointIsKnownExactly) {
 // number, its log-softmax NaN +- NaN on a usable row (found by
 // FastOracleSound.FiniteRows). Such a difference leaves the row to MPFR, or
 // the enclosures hold.
+// The rows the properties measure spreads on: the DD tier decides their ULP
+// exponents, MPFR's (a softmax of exactly 1, an entry within 2^-259 of 1
+// that MPFR rounds to 1, one just below 1, entries below the tier's exp
+// floor, masked entries); and leaves an entry that may sit on a binade's
+// edge (two equal maxima: 1/2 up to the others' tiny mass) to MPFR.
+TEST(FastOracle, UlpExponentsOfTheRowsPropertiesMeasure) {
+  const auto mpfr_exponents = [](const std::vector<double>& x, OutputKind kind, Format f) {
+    const oracle::ExactRow e = oracle::exact_row(x);
+    std::vector<long> k;
+    for (const oracle::Real& v : oracle::exact_values(e, kind))
+      k.push_back(isinf(v) ? oracle::ulp_exponent_infinite : oracle::ulp_exponent(v, f));
+    return k;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::vector<double>> decided = {
+      {3.0}, {0.0, -200.0}, {0.0, -40.0}, {0.0, -1e4, -2.0}, {-inf, 1.5, -inf, 0.25}, {1.0, 2.0, 3.0, 4.0}};
+  for (const auto& x : decided)
+    for (Format f : kFormats)
+      for (OutputKind kind : {OutputKind::probabilities, OutputKind::log_probabilities}) {
+        std::vector<long> got;
+        ASSERT_TRUE(oracle::ulp_exponents(oracle::dd_fast_row(x), kind, f, false, got)) << x.size() << name(f);
+        EXPECT_EQ(got, mpfr_exponents(x, kind, f)) << x.size() << name(f);
+      }
+  const oracle::ExactRow near_one = oracle::exact_row(std::vector<double>{0.0, -200.0});
+  EXPECT_EQ(near_one.softmax[0], 1) << "MPFR rounds 1 - e^-200 to 1 at 256 bits";
+  std::vector<long> got;
+  EXPECT_FALSE(oracle::ulp_exponents(oracle::dd_fast_row(std::vector<double>{5.0, 5.0, -800.0}),
+                                     OutputKind::probabilities, Format::f64, false, got));
+}
+
 TEST(FastOracle, DoubleDoubleTierHoldsNoNaNWordBesideDblMax) {
   const std::vector<double> x{0x1.fffffffffffffp+1023, 0x1.3b0de6a1e5b2cp+1020};
   const oracle::ExactRow exact = oracle::exact_row(x, 1.0);

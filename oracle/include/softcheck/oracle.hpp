@@ -156,6 +156,8 @@ std::optional<double> parse_rounded(std::string_view text, Format f);
 // max_finite (REFERENCE.md, "Error metrics in use"). NaN for NaN. Carries v's
 // precision.
 Real ulp(const Real& v, Format f);
+// The exponent k of that ulp, ulp(v, f) = 2^k (v not NaN).
+long ulp_exponent(const Real& v, Format f);
 
 // Decimal text of v with `digits` significant digits (>= 1, else throws
 // std::invalid_argument), correctly rounded, in C's %.*e layout
