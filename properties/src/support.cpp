@@ -337,12 +337,43 @@ double ulp_of(double v, Format f) {
 
 double ulp_of(const oracle::Real& v, Format f) { return oracle::ulp(v, f).convert_to<double>(); }
 
-double ulps_apart(double a, double b, const oracle::Real& ref, Format f) {
+double ulps_apart(double a, double b, long k) {
   if (std::isnan(a) || std::isnan(b)) return INFINITY;
   if (a == b) return 0;  // also equal infinities
   if (std::isinf(a) || std::isinf(b)) return INFINITY;
-  const oracle::Real diff = abs(oracle::Real(a) - oracle::Real(b));
-  return (diff / oracle::ulp(ref, f)).convert_to<double>();
+  // a - b exact in double (TwoSum's error 0, as for results of one binade):
+  // scaling by 2^-k and rounding once is what MPFR's division and conversion do.
+  const double s = a - b, bv = s - a, err = (a - (s - bv)) + (-b - bv);
+  if (std::isfinite(s) && err == 0) return std::ldexp(std::fabs(s), static_cast<int>(std::clamp(-k, -4000L, 4000L)));
+  oracle::Real diff = abs(oracle::Real(a) - oracle::Real(b));
+  mpfr_mul_2si(diff.backend().data(), diff.backend().data(), -k, MPFR_RNDN);
+  return diff.convert_to<double>();
+}
+
+UlpScales exact_ulp_scales(std::span<const double> row, double temperature, Op op, Format f, bool at_one) {
+  const auto ex = shared_exact_row(row, temperature);
+  UlpScales s;
+  s.status = ex->status;
+  if (s.status != oracle::RowStatus::ok) return s;
+  const std::span<const oracle::Real> values = oracle::exact_values(*ex, spec(op).out[0].kind);
+  s.exponent.resize(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const oracle::Real& v = values[i];
+    s.exponent[i] = isinf(v)                 ? oracle::ulp_exponent_infinite
+                    : at_one && abs(v) < 1 ? oracle::ulp_exponent(oracle::Real(1), f)
+                                             : oracle::ulp_exponent(v, f);
+  }
+  return s;
+}
+
+UlpScales ulp_scales(std::span<const double> row, double temperature, Op op, Format f, bool at_one) {
+  thread_local oracle::DDFastRow fast;  // storage reused row to row
+  oracle::dd_fast_row(row, temperature, fast);
+  UlpScales s;
+  s.status = fast.status;  // every tier classifies a row as exact_row does
+  if (s.status != oracle::RowStatus::ok) return s;
+  if (oracle::ulp_exponents(fast, spec(op).out[0].kind, f, at_one, s.exponent)) return s;
+  return exact_ulp_scales(row, temperature, op, f, at_one);
 }
 
 bool temperature_ok(double t, Format f) { return temperature_fits_format(t, f); }

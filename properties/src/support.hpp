@@ -86,8 +86,22 @@ bool tolerance_at_one(const Kernel& kernel, Op op);
 // denorm_min for v = 0.
 double ulp_of(double v, Format f);
 double ulp_of(const oracle::Real& v, Format f);
-// |a - b| / ulp_T(ref), computed in MPFR (no rounding of the difference).
-double ulps_apart(double a, double b, const oracle::Real& ref, Format f);
+// |a - b| / 2^k, rounded once: the difference in MPFR where a double would
+// round it (k a ulp_T exponent, oracle::ulp_exponent).
+double ulps_apart(double a, double b, long k);
+
+// What max_spread measures in: the ULP exponent of each exact output of op's
+// first output on a row (oracle::ulp_exponents: of max(1, |v|) with at_one,
+// ulp_exponent_infinite for -inf), and the row's status (exact_row's rules).
+struct UlpScales {
+  oracle::RowStatus status = oracle::RowStatus::ok;
+  std::vector<long> exponent;
+};
+// From the double-double tier where its enclosures decide every binade, else
+// from MPFR's row (shared_exact_row): the same exponents either way.
+UlpScales ulp_scales(std::span<const double> row, double temperature, Op op, Format f, bool at_one);
+// MPFR's alone, for the tests that hold the two to each other.
+UlpScales exact_ulp_scales(std::span<const double> row, double temperature, Op op, Format f, bool at_one);
 
 // A temperature a kernel of format f can use: finite, > 0, and rounding to a
 // normal value of f (kernels round T to their format; the contracts' t term

@@ -455,6 +455,37 @@ TEST(GradientOps, CarelessCrossEntropyIsCaught) {
 
 // The naive kernel does not claim shift invariance, so check reports
 // not_claimed; forced, the property finds the overflow that breaks it.
+// ulps_apart(a, b, k) is |a - b| / 2^k rounded once, as MPFR has it: for
+// differences a double holds and for those it would round (far-apart
+// exponents), results in the subnormal range and past DBL_MAX included.
+RC_GTEST_PROP(UlpsApart, IsMpfrsQuotientRoundedOnce, ()) {
+  const auto value = [] {
+    const double m = *rc::gen::inRange(-(1 << 20), 1 << 20) / double(1 << 20);
+    return std::ldexp(m, *rc::gen::inRange(-1070, 1024));
+  };
+  const double a = value(), b = *rc::gen::element(0.0, 1.0) == 0.0 ? value() : std::nextafter(a, 0.0);
+  const long k = *rc::gen::inRange(-1200L, 1100L);
+  oracle::Real diff = abs(oracle::Real(a) - oracle::Real(b));
+  mpfr_mul_2si(diff.backend().data(), diff.backend().data(), -k, MPFR_RNDN);
+  const double want = std::isinf(a) || std::isinf(b) ? INFINITY : a == b ? 0 : diff.convert_to<double>();
+  RC_ASSERT(std::bit_cast<std::uint64_t>(detail::ulps_apart(a, b, k)) == std::bit_cast<std::uint64_t>(want));
+}
+
+// The spread's exponents come from the DD tier or from MPFR, the same either
+// way, on the rows the properties draw.
+RC_GTEST_PROP(UlpScales, FastAndExactAgree, ()) {
+  const Format f = *rc::gen::element(Format::f32, Format::f16, Format::bf16, Format::f64);
+  const auto row = *gen::any_row(f, gen::RowOptions{256, 0.0});
+  const double t = *gen::temperature();
+  for (Op op : {Op::softmax, Op::log_softmax})
+    for (bool at_one : {false, true}) {
+      const detail::UlpScales fast = detail::ulp_scales(row, t, op, f, at_one),
+                              exact = detail::exact_ulp_scales(row, t, op, f, at_one);
+      RC_ASSERT(fast.status == exact.status);
+      RC_ASSERT(fast.exponent == exact.exponent);
+    }
+}
+
 TEST(Naive, ViolatesShiftInvariance) {
   for (const char* name : {"naive_f32", "naive_f64"}) {
     const Kernel* naive = find_kernel(name);
