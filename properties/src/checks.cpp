@@ -196,12 +196,12 @@ CaseResult check_shift_invariance(const Kernel& k, Op op, const Case& c) {
   const Case& shifted = sc.shifted;
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
   const std::vector<double> ys = run_row(k, op, shifted.row, c.temperature);
-  const UlpScales scales = ulp_scales(c.row, c.temperature, op, k.output_format(), tolerance_at_one(k, op));
-  if (auto na = status_or_na(scales.status)) return *na;
+  const auto scales = ulp_scales(c.row, c.temperature, op, k.output_format(), tolerance_at_one(k, op));
+  if (auto na = status_or_na(scales->status)) return *na;
   const double allowed =
       tolerance_ulps(k, op, c.row, c.temperature) + tolerance_ulps(k, op, shifted.row, c.temperature);
   const std::vector<std::size_t> id = identity(y.size());
-  const Spread s = max_spread(ys, y, id, scales.exponent);
+  const Spread s = max_spread(ys, y, id, scales->exponent);
   const std::size_t j = s.index;
   return judge(s.ulps, allowed, tolerance_unit(k, op),
                "shift c = " + hex(sc.shift) + ": y(x)[" + std::to_string(j) + "] = " + hex(y[j]) + ", y(x+c)[" +
@@ -251,10 +251,10 @@ CaseResult check_permutation(const Kernel& k, Op op, const Case& c) {
   for (std::size_t i = 0; i < px.size(); ++i) px[i] = c.row[perm[i]];
   const std::vector<double> y = run_row(k, op, c.row, c.temperature);
   const std::vector<double> yp = run_row(k, op, px, c.temperature);
-  const UlpScales scales = ulp_scales(c.row, c.temperature, op, k.output_format(), tolerance_at_one(k, op));
-  if (auto na = status_or_na(scales.status)) return *na;
+  const auto scales = ulp_scales(c.row, c.temperature, op, k.output_format(), tolerance_at_one(k, op));
+  if (auto na = status_or_na(scales->status)) return *na;
   const double allowed = tolerance_ulps(k, op, c.row, c.temperature) + tolerance_ulps(k, op, px, c.temperature);
-  const Spread s = max_spread(yp, y, perm, scales.exponent);
+  const Spread s = max_spread(yp, y, perm, scales->exponent);
   return judge(s.ulps, allowed, tolerance_unit(k, op),
                "entry " + std::to_string(s.index) + ": y(x) = " + hex(y[s.index]) + " vs permuted-row result");
 }
@@ -352,13 +352,13 @@ CaseResult check_masked_entries(const Kernel& k, Op op, const Case& c) {
   CaseResult vs_oracle = accuracy_core(k, op, c);
   vs_oracle.message = "vs oracle: " + vs_oracle.message;
   const std::vector<double> yc = run_row(k, op, compact, c.temperature);
-  const UlpScales scales = ulp_scales(compact, c.temperature, op, k.format, false);
-  if (auto na = status_or_na(scales.status)) return *na;
+  const auto scales = ulp_scales(compact, c.temperature, op, k.format, false);
+  if (auto na = status_or_na(scales->status)) return *na;
   std::vector<double> y_unmasked(compact.size());
   for (std::size_t i = 0; i < where.size(); ++i) y_unmasked[i] = y[where[i]];
   const double allowed = bound_ulps(k, op, c.row, c.temperature) + bound_ulps(k, op, compact, c.temperature);
   const std::vector<std::size_t> id = identity(compact.size());
-  const Spread s = max_spread(y_unmasked, yc, id, scales.exponent);
+  const Spread s = max_spread(y_unmasked, yc, id, scales->exponent);
   CaseResult vs_compact = judge(s.ulps, allowed, "ulp",
                                 "vs the kernel on the unmasked entries: entry " + std::to_string(where[s.index]) +
                                     " gave " + hex(y_unmasked[s.index]) + ", compacted row " + hex(yc[s.index]));

@@ -8,6 +8,7 @@
 #include <exception>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "softcheck/input_families.hpp"
@@ -366,14 +367,19 @@ UlpScales exact_ulp_scales(std::span<const double> row, double temperature, Op o
   return s;
 }
 
-UlpScales ulp_scales(std::span<const double> row, double temperature, Op op, Format f, bool at_one) {
-  thread_local oracle::DDFastRow fast;  // storage reused row to row
-  oracle::dd_fast_row(row, temperature, fast);
-  UlpScales s;
-  s.status = fast.status;  // every tier classifies a row as exact_row does
-  if (s.status != oracle::RowStatus::ok) return s;
-  if (oracle::ulp_exponents(fast, spec(op).out[0].kind, f, at_one, s.exponent)) return s;
-  return exact_ulp_scales(row, temperature, op, f, at_one);
+std::shared_ptr<const UlpScales> ulp_scales(std::span<const double> row, double temperature, Op op, Format f,
+                                            bool at_one) {
+  const OutputKind kind = spec(op).out[0].kind;
+  thread_local LongRowMemo<std::tuple<std::uint64_t, OutputKind, Format, bool>, std::shared_ptr<const UlpScales>> memo;
+  return memo.get(row, {std::bit_cast<std::uint64_t>(temperature), kind, f, at_one}, [&] {
+    thread_local oracle::DDFastRow fast;  // storage reused row to row
+    oracle::dd_fast_row(row, temperature, fast);
+    UlpScales s;
+    s.status = fast.status;  // every tier classifies a row as exact_row does
+    if (s.status == oracle::RowStatus::ok && !oracle::ulp_exponents(fast, kind, f, at_one, s.exponent))
+      s = exact_ulp_scales(row, temperature, op, f, at_one);
+    return std::make_shared<const UlpScales>(std::move(s));
+  });
 }
 
 bool temperature_ok(double t, Format f) { return temperature_fits_format(t, f); }

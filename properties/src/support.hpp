@@ -98,8 +98,12 @@ struct UlpScales {
   std::vector<long> exponent;
 };
 // From the double-double tier where its enclosures decide every binade, else
-// from MPFR's row (shared_exact_row): the same exponents either way.
-UlpScales ulp_scales(std::span<const double> row, double temperature, Op op, Format f, bool at_one);
+// from MPFR's row (shared_exact_row): the same exponents either way. Kept
+// for the next call on the same long row, as shared_exact_row keeps its rows
+// (the DD tier on the 62,886-entry lattice row, once per kernel, was half
+// of shift invariance's time).
+std::shared_ptr<const UlpScales> ulp_scales(std::span<const double> row, double temperature, Op op, Format f,
+                                            bool at_one);
 // MPFR's alone, for the tests that hold the two to each other.
 UlpScales exact_ulp_scales(std::span<const double> row, double temperature, Op op, Format f, bool at_one);
 
