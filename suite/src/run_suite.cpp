@@ -158,12 +158,14 @@ void add_row(ErrorBin& b, const RowError& e) {
   b.mean_ulp += e.sum_ulp;
 }
 
-// Largest |x_i / T| over the finite entries of a row (0 when none).
+// Largest |x_i / T| over the finite entries of a row (0 when none): the
+// largest |x_i| divided once, the same double (a correctly rounded division
+// by T > 0 is monotone), without a division per element.
 double max_abs_scaled(const double* x, std::int64_t n, double temperature) {
   double m = 0;
   for (std::int64_t i = 0; i < n; ++i)
-    if (std::isfinite(x[i])) m = std::max(m, std::fabs(x[i] / temperature));
-  return m;
+    if (std::isfinite(x[i])) m = std::max(m, std::fabs(x[i]));
+  return m / temperature;
 }
 
 // The outputs measured in the conditional mode too: a backward's dx, given
