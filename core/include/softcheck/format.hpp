@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -43,17 +45,21 @@ struct FormatInfo {
   bool top_pattern_is_nan = false;
 };
 
+// Indexed by Format (checked below): a load the compiler inlines where a
+// switch stayed a call (1.3 % of the quick suite, through round_to_format
+// and max_finite).
+inline constexpr FormatInfo format_infos[] = {
+    {"f64", 53, -1022, 1023, 64},     {"f32", 24, -126, 127, 32},   {"f16", 11, -14, 15, 16},
+    {"bf16", 8, -126, 127, 16},       {"e4m3", 4, -6, 8, 8, true},  {"e4m3_div256", 4, -14, 0, 8, true},
+};
+
 constexpr FormatInfo info(Format f) {
-  switch (f) {
-    case Format::f64: return {"f64", 53, -1022, 1023, 64};
-    case Format::f32: return {"f32", 24, -126, 127, 32};
-    case Format::f16: return {"f16", 11, -14, 15, 16};
-    case Format::bf16: return {"bf16", 8, -126, 127, 16};
-    case Format::e4m3: return {"e4m3", 4, -6, 8, 8, true};
-    case Format::e4m3_div256: return {"e4m3_div256", 4, -14, 0, 8, true};
-  }
-  return {"?", 0, 0, 0, 0};
+  const auto i = static_cast<std::size_t>(f);
+  return i < std::size(format_infos) ? format_infos[i] : FormatInfo{"?", 0, 0, 0, 0};
 }
+static_assert(info(Format::f64).name == "f64" && info(Format::f32).name == "f32" && info(Format::f16).name == "f16" &&
+              info(Format::bf16).name == "bf16" && info(Format::e4m3).name == "e4m3" &&
+              info(Format::e4m3_div256).name == "e4m3_div256" && std::size(format_infos) == 6);
 
 constexpr std::string_view name(Format f) { return info(f).name; }
 
