@@ -877,13 +877,22 @@ template bool compare_row_fast(std::span<const double>, const DDFastRow&, Format
 template std::optional<FastRowError> compare_row_fast(std::span<const double>, const DDFastRow&, Format, OutputKind, double,
                                                       unsigned);
 
-bool ulp_exponents(const DDFastRow& row, OutputKind kind, Format f, bool at_one, std::vector<long>& out,
+template <class R>
+bool ulp_exponents(const BasicFastRow<R>& row, OutputKind kind, Format f, bool at_one, std::vector<long>& out,
                    unsigned bits) {
+  static_assert(std::is_same_v<R, double> || std::is_same_v<R, DD>);
+  // A tier's number as a double-word hi + lo (a double's lo is 0).
+  const auto words = [](const R& a) {
+    if constexpr (std::is_same_v<R, DD>)
+      return a;
+    else
+      return DD{a, 0.0};
+  };
   if (row.status != RowStatus::ok || !row.usable) return false;
   if (kind != OutputKind::probabilities && kind != OutputKind::log_probabilities) return false;
   const bool probabilities = kind == OutputKind::probabilities;
-  const std::vector<DD>& value = probabilities ? row.softmax : row.log_softmax;
-  const std::vector<DD>& err = probabilities ? row.softmax_err : row.log_softmax_err;
+  const std::vector<R>& value = probabilities ? row.softmax : row.log_softmax;
+  const std::vector<R>& err = probabilities ? row.softmax_err : row.log_softmax_err;
   const FormatInfo fi = info(f);
   const double smallest_normal = exact_pow2(fi.emin);
   // floor(log2 m) clamped to [emin, emax] (0 and subnormals: emin), of
@@ -912,7 +921,8 @@ bool ulp_exponents(const DDFastRow& row, OutputKind kind, Format f, bool at_one,
   const double one_in_mpfr = std::ldexp(1.0, -b_bits - 3), below_one_in_mpfr = std::ldexp(1.0, -b_bits + 4);
   out.resize(value.size());
   for (std::size_t i = 0; i < value.size(); ++i) {
-    const DD v = value[i], e = err[i];
+    const DD v = words(value[i]), e = words(err[i]);
+    const DD l = words(row.log_softmax[i]), l_err = words(row.log_softmax_err[i]);
     if (std::isinf(v.hi)) {  // a masked entry's -inf (radius 0), or d_i past f64's range (radius inf)
       if (v.hi > 0 || probabilities || e.hi != 0) return false;
       out[i] = ulp_exponent_infinite;
@@ -922,13 +932,13 @@ bool ulp_exponents(const DDFastRow& row, OutputKind kind, Format f, bool at_one,
     // l_i = 0 exactly (d_i = 0, r = 0): p_i = 1 and l_i = 0 in MPFR too; or
     // l_i so close to 0 that MPFR's p_i is 1.
     const bool log_zero = row.log_softmax_zero[i] == ZeroState::zero;
-    const double l_above = magnitude_above(row.log_softmax[i], row.log_softmax_err[i]);
+    const double l_above = magnitude_above(l, l_err);
     if (log_zero || (probabilities && l_above < one_in_mpfr)) {
       out[i] = binade(probabilities ? 1.0 : 0.0) - fi.precision + 1;
       continue;
     }
     if (probabilities && l_above < 0.5 &&
-        magnitude_below(row.log_softmax[i], row.log_softmax_err[i]) > below_one_in_mpfr) {
+        magnitude_below(l, l_err) > below_one_in_mpfr) {
       out[i] = binade(0.75) - fi.precision + 1;
       continue;
     }
@@ -940,7 +950,7 @@ bool ulp_exponents(const DDFastRow& row, OutputKind kind, Format f, bool at_one,
     // p = exp(l) is in binade floor(l / ln 2), which l's enclosure may decide
     // (a margin of 2^-20 in log2 p, far beyond every rounding here and MPFR's).
     if (probabilities) {
-      const double t_lo = -l_above / std::numbers::ln2, t_hi = -magnitude_below(row.log_softmax[i], row.log_softmax_err[i]) / std::numbers::ln2;
+      const double t_lo = -l_above / std::numbers::ln2, t_hi = -magnitude_below(l, l_err) / std::numbers::ln2;
       const double margin = 0x1p-20 + std::fabs(t_lo) * 0x1p-40;
       const auto clamped = [&](double t) {
         const long b = std::clamp<long>(static_cast<long>(std::max(std::floor(t), -1e9)), fi.emin, fi.emax);
@@ -965,5 +975,8 @@ bool ulp_exponents(const DDFastRow& row, OutputKind kind, Format f, bool at_one,
   }
   return true;
 }
+
+template bool ulp_exponents(const DoubleFastRow&, OutputKind, Format, bool, std::vector<long>&, unsigned);
+template bool ulp_exponents(const DDFastRow&, OutputKind, Format, bool, std::vector<long>&, unsigned);
 
 }  // namespace softcheck::oracle

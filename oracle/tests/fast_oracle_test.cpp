@@ -325,7 +325,8 @@ void check_dd_preparations(const std::vector<double>& x, double temperature, con
 
 // ulp_exponents, wherever it decides, gives MPFR's exponents: of exact_row's
 // values (of max(1, |v|) at_one), the marker for -inf, in every format.
-void check_ulp_exponents(const oracle::DDFastRow& row, const oracle::ExactRow& exact) {
+template <class R>
+void check_ulp_exponents(const oracle::BasicFastRow<R>& row, const oracle::ExactRow& exact) {
   if (exact.status != oracle::RowStatus::ok) return;
   std::vector<long> got;
   for (Format f : kFormats)
@@ -346,6 +347,7 @@ void check_ulp_exponents(const oracle::DDFastRow& row, const oracle::ExactRow& e
 void check_row(const std::vector<double>& x, double temperature, Format f, const std::vector<int>& steps) {
   const oracle::ExactRow exact = oracle::exact_row(x, temperature);
   check_ulp_exponents(oracle::dd_fast_row(x, temperature), exact);
+  check_ulp_exponents(oracle::double_fast_row(x, temperature), exact);
   check_vector_paths(x, temperature, f, steps, exact);
   if (f == Format::f64) check_dd_preparations(x, temperature, steps, exact);
   check_tier(oracle::double_fast_row(x, temperature), exact, x, f, steps);
@@ -665,7 +667,7 @@ TEST(FastOracle, LogSoftmaxHalfAnUlpFromAMidpointIsKnownExactly) {
 // number, its log-softmax NaN +- NaN on a usable row (found by
 // FastOracleSound.FiniteRows). Such a difference leaves the row to MPFR, or
 // the enclosures hold.
-// The rows the properties measure spreads on: the DD tier decides their ULP
+// The rows the properties measure spreads on: both tiers decide their ULP
 // exponents, MPFR's (a softmax of exactly 1, an entry within 2^-259 of 1
 // that MPFR rounds to 1, one just below 1, entries below the tier's exp
 // floor, masked entries); and leaves an entry that may sit on a binade's
@@ -687,12 +689,18 @@ TEST(FastOracle, UlpExponentsOfTheRowsPropertiesMeasure) {
         std::vector<long> got;
         ASSERT_TRUE(oracle::ulp_exponents(oracle::dd_fast_row(x), kind, f, false, got)) << x.size() << name(f);
         EXPECT_EQ(got, mpfr_exponents(x, kind, f)) << x.size() << name(f);
+        ASSERT_TRUE(oracle::ulp_exponents(oracle::double_fast_row(x), kind, f, false, got)) << x.size() << name(f);
+        EXPECT_EQ(got, mpfr_exponents(x, kind, f)) << x.size() << name(f);
       }
   const oracle::ExactRow near_one = oracle::exact_row(std::vector<double>{0.0, -200.0});
   EXPECT_EQ(near_one.softmax[0], 1) << "MPFR rounds 1 - e^-200 to 1 at 256 bits";
   std::vector<long> got;
-  EXPECT_FALSE(oracle::ulp_exponents(oracle::dd_fast_row(std::vector<double>{5.0, 5.0, -800.0}),
-                                     OutputKind::probabilities, Format::f64, false, got));
+  for (Format f : kFormats) {
+    EXPECT_FALSE(oracle::ulp_exponents(oracle::dd_fast_row(std::vector<double>{5.0, 5.0, -800.0}),
+                                       OutputKind::probabilities, f, false, got));
+    EXPECT_FALSE(oracle::ulp_exponents(oracle::double_fast_row(std::vector<double>{5.0, 5.0, -800.0}),
+                                       OutputKind::probabilities, f, false, got));
+  }
 }
 
 TEST(FastOracle, DoubleDoubleTierHoldsNoNaNWordBesideDblMax) {

@@ -372,12 +372,22 @@ std::shared_ptr<const UlpScales> ulp_scales(std::span<const double> row, double 
   const OutputKind kind = spec(op).out[0].kind;
   thread_local LongRowMemo<std::tuple<std::uint64_t, OutputKind, Format, bool>, std::shared_ptr<const UlpScales>> memo;
   return memo.get(row, {std::bit_cast<std::uint64_t>(temperature), kind, f, at_one}, [&] {
-    thread_local oracle::DDFastRow fast;  // storage reused row to row
-    oracle::dd_fast_row(row, temperature, fast);
+    // The tier the judge uses for results of f (docs/oracle.md, tier order);
+    // storage reused row to row.
+    thread_local oracle::DoubleFastRow double_row;
+    thread_local oracle::DDFastRow dd_row;
     UlpScales s;
-    s.status = fast.status;  // every tier classifies a row as exact_row does
-    if (s.status == oracle::RowStatus::ok && !oracle::ulp_exponents(fast, kind, f, at_one, s.exponent))
-      s = exact_ulp_scales(row, temperature, op, f, at_one);
+    bool decided = false;
+    if (f == Format::f64) {
+      oracle::dd_fast_row(row, temperature, dd_row);
+      s.status = dd_row.status;  // every tier classifies a row as exact_row does
+      decided = oracle::ulp_exponents(dd_row, kind, f, at_one, s.exponent);
+    } else {
+      oracle::double_fast_row(row, temperature, double_row);
+      s.status = double_row.status;
+      decided = oracle::ulp_exponents(double_row, kind, f, at_one, s.exponent);
+    }
+    if (s.status == oracle::RowStatus::ok && !decided) s = exact_ulp_scales(row, temperature, op, f, at_one);
     return std::make_shared<const UlpScales>(std::move(s));
   });
 }

@@ -97,8 +97,9 @@ struct UlpScales {
   oracle::RowStatus status = oracle::RowStatus::ok;
   std::vector<long> exponent;
 };
-// From the double-double tier where its enclosures decide every binade, else
-// from MPFR's row (shared_exact_row): the same exponents either way. Kept
+// From the fast tier the judge uses for f (double-double for f64, double
+// for the others) where its enclosures decide every binade, else from
+// MPFR's row (shared_exact_row): the same exponents either way. Kept
 // for the next call on the same long row, as shared_exact_row keeps its rows
 // (the DD tier on the 62,886-entry lattice row, once per kernel, was half
 // of shift invariance's time).

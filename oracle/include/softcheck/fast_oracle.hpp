@@ -101,17 +101,21 @@ DDFastRow dd_fast_row(std::span<const double> x, double temperature = 1.0);
 void dd_fast_row(std::span<const double> x, double temperature, DDFastRow& out);
 
 // The exponent k of ulp_f(v) = 2^k (oracle.hpp, ulp_exponent) of each exact
-// value v of `kind` (probabilities or log_probabilities) that the row
-// encloses, or of max(1, |v|) with `at_one`; ulp_exponent_infinite where v is
-// -inf (a masked log-softmax entry). The exponents of exact_row's values at
+// value v of `kind` (probabilities or log_probabilities) that the row (of
+// the double or the double-double tier) encloses, or of max(1, |v|) with
+// `at_one`; ulp_exponent_infinite where v is -inf (a masked log-softmax
+// entry). The exponents of exact_row's values at
 // `bits` bits, which round v: a softmax entry within 2^-(bits+3) of 1 is 1
 // there, and it decides so; elsewhere the enclosure stays 2^-50 (relative)
 // inside one binade, far beyond that rounding. False, `out` unspecified, for
 // a row not usable or not ok, another kind, or an enclosure that reaches
 // across the edge of a binade (or of the subnormal range): ask MPFR then.
 inline constexpr long ulp_exponent_infinite = std::numeric_limits<long>::max();
-bool ulp_exponents(const DDFastRow& row, OutputKind kind, Format f, bool at_one, std::vector<long>& out,
+template <class R>
+bool ulp_exponents(const BasicFastRow<R>& row, OutputKind kind, Format f, bool at_one, std::vector<long>& out,
                    unsigned bits = default_bits);
+extern template bool ulp_exponents(const DoubleFastRow&, OutputKind, Format, bool, std::vector<long>&, unsigned);
+extern template bool ulp_exponents(const DDFastRow&, OutputKind, Format, bool, std::vector<long>&, unsigned);
 
 // The enclosure [v - err, v + err] of a scalar output of the row (OutputKind
 // log_sum_exp or entropy; the row usable and ok), and MPFR's zero state of
