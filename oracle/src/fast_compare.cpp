@@ -903,14 +903,20 @@ bool ulp_exponents(const BasicFastRow<R>& row, OutputKind kind, Format f, bool a
     if (!(m >= smallest_normal)) return fi.emin;
     return std::clamp<long>(std::ilogb(m), fi.emin, fi.emax);
   };
-  // An upper bound of |hi + lo| + |e|.
-  constexpr double up = 1 + 0x1p-50, down = 1 - 0x1p-50, floor_abs = 0x1p-1070;
-  const auto magnitude_above = [&](DD v, DD e) {
-    return (std::fabs(v.hi) + std::fabs(v.lo) + std::fabs(e.hi) + std::fabs(e.lo)) * up + floor_abs;
+  // Bounds [lo, hi] of |v| for a value enclosed as v +- e: |v.hi| -+ r, the
+  // low word folded into the radius r, with outward margins of a relative
+  // 2^-50 (each of the few roundings here is 2^-53 of its own result: one
+  // subtraction, so no cancellation to outgrow it; MPFR's rounding of the
+  // value at its working precision is far less) and 2^-1070 for the
+  // subnormal range.
+  struct Magnitude {
+    double lo, hi;
   };
-  // A lower bound of |hi + lo| - |e| (0 at worst).
-  const auto magnitude_below = [&](DD v, DD e) {
-    return std::max(0.0, (std::fabs(v.hi) - std::fabs(v.lo) - std::fabs(e.hi) - std::fabs(e.lo)) * down - floor_abs);
+  constexpr double up = 1 + 0x1p-50, down = 1 - 0x1p-50, floor_abs = 0x1p-1070;
+  const auto magnitude = [&](DD v, DD e) {
+    const double m = std::fabs(v.hi);
+    const double r = (std::fabs(v.lo) + std::fabs(e.hi) + std::fabs(e.lo)) * up + floor_abs;
+    return Magnitude{std::max(0.0, (m - r) * down - floor_abs), (m + r) * up + floor_abs};
   };
   // A softmax entry near 1 (the row's maximum holds most of the mass): its
   // enclosure reaches past 1, its log-softmax l = -log1p(r) decides. |l|
@@ -932,13 +938,12 @@ bool ulp_exponents(const BasicFastRow<R>& row, OutputKind kind, Format f, bool a
     // l_i = 0 exactly (d_i = 0, r = 0): p_i = 1 and l_i = 0 in MPFR too; or
     // l_i so close to 0 that MPFR's p_i is 1.
     const bool log_zero = row.log_softmax_zero[i] == ZeroState::zero;
-    const double l_above = magnitude_above(l, l_err);
-    if (log_zero || (probabilities && l_above < one_in_mpfr)) {
+    const Magnitude l_abs = magnitude(l, l_err);
+    if (log_zero || (probabilities && l_abs.hi < one_in_mpfr)) {
       out[i] = binade(probabilities ? 1.0 : 0.0) - fi.precision + 1;
       continue;
     }
-    if (probabilities && l_above < 0.5 &&
-        magnitude_below(l, l_err) > below_one_in_mpfr) {
+    if (probabilities && l_abs.hi < 0.5 && l_abs.lo > below_one_in_mpfr) {
       out[i] = binade(0.75) - fi.precision + 1;
       continue;
     }
@@ -950,7 +955,7 @@ bool ulp_exponents(const BasicFastRow<R>& row, OutputKind kind, Format f, bool a
     // p = exp(l) is in binade floor(l / ln 2), which l's enclosure may decide
     // (a margin of 2^-20 in log2 p, far beyond every rounding here and MPFR's).
     if (probabilities) {
-      const double t_lo = -l_above / std::numbers::ln2, t_hi = -magnitude_below(l, l_err) / std::numbers::ln2;
+      const double t_lo = -l_abs.hi / std::numbers::ln2, t_hi = -l_abs.lo / std::numbers::ln2;
       const double margin = 0x1p-20 + std::fabs(t_lo) * 0x1p-40;
       const auto clamped = [&](double t) {
         const long b = std::clamp<long>(static_cast<long>(std::max(std::floor(t), -1e9)), fi.emin, fi.emax);
@@ -962,15 +967,10 @@ bool ulp_exponents(const BasicFastRow<R>& row, OutputKind kind, Format f, bool a
         continue;
       }
     }
-    // |v| within m_c -+ r, the low word folded into r; outward margins of a
-    // relative 2^-50 (the few roundings here are 2^-53 each, MPFR's of v at
-    // its working precision far less) and 2^-1070 for the subnormal range.
-    const double m_c = std::fabs(v.hi);
-    const double r = (std::fabs(v.lo) + std::fabs(e.hi) + std::fabs(e.lo)) * up + floor_abs;
-    const double lo = std::max(0.0, (m_c - r) * down - floor_abs), hi = (m_c + r) * up + floor_abs;
-    if (!std::isfinite(hi)) return false;
-    const long b = binade(lo);
-    if (b != binade(hi)) return false;
+    const Magnitude v_abs = magnitude(v, e);
+    if (!std::isfinite(v_abs.hi)) return false;
+    const long b = binade(v_abs.lo);
+    if (b != binade(v_abs.hi)) return false;
     out[i] = b - fi.precision + 1;
   }
   return true;
