@@ -453,8 +453,6 @@ TEST(GradientOps, CarelessCrossEntropyIsCaught) {
   EXPECT_TRUE(caught);
 }
 
-// The naive kernel does not claim shift invariance, so check reports
-// not_claimed; forced, the property finds the overflow that breaks it.
 // ulps_apart(a, b, k) is |a - b| / 2^k rounded once, as MPFR has it: for
 // differences a double holds and for those it would round (far-apart
 // exponents), results in the subnormal range and past DBL_MAX included.
@@ -471,8 +469,9 @@ RC_GTEST_PROP(UlpsApart, IsMpfrsQuotientRoundedOnce, ()) {
   RC_ASSERT(std::bit_cast<std::uint64_t>(detail::ulps_apart(a, b, k)) == std::bit_cast<std::uint64_t>(want));
 }
 
-// The spread's exponents come from the DD tier or from MPFR, the same either
-// way, on the rows the properties draw.
+// The spread's exponents come from the format's fast tier (double-double for
+// f64, double for the others) or from MPFR, the same either way, on the rows
+// the properties draw.
 RC_GTEST_PROP(UlpScales, FastAndExactAgree, ()) {
   const Format f = *rc::gen::element(Format::f32, Format::f16, Format::bf16, Format::f64);
   const auto row = *gen::any_row(f, gen::RowOptions{256, 0.0});
@@ -486,6 +485,8 @@ RC_GTEST_PROP(UlpScales, FastAndExactAgree, ()) {
     }
 }
 
+// The naive kernel does not claim shift invariance, so check reports
+// not_claimed; forced, the property finds the overflow that breaks it.
 TEST(Naive, ViolatesShiftInvariance) {
   for (const char* name : {"naive_f32", "naive_f64"}) {
     const Kernel* naive = find_kernel(name);
