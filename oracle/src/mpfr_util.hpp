@@ -1,6 +1,7 @@
 // Private helpers shared by the oracle's translation units (oracle.cpp,
-// sparse.cpp): argument checks and row classification, the raw mpfr_t inside
-// a Real, a Real with an explicit precision, and a plain owned mpfr_t.
+// sparse.cpp, fast_text.cpp): argument checks and row classification, the
+// raw mpfr_t inside a Real, a Real with an explicit precision, a plain owned
+// mpfr_t, and the decimal text of a value.
 #pragma once
 
 #include <mpfr.h>
@@ -37,6 +38,10 @@ std::optional<double> parse_to_precision(std::string_view text, int precision, l
 // reading of number texts that parse_to_precision and parse_to_odd share
 // (oracle.cpp).
 std::optional<int> read_toward_zero(const std::string& text, mpfr_ptr into);
+
+// v's decimal text with `digits` (>= 1) significant digits, rounded to
+// nearest: to_string's, and exact_text_fast's for its interval's ends.
+std::string decimal_text(mpfr_srcptr v, int digits);  // oracle.cpp
 
 inline mpfr_ptr raw(Real& r) { return r.backend().data(); }
 inline mpfr_srcptr raw(const Real& r) { return r.backend().data(); }

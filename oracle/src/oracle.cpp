@@ -597,6 +597,14 @@ long ulp_exponent(mpfr_srcptr v, Format f) {
   return static_cast<long>(std::clamp<mpfr_exp_t>(E, fi.emin, fi.emax)) - fi.precision + 1;
 }
 
+std::string decimal_text(mpfr_srcptr v, int digits) {
+  char* text = nullptr;
+  if (mpfr_asprintf(&text, "%.*Re", digits - 1, v) < 0) throw std::runtime_error("to_string: mpfr_asprintf failed");
+  std::string out(text);
+  mpfr_free_str(text);
+  return out;
+}
+
 void check_arguments(std::span<const double> x, double temperature, unsigned bits, const char* who) {
   const std::string w(who);
   if (!std::isfinite(temperature) || !(temperature > 0))
@@ -687,12 +695,7 @@ Real ulp(const Real& v, Format f) {
 std::string to_string(const Real& v, int digits) {
   if (digits < 1) throw std::invalid_argument("to_string: digits must be >= 1");
   prepare_mpfr_thread();
-  char* text = nullptr;
-  if (mpfr_asprintf(&text, "%.*Re", digits - 1, raw(v)) < 0)
-    throw std::runtime_error("to_string: mpfr_asprintf failed");
-  std::string out(text);
-  mpfr_free_str(text);
-  return out;
+  return detail::decimal_text(raw(v), digits);
 }
 
 }  // namespace softcheck::oracle

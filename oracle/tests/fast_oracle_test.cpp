@@ -18,6 +18,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -344,8 +345,23 @@ void check_ulp_exponents(const oracle::BasicFastRow<R>& row, const oracle::Exact
       }
 }
 
+// exact_text_fast, wherever it decides, gives to_string's text of MPFR's
+// value: at 21 digits (the worst cases' texts) and at 32, past what the
+// tier's enclosures usually decide. On a few elements: each call forms the
+// row's DD tier anew.
+void check_exact_texts(const std::vector<double>& x, double temperature, const oracle::ExactRow& exact) {
+  if (exact.status != oracle::RowStatus::ok) return;
+  const std::size_t n = x.size();
+  for (std::size_t i : {std::size_t{0}, n / 3, n / 2, n - 1})
+    for (OutputKind kind : {OutputKind::probabilities, OutputKind::log_probabilities})
+      for (int digits : {21, 32})
+        if (const auto text = oracle::exact_text_fast(x, temperature, kind, i, digits))
+          RC_ASSERT(*text == oracle::to_string(oracle::exact_values(exact, kind)[i], digits));
+}
+
 void check_row(const std::vector<double>& x, double temperature, Format f, const std::vector<int>& steps) {
   const oracle::ExactRow exact = oracle::exact_row(x, temperature);
+  check_exact_texts(x, temperature, exact);
   check_ulp_exponents(oracle::dd_fast_row(x, temperature), exact);
   check_ulp_exponents(oracle::double_fast_row(x, temperature), exact);
   check_vector_paths(x, temperature, f, steps, exact);
@@ -701,6 +717,49 @@ TEST(FastOracle, UlpExponentsOfTheRowsPropertiesMeasure) {
     EXPECT_FALSE(oracle::ulp_exponents(oracle::double_fast_row(std::vector<double>{5.0, 5.0, -800.0}),
                                        OutputKind::probabilities, f, false, got));
   }
+}
+
+// The worst cases' texts: decided by the DD tier on the rows the quick suite
+// reports them for (a 65,536-entry row), the same text as MPFR's; left to
+// MPFR where the enclosure cannot fix every digit, at a value that may be 0,
+// and for what the tier does not enclose.
+TEST(FastOracle, ExactTextsOfTheWorstCases) {
+  const auto mpfr_text = [](const std::vector<double>& x, OutputKind kind, std::size_t i, int digits) {
+    return oracle::to_string(oracle::exact_values(oracle::exact_row(x), kind)[i], digits);
+  };
+  std::vector<double> wide(65536);
+  for (std::size_t i = 0; i < wide.size(); ++i)
+    wide[i] = static_cast<double>(static_cast<float>(std::sin(static_cast<double>(i)) * 12.0));
+  const oracle::ExactRow wide_exact = oracle::exact_row(wide);
+  for (std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{4097}, std::size_t{65535}})
+    for (OutputKind kind : {OutputKind::probabilities, OutputKind::log_probabilities}) {
+      const auto text = oracle::exact_text_fast(wide, 1.0, kind, i, 21);
+      ASSERT_TRUE(text.has_value()) << i;
+      EXPECT_EQ(*text, oracle::to_string(oracle::exact_values(wide_exact, kind)[i], 21)) << i;
+    }
+  // MPFR rounds 1 - e^-200 to 1 at 256 bits; its text is 1's.
+  const std::vector<double> one_hot = {0.0, -200.0};
+  EXPECT_EQ(oracle::exact_text_fast(one_hot, 1.0, OutputKind::probabilities, 0, 21),
+            std::optional<std::string>("1.00000000000000000000e+00"));
+  EXPECT_EQ(mpfr_text(one_hot, OutputKind::probabilities, 0, 21), "1.00000000000000000000e+00");
+  // An exact value (1/2, radius 0) is decided at any number of digits; an
+  // inexact one not past the DD tier's ~2^-100: 40 digits are refused.
+  const std::vector<double> pair = {1.0, 1.0}, three = {1.0, 2.0, 3.0};
+  EXPECT_EQ(oracle::exact_text_fast(pair, 1.0, OutputKind::probabilities, 1, 40),
+            mpfr_text(pair, OutputKind::probabilities, 1, 40));
+  EXPECT_FALSE(oracle::exact_text_fast(three, 1.0, OutputKind::probabilities, 0, 40));
+  EXPECT_FALSE(oracle::exact_text_fast(three, 1.0, OutputKind::log_probabilities, 0, 40));
+  // 0 inside the enclosure (a masked softmax entry), -inf, past the end,
+  // a scalar kind, a row the tier does not take: MPFR's.
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> masked = {-inf, 0.5};
+  EXPECT_FALSE(oracle::exact_text_fast(masked, 1.0, OutputKind::probabilities, 0, 21));
+  EXPECT_FALSE(oracle::exact_text_fast(masked, 1.0, OutputKind::log_probabilities, 0, 21));
+  EXPECT_FALSE(oracle::exact_text_fast(three, 1.0, OutputKind::probabilities, 3, 21));
+  EXPECT_FALSE(oracle::exact_text_fast(three, 1.0, OutputKind::log_sum_exp, 0, 21));
+  EXPECT_FALSE(oracle::exact_text_fast(std::vector<double>{1.0, inf}, 1.0, OutputKind::probabilities, 0, 21));
+  EXPECT_THROW((void)oracle::exact_text_fast(three, 0.0, OutputKind::probabilities, 0, 21), std::invalid_argument);
+  EXPECT_THROW((void)oracle::exact_text_fast(three, 1.0, OutputKind::probabilities, 0, 0), std::invalid_argument);
 }
 
 TEST(FastOracle, DoubleDoubleTierHoldsNoNaNWordBesideDblMax) {

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "softcheck/fnv1a.hpp"
+#include "softcheck/fast_oracle.hpp"
 #include "softcheck/metrics.hpp"
 #include "softcheck/oracle.hpp"
 #include "suite_state.hpp"
@@ -176,9 +179,18 @@ void resolve_worst_texts(SuiteState& state, const std::vector<KernelSummary>& en
   for (std::size_t ti = 0; ti < entries.size(); ++ti)
     if (const Accum* w = worst_accum(state, ti); w && w->worst_text_pending) {
       Accum& a = const_cast<Accum&>(*w);  // state is ours to change
-      const oracle::ExactRow exact = oracle::exact_row(*a.worst_row, a.worst.temperature, oracle_bits);
-      const auto ref = oracle::exact_values(exact, output_operand(entries[ti].op, entries[ti].output)->kind);
-      a.worst.exact = oracle::to_string(ref[static_cast<std::size_t>(a.worst.element)], 21);
+      const OutputKind kind = output_operand(entries[ti].op, entries[ti].output)->kind;
+      const auto element = static_cast<std::size_t>(a.worst.element);
+      // The same text as MPFR's where the double-double tier decides every
+      // digit (exact_text_fast): this loop runs on one thread after the
+      // suite's, and MPFR on the quick suite's 65,536-entry rows was most of it.
+      if (std::optional<std::string> text =
+              oracle::exact_text_fast(*a.worst_row, a.worst.temperature, kind, element, 21, oracle_bits)) {
+        a.worst.exact = std::move(*text);
+      } else {
+        const oracle::ExactRow exact = oracle::exact_row(*a.worst_row, a.worst.temperature, oracle_bits);
+        a.worst.exact = oracle::to_string(oracle::exact_values(exact, kind)[element], 21);
+      }
       a.worst_text_pending = false;
     }
   for (CaseResult& r : state.results)
