@@ -107,7 +107,7 @@ WorstCase read_worst(const Reader& r, const Json& j) {
 // Every field finish_report reads (the sketches travel per target and
 // family, not per case; `seconds` is a timing and never in a report; the
 // worst row is gone once resolve_worst_texts gave its text).
-static_assert(sizeof(Accum) == 1232,
+static_assert(sizeof(Accum) == 1280,
               "Accum changed: write and read its new field here, then update this size (docs/scaling.md: "
               "the merged report must equal the unsharded one byte for byte)");
 
