@@ -114,6 +114,15 @@ class QuantileSketch {
   // the bins of a dense range were ever hit in the quick suite, and zeroing
   // the rest cost page faults): only the slots, 4 bytes an octave, are dense.
   Bin& bin(std::int64_t k) {
+    // Inline for an octave already hit (nearly every call: one per element
+    // judged), the rest out of line.
+    const std::int64_t o = (k >> 5) - lo_;
+    if (o >= 0 && o < static_cast<std::int64_t>(slots_.size())) [[likely]]
+      if (const std::uint32_t slot = slots_[static_cast<std::size_t>(o)]; slot != 0) [[likely]]
+        return blocks_[slot - 1][static_cast<std::size_t>(k & 31)];
+    return new_bin(k);
+  }
+  [[gnu::noinline]] Bin& new_bin(std::int64_t k) {
     const std::int64_t octave = k >> 5;  // floor(k / 32), k < 0 too
     const auto size = static_cast<std::int64_t>(slots_.size());
     if (slots_.empty()) {
