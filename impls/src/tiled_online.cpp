@@ -42,8 +42,8 @@ namespace {
 __attribute__((target("fma"))) float exp_by_fma_instructions(float x) { return portable::exp(x); }
 struct HostExp {
   float operator()(float x) const {
-    static const bool fma = (cpu_features() & cpu_feature::fma) != 0;
-    return fma ? exp_by_fma_instructions(x) : portable::exp(x);
+    static const bool has_fma = (cpu_features() & cpu_feature::fma) != 0;
+    return has_fma ? exp_by_fma_instructions(x) : portable::exp(x);
   }
 };
 #else

@@ -108,11 +108,12 @@ class QuantileSketch {
     double max = 0;
   };
   using Block = std::array<Bin, bins_per_octave>;
-  // The bin of key k. Octave o = floor(k / 32) holds its 32 bins in
-  // blocks_[slots_[o - lo_] - 1], allocated when a value first falls in it
-  // (slot 0: none yet). The octaves an error spans are sparse (a quarter of
-  // the bins of a dense range were ever hit in the quick suite, and zeroing
-  // the rest cost page faults): only the slots, 4 bytes an octave, are dense.
+  // The bin of key k (32 bins an octave: key()'s static_assert). Octave
+  // o = floor(k / 32) holds its bins in blocks_[slots_[o - lo_] - 1],
+  // allocated when a value first falls in it (slot 0: none yet). The octaves
+  // an error spans are sparse (a quarter of the bins of a dense range were
+  // ever hit in the quick suite, and zeroing the rest cost page faults):
+  // only the slots, 4 bytes an octave, are dense.
   Bin& bin(std::int64_t k) {
     // Inline for an octave already hit (nearly every call: one per element
     // judged), the rest out of line.
@@ -152,8 +153,9 @@ class QuantileSketch {
     for (std::size_t o = 0; o < slots_.size(); ++o) {
       if (slots_[o] == 0) continue;
       const Block& block = blocks_[slots_[o] - 1];
+      const std::int64_t first_key = (lo_ + static_cast<std::int64_t>(o)) * bins_per_octave;
       for (std::size_t j = 0; j < block.size(); ++j)
-        if (block[j].count > 0) f((lo_ + static_cast<std::int64_t>(o)) * bins_per_octave + static_cast<std::int64_t>(j), block[j]);
+        if (block[j].count > 0) f(first_key + static_cast<std::int64_t>(j), block[j]);
     }
   }
   // A finite v > 0: 32 bins per octave, ascending with v. v = m 2^e with m
