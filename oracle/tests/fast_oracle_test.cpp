@@ -347,15 +347,15 @@ void check_ulp_exponents(const oracle::BasicFastRow<R>& row, const oracle::Exact
 
 // exact_text_fast, wherever it decides, gives to_string's text of MPFR's
 // value: at 21 digits (the worst cases' texts) and at 32, past what the
-// tier's enclosures usually decide. On a few elements: each call forms the
-// row's DD tier anew.
+// tier's enclosures usually decide, on a few elements of the row's DD tier.
 void check_exact_texts(const std::vector<double>& x, double temperature, const oracle::ExactRow& exact) {
   if (exact.status != oracle::RowStatus::ok) return;
+  const oracle::DDFastRow row = oracle::dd_fast_row(x, temperature);
   const std::size_t n = x.size();
   for (std::size_t i : {std::size_t{0}, n / 3, n / 2, n - 1})
     for (OutputKind kind : {OutputKind::probabilities, OutputKind::log_probabilities})
       for (int digits : {21, 32})
-        if (const auto text = oracle::exact_text_fast(x, temperature, kind, i, digits))
+        if (const auto text = oracle::exact_text_fast(row, kind, i, digits))
           RC_ASSERT(*text == oracle::to_string(oracle::exact_values(exact, kind)[i], digits));
 }
 
@@ -733,33 +733,37 @@ TEST(FastOracle, ExactTextsOfTheWorstCases) {
   const oracle::ExactRow wide_exact = oracle::exact_row(wide);
   for (std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{4097}, std::size_t{65535}})
     for (OutputKind kind : {OutputKind::probabilities, OutputKind::log_probabilities}) {
-      const auto text = oracle::exact_text_fast(wide, 1.0, kind, i, 21);
+      const auto text = oracle::exact_text_fast(oracle::dd_fast_row(wide), kind, i, 21);
       ASSERT_TRUE(text.has_value()) << i;
       EXPECT_EQ(*text, oracle::to_string(oracle::exact_values(wide_exact, kind)[i], 21)) << i;
     }
   // MPFR rounds 1 - e^-200 to 1 at 256 bits; its text is 1's.
   const std::vector<double> one_hot = {0.0, -200.0};
-  EXPECT_EQ(oracle::exact_text_fast(one_hot, 1.0, OutputKind::probabilities, 0, 21),
+  EXPECT_EQ(oracle::exact_text_fast(oracle::dd_fast_row(one_hot), OutputKind::probabilities, 0, 21),
             std::optional<std::string>("1.00000000000000000000e+00"));
   EXPECT_EQ(mpfr_text(one_hot, OutputKind::probabilities, 0, 21), "1.00000000000000000000e+00");
   // An exact value (1/2, radius 0) is decided at any number of digits; an
   // inexact one not past the DD tier's ~2^-100: 40 digits are refused.
   const std::vector<double> pair = {1.0, 1.0}, three = {1.0, 2.0, 3.0};
-  EXPECT_EQ(oracle::exact_text_fast(pair, 1.0, OutputKind::probabilities, 1, 40),
+  EXPECT_EQ(oracle::exact_text_fast(oracle::dd_fast_row(pair), OutputKind::probabilities, 1, 40),
             mpfr_text(pair, OutputKind::probabilities, 1, 40));
-  EXPECT_FALSE(oracle::exact_text_fast(three, 1.0, OutputKind::probabilities, 0, 40));
-  EXPECT_FALSE(oracle::exact_text_fast(three, 1.0, OutputKind::log_probabilities, 0, 40));
+  EXPECT_FALSE(oracle::exact_text_fast(oracle::dd_fast_row(three), OutputKind::probabilities, 0, 40));
+  EXPECT_FALSE(oracle::exact_text_fast(oracle::dd_fast_row(three), OutputKind::log_probabilities, 0, 40));
   // 0 inside the enclosure (a masked softmax entry), -inf, past the end,
-  // a scalar kind, a row the tier does not take: MPFR's.
+  // a scalar kind, a row the tier does not take: MPFR's. Digits below 1 and
+  // bits outside exact_row's range throw.
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<double> masked = {-inf, 0.5};
-  EXPECT_FALSE(oracle::exact_text_fast(masked, 1.0, OutputKind::probabilities, 0, 21));
-  EXPECT_FALSE(oracle::exact_text_fast(masked, 1.0, OutputKind::log_probabilities, 0, 21));
-  EXPECT_FALSE(oracle::exact_text_fast(three, 1.0, OutputKind::probabilities, 3, 21));
-  EXPECT_FALSE(oracle::exact_text_fast(three, 1.0, OutputKind::log_sum_exp, 0, 21));
-  EXPECT_FALSE(oracle::exact_text_fast(std::vector<double>{1.0, inf}, 1.0, OutputKind::probabilities, 0, 21));
-  EXPECT_THROW((void)oracle::exact_text_fast(three, 0.0, OutputKind::probabilities, 0, 21), std::invalid_argument);
-  EXPECT_THROW((void)oracle::exact_text_fast(three, 1.0, OutputKind::probabilities, 0, 0), std::invalid_argument);
+  EXPECT_FALSE(oracle::exact_text_fast(oracle::dd_fast_row(masked), OutputKind::probabilities, 0, 21));
+  EXPECT_FALSE(oracle::exact_text_fast(oracle::dd_fast_row(masked), OutputKind::log_probabilities, 0, 21));
+  EXPECT_FALSE(oracle::exact_text_fast(oracle::dd_fast_row(three), OutputKind::probabilities, 3, 21));
+  EXPECT_FALSE(oracle::exact_text_fast(oracle::dd_fast_row(three), OutputKind::log_sum_exp, 0, 21));
+  EXPECT_FALSE(
+      oracle::exact_text_fast(oracle::dd_fast_row(std::vector<double>{1.0, inf}), OutputKind::probabilities, 0, 21));
+  EXPECT_THROW((void)oracle::exact_text_fast(oracle::dd_fast_row(three), OutputKind::probabilities, 0, 21, 0),
+               std::invalid_argument);
+  EXPECT_THROW((void)oracle::exact_text_fast(oracle::dd_fast_row(three), OutputKind::probabilities, 0, 0),
+               std::invalid_argument);
 }
 
 TEST(FastOracle, DoubleDoubleTierHoldsNoNaNWordBesideDblMax) {

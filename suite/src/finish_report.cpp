@@ -176,16 +176,25 @@ const Accum* worst_accum(const SuiteState& state, std::size_t target) {
 }
 
 void resolve_worst_texts(SuiteState& state, const std::vector<KernelSummary>& entries, unsigned oracle_bits) {
+  // The double-double tier of the last worst row: entries next to each other
+  // often share one (a kernel's softmax and log-softmax).
+  oracle::DDFastRow tier;
+  const std::vector<double>* tier_row = nullptr;
+  double tier_temperature = 0;
   for (std::size_t ti = 0; ti < entries.size(); ++ti)
     if (const Accum* w = worst_accum(state, ti); w && w->worst_text_pending) {
       Accum& a = const_cast<Accum&>(*w);  // state is ours to change
       const OutputKind kind = output_operand(entries[ti].op, entries[ti].output)->kind;
       const auto element = static_cast<std::size_t>(a.worst.element);
+      if (tier_row != a.worst_row.get() || tier_temperature != a.worst.temperature) {
+        oracle::dd_fast_row(*a.worst_row, a.worst.temperature, tier);
+        tier_row = a.worst_row.get();
+        tier_temperature = a.worst.temperature;
+      }
       // The same text as MPFR's where the double-double tier decides every
       // digit (exact_text_fast): this loop runs on one thread after the
       // suite's, and MPFR on the quick suite's 65,536-entry rows was most of it.
-      if (std::optional<std::string> text =
-              oracle::exact_text_fast(*a.worst_row, a.worst.temperature, kind, element, 21, oracle_bits)) {
+      if (std::optional<std::string> text = oracle::exact_text_fast(tier, kind, element, 21, oracle_bits)) {
         a.worst.exact = std::move(*text);
       } else {
         const oracle::ExactRow exact = oracle::exact_row(*a.worst_row, a.worst.temperature, oracle_bits);

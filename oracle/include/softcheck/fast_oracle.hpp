@@ -118,19 +118,20 @@ bool ulp_exponents(const BasicFastRow<R>& row, OutputKind kind, Format f, bool a
 extern template bool ulp_exponents(const DoubleFastRow&, OutputKind, Format, bool, std::vector<long>&, unsigned);
 extern template bool ulp_exponents(const DDFastRow&, OutputKind, Format, bool, std::vector<long>&, unsigned);
 
-// The text to_string(v, digits) (oracle.hpp) gives for exact_row(x,
-// temperature, bits)'s value v of `kind` (probabilities or
-// log_probabilities) at `element`, from the double-double tier's enclosure
-// of the exact value, widened to hold MPFR's (a few units of 2^-bits off
-// it): decimal rounding is monotone, so when both ends of that interval
-// print the same text, so does every value inside it. Nullopt where the
-// tier cannot enclose the value (the row not usable or not ok, an element
-// past the row's end, another kind), or the interval reaches across a last
-// digit's rounding edge or holds 0: ask MPFR then. Throws as exact_row does
-// for bad arguments. A worst case's exact text comes from here when it can
-// (a 65,536-entry row costs the DD tier a few milliseconds, MPFR 60).
-std::optional<std::string> exact_text_fast(std::span<const double> x, double temperature, OutputKind kind,
-                                           std::size_t element, int digits, unsigned bits = default_bits);
+// The text to_string(v, digits) (oracle.hpp) gives for the value v of
+// `kind` (probabilities or log_probabilities) at `element` of exact_row(x,
+// temperature, bits), from the double-double tier's row of the same x and
+// temperature: its enclosure of the exact value, widened to hold MPFR's (a
+// few units of 2^-bits off it). Decimal rounding is monotone, so when both
+// ends of that interval print the same text, so does every value inside
+// it. Nullopt where the row does not enclose the value (not usable or not
+// ok, an element past the row's end, another kind), or the interval reaches
+// across a last digit's rounding edge or holds 0: ask MPFR then. Throws for
+// digits < 1 or bits outside exact_row's [1, 2^24]. A worst case's exact
+// text comes from here when it can (a 65,536-entry row costs the DD tier a
+// few milliseconds, MPFR 60).
+std::optional<std::string> exact_text_fast(const DDFastRow& row, OutputKind kind, std::size_t element, int digits,
+                                           unsigned bits = default_bits);
 
 // The enclosure [v - err, v + err] of a scalar output of the row (OutputKind
 // log_sum_exp or entropy; the row usable and ok), and MPFR's zero state of
